@@ -1,0 +1,25 @@
+/* Command entry points (one file per command, thin: parse options, call
+ * the owning module, print) and the helpers they share. */
+#ifndef YB_CLI_H
+#define YB_CLI_H
+
+#include <stdio.h>
+
+/* Exit codes, documented in yangblast(1). */
+enum {
+    YB_EXIT_OK = 0,        /* success */
+    YB_EXIT_THRESHOLD = 1, /* a run finished but errors exceeded --max-errors */
+    YB_EXIT_USAGE = 2,     /* usage or input error */
+    YB_EXIT_RUNTIME = 3,   /* runtime failure */
+};
+
+/* Each returns an exit code.  argv[0] is the command name. */
+int yb_cmd_synth(int argc, char **argv);
+int yb_cmd_corpus(int argc, char **argv);
+
+/* Prints "yangblast: " + message + newline to stderr. */
+void yb_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a usage error and the hint to run --help; returns YB_EXIT_USAGE. */
+int yb_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

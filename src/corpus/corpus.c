@@ -1,0 +1,896 @@
+/* Streaming .ybc reader/writer: zstd(magic, entry*) where entry =
+ * varint length + protobuf Entry.  See corpus.h and yangblast-corpus.5. */
+#include "config.h"
+#include "corpus/corpus.h"
+#include "corpus/corpus.pb-c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+static const uint8_t MAGIC[4] = {0x89, 'Y', 'B', 'C'};
+#define IO_CHUNK (128u * 1024u)
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ */
+/* protocol names                                                      */
+
+static const char *const PROTO_NAMES[] = {"unspecified", "restconf", "gnmi", "http1", "http2"};
+
+const char *yb_proto_name(yb_proto p)
+{
+    if ((unsigned)p < sizeof PROTO_NAMES / sizeof PROTO_NAMES[0])
+        return PROTO_NAMES[p];
+    return "unspecified";
+}
+
+int yb_proto_parse(const char *name, yb_proto *out)
+{
+    for (size_t i = 1; i < sizeof PROTO_NAMES / sizeof PROTO_NAMES[0]; i++)
+        if (strcmp(name, PROTO_NAMES[i]) == 0) {
+            *out = (yb_proto)i;
+            return 0;
+        }
+    return -1;
+}
+
+int yb_proto_is_h2(yb_proto p)
+{
+    return p == YB_PROTO_GNMI || p == YB_PROTO_HTTP2;
+}
+
+/* ------------------------------------------------------------------ */
+/* record helpers                                                      */
+
+static char EMPTY[1] = "";
+
+void yb_request_init(yb_request *r)
+{
+    memset(r, 0, sizeof *r);
+    r->method = r->scheme = r->authority = r->path = EMPTY;
+    r->expected_grpc = -1;
+}
+
+static void free_str(char *s)
+{
+    if (s != EMPTY)
+        free(s);
+}
+
+void yb_request_cleanup(yb_request *r)
+{
+    free_str(r->method);
+    free_str(r->scheme);
+    free_str(r->authority);
+    free_str(r->path);
+    for (size_t i = 0; i < r->n_headers; i++) {
+        free(r->headers[i].name);
+        free(r->headers[i].value);
+    }
+    free(r->headers);
+    free(r->body);
+    yb_request_init(r);
+}
+
+int yb_request_set_str(char **dst, const char *s)
+{
+    char *c = strdup(s ? s : "");
+    if (!c)
+        return -ENOMEM;
+    free_str(*dst);
+    *dst = c;
+    return 0;
+}
+
+int yb_request_add_header(yb_request *r, const char *name, const void *value, size_t value_len)
+{
+    yb_header *h = realloc(r->headers, (r->n_headers + 1) * sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    r->headers = h;
+    char *n = strdup(name);
+    uint8_t *v = malloc(value_len + 1);
+    if (!n || !v) {
+        free(n);
+        free(v);
+        return -ENOMEM;
+    }
+    if (value_len)
+        memcpy(v, value, value_len);
+    v[value_len] = 0;
+    h[r->n_headers].name = n;
+    h[r->n_headers].value = v;
+    h[r->n_headers].value_len = value_len;
+    r->n_headers++;
+    return 0;
+}
+
+int yb_request_set_body(yb_request *r, const void *body, size_t len)
+{
+    uint8_t *b = NULL;
+    if (len) {
+        b = malloc(len);
+        if (!b)
+            return -ENOMEM;
+        memcpy(b, body, len);
+    }
+    free(r->body);
+    r->body = b;
+    r->body_len = len;
+    return 0;
+}
+
+void yb_request_take_body(yb_request *r, uint8_t *body, size_t len)
+{
+    free(r->body);
+    r->body = body;
+    r->body_len = len;
+}
+
+static int bytes_eq(const void *a, size_t al, const void *b, size_t bl)
+{
+    return al == bl && (al == 0 || memcmp(a, b, al) == 0);
+}
+
+int yb_request_equal(const yb_request *a, const yb_request *b)
+{
+    if (a->protocol != b->protocol || strcmp(a->method, b->method) || strcmp(a->scheme, b->scheme) ||
+        strcmp(a->authority, b->authority) || strcmp(a->path, b->path) ||
+        a->timestamp_ns != b->timestamp_ns || a->conn_id != b->conn_id ||
+        a->conn_order != b->conn_order || a->expected_status != b->expected_status ||
+        a->expected_grpc != b->expected_grpc || a->n_headers != b->n_headers ||
+        !bytes_eq(a->body, a->body_len, b->body, b->body_len))
+        return 0;
+    for (size_t i = 0; i < a->n_headers; i++)
+        if (strcmp(a->headers[i].name, b->headers[i].name) ||
+            !bytes_eq(a->headers[i].value, a->headers[i].value_len, b->headers[i].value,
+                      b->headers[i].value_len))
+            return 0;
+    return 1;
+}
+
+void yb_corpus_header_init(yb_corpus_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->format_version = YB_CORPUS_FORMAT_VERSION;
+    h->producer = h->source = EMPTY;
+}
+
+void yb_corpus_header_cleanup(yb_corpus_header *h)
+{
+    free_str(h->producer);
+    free_str(h->source);
+    for (size_t i = 0; i < h->n_redactions; i++)
+        free(h->redactions[i]);
+    free(h->redactions);
+    yb_corpus_header_init(h);
+}
+
+int yb_corpus_header_add_redaction(yb_corpus_header *h, const char *name)
+{
+    for (size_t i = 0; i < h->n_redactions; i++)
+        if (strcmp(h->redactions[i], name) == 0)
+            return 0;
+    char **v = realloc(h->redactions, (h->n_redactions + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    h->redactions = v;
+    if (!(v[h->n_redactions] = strdup(name)))
+        return -ENOMEM;
+    h->n_redactions++;
+    return 0;
+}
+
+/* Field checks shared by the writer and the reader, so a corpus can never
+ * carry bytes that would let one request smuggle another onto the wire.
+ * Returns NULL when r is acceptable, else a static description. */
+static int is_tchar(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static int token_ok(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!is_tchar((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static int visible_ok(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s <= 0x20 || (unsigned char)*s == 0x7f)
+            return 0;
+    return 1;
+}
+
+static const char *request_problem(const yb_request *r)
+{
+    if (!token_ok(r->method))
+        return "method is empty or not an HTTP token";
+    if (!visible_ok(r->scheme) || !visible_ok(r->authority))
+        return "scheme or authority contains spaces or control characters";
+    if (r->path[0] != '/' && strcmp(r->path, "*") != 0)
+        return "path does not start with '/'";
+    if (!visible_ok(r->path))
+        return "path contains spaces or control characters";
+    for (size_t i = 0; i < r->n_headers; i++) {
+        if (!token_ok(r->headers[i].name) || r->headers[i].name[0] == ':')
+            return "header name is empty, a pseudo-header or not an HTTP token";
+        for (size_t j = 0; j < r->headers[i].value_len; j++) {
+            uint8_t c = r->headers[i].value[j];
+            if (c == '\r' || c == '\n' || c == 0)
+                return "header value contains CR, LF or NUL";
+        }
+    }
+    if (r->expected_status > 999)
+        return "expected status is not a 3-digit HTTP status";
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* writer                                                              */
+
+struct yb_corpus_writer {
+    int fd;
+    char *final_path; /* NULL when writing to stdout */
+    char *tmp_path;
+    ZSTD_CCtx *cctx;
+    uint8_t *out;      /* compressed output buffer, IO_CHUNK */
+    uint8_t *pack;     /* scratch for one packed entry */
+    size_t pack_cap;
+    uint64_t count;
+    int failed;        /* negative errno once a write failed */
+};
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Compresses n bytes (mode ZSTD_e_continue or ZSTD_e_end) and writes the
+ * output.  Returns 0 or a negative errno (-EIO for a zstd failure). */
+static int wr_compress(yb_corpus_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
+{
+    ZSTD_inBuffer in = {src, n, 0};
+    for (;;) {
+        ZSTD_outBuffer out = {w->out, IO_CHUNK, 0};
+        size_t rem = ZSTD_compressStream2(w->cctx, &out, &in, mode);
+        if (ZSTD_isError(rem))
+            return -EIO;
+        int rc = write_all(w->fd, w->out, out.pos);
+        if (rc)
+            return rc;
+        if (mode == ZSTD_e_end ? rem == 0 : in.pos == in.size)
+            return 0;
+    }
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        uint8_t b = v & 0x7f;
+        v >>= 7;
+        p[n++] = b | (v ? 0x80 : 0);
+    } while (v);
+    return n;
+}
+
+/* Packs one Entry with its varint prefix and compresses it.  Returns 0 or a
+ * negative errno (-EFBIG when the entry exceeds YB_CORPUS_MAX_ENTRY). */
+static int wr_entry(yb_corpus_writer *w, const Yangblast__Entry *e)
+{
+    size_t len = protobuf_c_message_get_packed_size(&e->base);
+    if (len > YB_CORPUS_MAX_ENTRY)
+        return -EFBIG;
+    if (len + 10 > w->pack_cap) {
+        uint8_t *p = realloc(w->pack, len + 10);
+        if (!p)
+            return -ENOMEM;
+        w->pack = p;
+        w->pack_cap = len + 10;
+    }
+    size_t h = put_varint(w->pack, len);
+    protobuf_c_message_pack(&e->base, w->pack + h);
+    return wr_compress(w, w->pack, h + len, ZSTD_e_continue);
+}
+
+static uint64_t creation_time_ns(void)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    if (sde && *sde) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(sde, &end, 10);
+        if (!errno && !*end)
+            return (uint64_t)v * 1000000000ull;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void writer_free(yb_corpus_writer *w)
+{
+    if (w->fd >= 0 && w->final_path)
+        close(w->fd);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->out);
+    free(w->pack);
+    free(w->final_path);
+    free(w->tmp_path);
+    free(w);
+}
+
+yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header *h, char *err,
+                                        size_t errlen)
+{
+    yb_corpus_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        seterr(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    w->fd = -1;
+    w->cctx = ZSTD_createCCtx();
+    w->out = malloc(IO_CHUNK);
+    if (!w->cctx || !w->out)
+        goto oom;
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+
+    if (strcmp(path, "-") == 0) {
+        w->fd = STDOUT_FILENO;
+    } else {
+        size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
+        w->final_path = strdup(path);
+        w->tmp_path = malloc(n);
+        if (!w->final_path || !w->tmp_path)
+            goto oom;
+        snprintf(w->tmp_path, n, "%s.tmp.XXXXXX", path);
+        w->fd = mkstemp(w->tmp_path);
+        if (w->fd < 0) {
+            seterr(err, errlen, "%s: cannot create temporary file: %s", path, strerror(errno));
+            writer_free(w);
+            return NULL;
+        }
+        fchmod(w->fd, 0644);
+    }
+
+    Yangblast__Header ph = YANGBLAST__HEADER__INIT;
+    ph.format_version = YB_CORPUS_FORMAT_VERSION;
+    ph.created_unix_ns = h->created_unix_ns ? h->created_unix_ns : creation_time_ns();
+    ph.producer = h->producer;
+    ph.source = h->source;
+    ph.n_redactions = h->n_redactions;
+    ph.redactions = h->redactions;
+    Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
+    e.kind_case = YANGBLAST__ENTRY__KIND_HEADER;
+    e.header = &ph;
+    int rc = wr_compress(w, MAGIC, sizeof MAGIC, ZSTD_e_continue);
+    if (!rc)
+        rc = wr_entry(w, &e);
+    if (rc) {
+        seterr(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
+        yb_corpus_writer_abort(w);
+        return NULL;
+    }
+    return w;
+oom:
+    seterr(err, errlen, "%s: out of memory", path);
+    writer_free(w);
+    return NULL;
+}
+
+int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
+{
+    if (w->failed)
+        return w->failed;
+    if (request_problem(r))
+        return -EINVAL;
+    Yangblast__HeaderField *fields = NULL, **fp = NULL;
+    if (r->n_headers) {
+        fields = calloc(r->n_headers, sizeof *fields);
+        fp = calloc(r->n_headers, sizeof *fp);
+        if (!fields || !fp) {
+            free(fields);
+            free(fp);
+            return w->failed = -ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < r->n_headers; i++) {
+        yangblast__header_field__init(&fields[i]);
+        fields[i].name = r->headers[i].name;
+        fields[i].value.data = r->headers[i].value;
+        fields[i].value.len = r->headers[i].value_len;
+        fp[i] = &fields[i];
+    }
+    Yangblast__Request pr = YANGBLAST__REQUEST__INIT;
+    pr.protocol = (Yangblast__Protocol)r->protocol;
+    pr.method = r->method;
+    pr.scheme = r->scheme;
+    pr.authority = r->authority;
+    pr.path = r->path;
+    pr.n_headers = r->n_headers;
+    pr.headers = fp;
+    pr.body.data = r->body;
+    pr.body.len = r->body_len;
+    pr.timestamp_ns = r->timestamp_ns;
+    pr.conn_id = r->conn_id;
+    pr.conn_order = r->conn_order;
+    pr.expected_status = r->expected_status;
+    pr.expected_grpc_status = r->expected_grpc < 0 ? 0 : r->expected_grpc + 1;
+    Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
+    e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
+    e.request = &pr;
+    int rc = wr_entry(w, &e);
+    free(fields);
+    free(fp);
+    if (rc)
+        return w->failed = rc;
+    w->count++;
+    return 0;
+}
+
+uint64_t yb_corpus_writer_count(const yb_corpus_writer *w)
+{
+    return w->count;
+}
+
+void yb_corpus_writer_abort(yb_corpus_writer *w)
+{
+    if (!w)
+        return;
+    if (w->tmp_path && w->fd >= 0) {
+        close(w->fd);
+        w->fd = -1;
+        unlink(w->tmp_path);
+    }
+    writer_free(w);
+}
+
+int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
+{
+    const char *name = w->final_path ? w->final_path : "<stdout>";
+    int rc = w->failed;
+    if (!rc) {
+        Yangblast__Trailer t = YANGBLAST__TRAILER__INIT;
+        t.request_count = w->count;
+        Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
+        e.kind_case = YANGBLAST__ENTRY__KIND_TRAILER;
+        e.trailer = &t;
+        rc = wr_entry(w, &e);
+    }
+    if (!rc)
+        rc = wr_compress(w, NULL, 0, ZSTD_e_end);
+    if (!rc && w->final_path) {
+        if (fsync(w->fd) < 0)
+            rc = -errno;
+        if (close(w->fd) < 0 && !rc)
+            rc = -errno;
+        w->fd = -1;
+        if (!rc && rename(w->tmp_path, w->final_path) < 0)
+            rc = -errno;
+        if (rc)
+            unlink(w->tmp_path);
+    }
+    if (rc) {
+        seterr(err, errlen, "%s: write failed after %llu records: %s", name,
+               (unsigned long long)w->count,
+               rc == -EINVAL ? "invalid record" : strerror(-rc));
+        yb_corpus_writer_abort(w);
+        return rc;
+    }
+    writer_free(w);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* reader                                                              */
+
+struct yb_corpus_reader {
+    char *path;
+    FILE *f;
+    ZSTD_DCtx *dctx;
+    uint8_t *in;         /* compressed input, IO_CHUNK */
+    ZSTD_inBuffer zin;
+    size_t frame_rem;    /* last ZSTD_decompressStream hint: 0 = at frame end */
+    int file_eof;
+    uint8_t *buf;        /* decompressed bytes [start, end) */
+    size_t start, end, cap;
+    uint64_t index;      /* requests returned so far */
+    int done;            /* trailer seen */
+    yb_corpus_header header;
+    Yangblast__Entry *hdr_entry;
+    Yangblast__Entry *cur;
+    yb_request req;      /* views into *cur */
+    size_t hdr_cap;
+};
+
+/* Makes at least `want` decompressed bytes available at buf+start.
+ * Returns 1 when available, 0 at a clean end of input (no bytes pending and
+ * the zstd frame complete), or -1 with err set. */
+static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
+{
+    while (r->end - r->start < want) {
+        if (r->cap - r->start < want || r->end == r->cap) {
+            if (r->buf)
+                memmove(r->buf, r->buf + r->start, r->end - r->start);
+            r->end -= r->start;
+            r->start = 0;
+            if (r->cap < want || r->cap == 0) {
+                size_t ncap = r->cap ? r->cap : IO_CHUNK;
+                while (ncap < want)
+                    ncap *= 2;
+                uint8_t *nb = realloc(r->buf, ncap);
+                if (!nb) {
+                    seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+                           (unsigned long long)r->index);
+                    return -1;
+                }
+                r->buf = nb;
+                r->cap = ncap;
+            }
+        }
+        if (r->zin.pos == r->zin.size && !r->file_eof) {
+            size_t k = fread(r->in, 1, IO_CHUNK, r->f);
+            if (k == 0) {
+                if (ferror(r->f)) {
+                    seterr(err, errlen, "%s: read error: %s", r->path, strerror(errno));
+                    return -1;
+                }
+                r->file_eof = 1;
+            }
+            r->zin.src = r->in;
+            r->zin.size = k;
+            r->zin.pos = 0;
+        }
+        ZSTD_outBuffer out = {r->buf, r->cap, r->end};
+        size_t before_in = r->zin.pos;
+        size_t rc = ZSTD_decompressStream(r->dctx, &out, &r->zin);
+        if (ZSTD_isError(rc)) {
+            seterr(err, errlen, "%s: record %llu: corrupt compressed data (%s)", r->path,
+                   (unsigned long long)r->index, ZSTD_getErrorName(rc));
+            return -1;
+        }
+        int progress = out.pos != r->end || r->zin.pos != before_in;
+        if (progress) /* an idle call after a frame's end hints at the next frame */
+            r->frame_rem = rc;
+        r->end = out.pos;
+        if (!progress && r->file_eof && r->zin.pos == r->zin.size) {
+            if (r->end == r->start && r->frame_rem == 0)
+                return 0;
+            seterr(err, errlen, "%s: record %llu: truncated file (ends inside %s)", r->path,
+                   (unsigned long long)r->index,
+                   r->end != r->start ? "an entry" : "the compressed stream");
+            return -1;
+        }
+    }
+    return 1;
+}
+
+/* Reads one varint-prefixed Entry.  Returns 1 with *out set, 0 at a clean
+ * end of input, -1 with err. */
+static int rd_entry(yb_corpus_reader *r, Yangblast__Entry **out, char *err, size_t errlen)
+{
+    uint64_t len = 0;
+    for (unsigned i = 0;; i++) {
+        int rc = rd_fill(r, i + 1, err, errlen);
+        if (rc <= 0) {
+            if (rc == 0 && i > 0) {
+                seterr(err, errlen, "%s: record %llu: truncated file (ends inside a length prefix)",
+                       r->path, (unsigned long long)r->index);
+                return -1;
+            }
+            return rc;
+        }
+        uint8_t b = r->buf[r->start + i];
+        len |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            r->start += i + 1;
+            break;
+        }
+        if (i >= 4) {
+            seterr(err, errlen, "%s: record %llu: corrupt entry length", r->path,
+                   (unsigned long long)r->index);
+            return -1;
+        }
+    }
+    if (len > YB_CORPUS_MAX_ENTRY) {
+        seterr(err, errlen, "%s: record %llu: entry of %llu bytes exceeds the %u-byte limit",
+               r->path, (unsigned long long)r->index, (unsigned long long)len,
+               YB_CORPUS_MAX_ENTRY);
+        return -1;
+    }
+    if (len && rd_fill(r, (size_t)len, err, errlen) <= 0) {
+        if (!err || !*err || r->end - r->start < len)
+            seterr(err, errlen, "%s: record %llu: truncated file (ends inside an entry)", r->path,
+                   (unsigned long long)r->index);
+        return -1;
+    }
+    Yangblast__Entry *e =
+        yangblast__entry__unpack(NULL, (size_t)len, len ? r->buf + r->start : (const uint8_t *)"");
+    r->start += (size_t)len;
+    if (!e) {
+        seterr(err, errlen, "%s: record %llu: corrupt entry (protobuf decoding failed)", r->path,
+               (unsigned long long)r->index);
+        return -1;
+    }
+    *out = e;
+    return 1;
+}
+
+static void rd_reset_stream(yb_corpus_reader *r)
+{
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+    r->zin.src = r->in;
+    r->zin.size = r->zin.pos = 0;
+    r->frame_rem = 0;
+    r->file_eof = 0;
+    r->start = r->end = 0;
+    r->index = 0;
+    r->done = 0;
+}
+
+/* Reads the magic and header entry.  Returns 0 or -1 with err. */
+static int rd_header(yb_corpus_reader *r, char *err, size_t errlen)
+{
+    int rc = rd_fill(r, sizeof MAGIC, err, errlen);
+    if (rc <= 0) {
+        if (rc == 0)
+            seterr(err, errlen, "%s: empty file (not a yangblast corpus)", r->path);
+        return -1;
+    }
+    if (memcmp(r->buf + r->start, MAGIC, sizeof MAGIC) != 0) {
+        seterr(err, errlen, "%s: not a yangblast corpus (bad magic)", r->path);
+        return -1;
+    }
+    r->start += sizeof MAGIC;
+    Yangblast__Entry *e = NULL;
+    rc = rd_entry(r, &e, err, errlen);
+    if (rc == 0)
+        seterr(err, errlen, "%s: truncated file (no header)", r->path);
+    if (rc <= 0)
+        return -1;
+    if (e->kind_case != YANGBLAST__ENTRY__KIND_HEADER) {
+        seterr(err, errlen, "%s: corrupt corpus (first entry is not a header)", r->path);
+        yangblast__entry__free_unpacked(e, NULL);
+        return -1;
+    }
+    if (e->header->format_version > YB_CORPUS_FORMAT_VERSION) {
+        seterr(err, errlen, "%s: corpus format version %u is newer than this yangblast (%u)",
+               r->path, e->header->format_version, YB_CORPUS_FORMAT_VERSION);
+        yangblast__entry__free_unpacked(e, NULL);
+        return -1;
+    }
+    if (r->hdr_entry)
+        yangblast__entry__free_unpacked(r->hdr_entry, NULL);
+    r->hdr_entry = e;
+    r->header.format_version = e->header->format_version;
+    r->header.created_unix_ns = e->header->created_unix_ns;
+    r->header.producer = e->header->producer;
+    r->header.source = e->header->source;
+    r->header.redactions = e->header->redactions;
+    r->header.n_redactions = e->header->n_redactions;
+    return 0;
+}
+
+static FILE *open_input(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return stdin;
+    return fopen(path, "rb");
+}
+
+yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errlen)
+{
+    yb_corpus_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        seterr(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    yb_request_init(&r->req);
+    r->path = strdup(path);
+    r->dctx = ZSTD_createDCtx();
+    r->in = malloc(IO_CHUNK);
+    if (!r->path || !r->dctx || !r->in) {
+        seterr(err, errlen, "%s: out of memory", path);
+        yb_corpus_reader_close(r);
+        return NULL;
+    }
+    r->f = open_input(path);
+    if (!r->f) {
+        seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        yb_corpus_reader_close(r);
+        return NULL;
+    }
+    rd_reset_stream(r);
+    if (rd_header(r, err, errlen) < 0) {
+        yb_corpus_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+const yb_corpus_header *yb_corpus_reader_header(const yb_corpus_reader *r)
+{
+    return &r->header;
+}
+
+uint64_t yb_corpus_reader_index(const yb_corpus_reader *r)
+{
+    return r->index;
+}
+
+/* Points r->req's fields into the unpacked message.  Returns 0 or -1. */
+static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
+{
+    if (p->n_headers > r->hdr_cap) {
+        yb_header *h = realloc(r->req.headers, p->n_headers * sizeof *h);
+        if (!h)
+            return -1;
+        r->req.headers = h;
+        r->hdr_cap = p->n_headers;
+    }
+    yb_header *h = r->req.headers;
+    memset(&r->req, 0, sizeof r->req);
+    r->req.headers = h;
+    r->req.protocol = p->protocol <= YANGBLAST__PROTOCOL__PROTOCOL_HTTP2
+                          ? (yb_proto)p->protocol : YB_PROTO_UNSPECIFIED;
+    r->req.method = p->method;
+    r->req.scheme = p->scheme;
+    r->req.authority = p->authority;
+    r->req.path = p->path;
+    r->req.n_headers = p->n_headers;
+    for (size_t i = 0; i < p->n_headers; i++) {
+        h[i].name = p->headers[i]->name;
+        h[i].value = p->headers[i]->value.data;
+        h[i].value_len = p->headers[i]->value.len;
+    }
+    r->req.body = p->body.data;
+    r->req.body_len = p->body.len;
+    r->req.timestamp_ns = p->timestamp_ns;
+    r->req.conn_id = p->conn_id;
+    r->req.conn_order = p->conn_order;
+    r->req.expected_status = p->expected_status;
+    r->req.expected_grpc = p->expected_grpc_status > 0 ? p->expected_grpc_status - 1 : -1;
+    return 0;
+}
+
+int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err, size_t errlen)
+{
+    if (r->cur) {
+        yangblast__entry__free_unpacked(r->cur, NULL);
+        r->cur = NULL;
+    }
+    if (r->done)
+        return 0;
+    for (;;) {
+        Yangblast__Entry *e = NULL;
+        int rc = rd_entry(r, &e, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            seterr(err, errlen, "%s: record %llu: truncated file (end marker missing)", r->path,
+                   (unsigned long long)r->index);
+            return -1;
+        }
+        switch (e->kind_case) {
+        case YANGBLAST__ENTRY__KIND_REQUEST: {
+            r->cur = e;
+            if (view_request(r, e->request) < 0) {
+                seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+                       (unsigned long long)r->index);
+                return -1;
+            }
+            const char *why = request_problem(&r->req);
+            if (why) {
+                seterr(err, errlen, "%s: record %llu: invalid record: %s", r->path,
+                       (unsigned long long)r->index, why);
+                return -1;
+            }
+            r->index++;
+            *out = &r->req;
+            return 1;
+        }
+        case YANGBLAST__ENTRY__KIND_TRAILER: {
+            uint64_t want = e->trailer->request_count;
+            yangblast__entry__free_unpacked(e, NULL);
+            if (want != r->index) {
+                seterr(err, errlen, "%s: record %llu: corrupt corpus (end marker says %llu records)",
+                       r->path, (unsigned long long)r->index, (unsigned long long)want);
+                return -1;
+            }
+            Yangblast__Entry *extra = NULL;
+            rc = rd_entry(r, &extra, err, errlen);
+            if (rc != 0) {
+                if (rc > 0) {
+                    yangblast__entry__free_unpacked(extra, NULL);
+                    seterr(err, errlen, "%s: record %llu: corrupt corpus (data after end marker)",
+                           r->path, (unsigned long long)r->index);
+                }
+                return -1;
+            }
+            r->done = 1;
+            return 0;
+        }
+        case YANGBLAST__ENTRY__KIND_HEADER:
+            yangblast__entry__free_unpacked(e, NULL);
+            seterr(err, errlen, "%s: record %llu: corrupt corpus (second header)", r->path,
+                   (unsigned long long)r->index);
+            return -1;
+        default: /* an entry kind from a newer format: skip it */
+            yangblast__entry__free_unpacked(e, NULL);
+            continue;
+        }
+    }
+}
+
+int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen)
+{
+    if (r->f == stdin) {
+        seterr(err, errlen, "%s: cannot rewind standard input", r->path);
+        return -1;
+    }
+    if (r->cur) {
+        yangblast__entry__free_unpacked(r->cur, NULL);
+        r->cur = NULL;
+    }
+    if (fseek(r->f, 0, SEEK_SET) < 0) {
+        seterr(err, errlen, "%s: cannot rewind: %s", r->path, strerror(errno));
+        return -1;
+    }
+    clearerr(r->f);
+    rd_reset_stream(r);
+    return rd_header(r, err, errlen);
+}
+
+void yb_corpus_reader_close(yb_corpus_reader *r)
+{
+    if (!r)
+        return;
+    if (r->f && r->f != stdin)
+        fclose(r->f);
+    if (r->cur)
+        yangblast__entry__free_unpacked(r->cur, NULL);
+    if (r->hdr_entry)
+        yangblast__entry__free_unpacked(r->hdr_entry, NULL);
+    free(r->req.headers);
+    ZSTD_freeDCtx(r->dctx);
+    free(r->in);
+    free(r->buf);
+    free(r->path);
+    free(r);
+}

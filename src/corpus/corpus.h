@@ -1,0 +1,132 @@
+/* yangblast corpus: the request record model and the streaming .ybc
+ * reader/writer.  This is the only module that knows the file format
+ * (see man/yangblast-corpus.5 and corpus.proto).
+ *
+ * Memory: the reader and writer hold one record and one zstd window at a
+ * time, so corpora larger than RAM stream through in bounded memory. */
+#ifndef YB_CORPUS_H
+#define YB_CORPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define YB_CORPUS_FORMAT_VERSION 1
+/* Largest single entry accepted by the reader (and produced by the writer). */
+#define YB_CORPUS_MAX_ENTRY (64u * 1024u * 1024u)
+
+typedef enum {
+    YB_PROTO_UNSPECIFIED = 0,
+    YB_PROTO_RESTCONF = 1, /* RESTCONF over HTTP/1.1 */
+    YB_PROTO_GNMI = 2,     /* gNMI: gRPC over HTTP/2 */
+    YB_PROTO_HTTP1 = 3,    /* other HTTP/1.1 */
+    YB_PROTO_HTTP2 = 4,    /* other HTTP/2 (incl. other gRPC services) */
+} yb_proto;
+
+/* Returns a static lower-case name ("restconf", "gnmi", "http1", "http2",
+ * "unspecified"). */
+const char *yb_proto_name(yb_proto p);
+/* Parses a name as printed by yb_proto_name; returns 0 or -1. */
+int yb_proto_parse(const char *name, yb_proto *out);
+/* Returns 1 when records of this protocol travel over HTTP/2, else 0. */
+int yb_proto_is_h2(yb_proto p);
+
+typedef struct {
+    char *name;          /* NUL-terminated, lower case on the wire for h2 */
+    uint8_t *value;      /* not NUL-terminated in general */
+    size_t value_len;
+} yb_header;
+
+typedef struct {
+    yb_proto protocol;
+    char *method, *scheme, *authority, *path;   /* NUL-terminated, never NULL */
+    yb_header *headers;
+    size_t n_headers;
+    uint8_t *body;
+    size_t body_len;
+    uint64_t timestamp_ns;    /* relative to the first record */
+    uint64_t conn_id;
+    uint32_t conn_order;
+    uint32_t expected_status; /* 0 = unknown */
+    int32_t expected_grpc;    /* -1 = unknown, else gRPC status code */
+} yb_request;
+
+typedef struct {
+    uint32_t format_version;
+    uint64_t created_unix_ns;
+    char *producer;          /* never NULL */
+    char *source;            /* never NULL */
+    char **redactions;
+    size_t n_redactions;
+} yb_corpus_header;
+
+/* ---- record helpers (heap-owned records, used by importers/synth) ---- */
+
+/* Zeroes *r and sets string fields to "" and expected_grpc to -1. */
+void yb_request_init(yb_request *r);
+/* Frees everything r owns and re-initialises it. */
+void yb_request_cleanup(yb_request *r);
+/* Sets *dst (owned by r) to a copy of s; returns 0 or -ENOMEM. */
+int yb_request_set_str(char **dst, const char *s);
+/* Appends a header (copies name and value); returns 0 or -ENOMEM. */
+int yb_request_add_header(yb_request *r, const char *name,
+                          const void *value, size_t value_len);
+/* Replaces the body with a copy; returns 0 or -ENOMEM. */
+int yb_request_set_body(yb_request *r, const void *body, size_t len);
+/* Takes ownership of a malloc'd body. */
+void yb_request_take_body(yb_request *r, uint8_t *body, size_t len);
+/* Returns 1 when a and b are equal field for field, else 0. */
+int yb_request_equal(const yb_request *a, const yb_request *b);
+
+void yb_corpus_header_init(yb_corpus_header *h);
+void yb_corpus_header_cleanup(yb_corpus_header *h);
+/* Adds a redaction name unless already listed; returns 0 or -ENOMEM. */
+int yb_corpus_header_add_redaction(yb_corpus_header *h, const char *name);
+
+/* ---- writer ---- */
+
+typedef struct yb_corpus_writer yb_corpus_writer;
+
+/* Opens PATH for writing: the data goes to a temporary file beside it
+ * (PATH.tmp.XXXXXX) that yb_corpus_writer_close renames into place; "-"
+ * writes to stdout.  The header is written immediately; a header with
+ * created_unix_ns == 0 gets the current time (or SOURCE_DATE_EPOCH).
+ * Returns a writer or NULL with a message in err (size errlen). */
+yb_corpus_writer *yb_corpus_writer_open(const char *path,
+                                        const yb_corpus_header *h,
+                                        char *err, size_t errlen);
+/* Appends a record; returns 0 or a negative errno (the writer is then
+ * poisoned and close will discard the file). */
+int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
+/* Returns the number of records added so far. */
+uint64_t yb_corpus_writer_count(const yb_corpus_writer *w);
+/* Writes the trailer, flushes, fsyncs and renames into place.  Returns 0;
+ * or a negative errno with a message in err, in which case nothing exists
+ * under the final name that was not there before.  Frees w. */
+int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen);
+/* Discards everything written (removes the temporary file); frees w. */
+void yb_corpus_writer_abort(yb_corpus_writer *w);
+
+/* ---- reader ---- */
+
+typedef struct yb_corpus_reader yb_corpus_reader;
+
+/* Opens a .ybc file ("-" = stdin) and reads its header.  Returns a reader
+ * or NULL with a message naming the file in err. */
+yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errlen);
+/* Returns the header (owned by the reader). */
+const yb_corpus_header *yb_corpus_reader_header(const yb_corpus_reader *r);
+/* Reads the next request.  Returns 1 and sets *out (owned by the reader,
+ * valid until the next call or close), 0 at the clean end of the corpus
+ * (trailer seen, count matches), or -1 with a message naming the file and
+ * record index in err. */
+int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out,
+                          char *err, size_t errlen);
+/* Rewinds to the first record (re-opens the file); returns 0 or -1 with err.
+ * Not possible on stdin. */
+int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen);
+/* Returns the index of the next record to be read. */
+uint64_t yb_corpus_reader_index(const yb_corpus_reader *r);
+void yb_corpus_reader_close(yb_corpus_reader *r);
+
+#endif

@@ -1,0 +1,302 @@
+#include "config.h"
+#include "corpus/jsonl.h"
+#include "util/util.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Sets obj[key] (text) or obj[key_base64] for bytes.  Returns 0 or -1. */
+static int set_bytes(json_t *obj, const char *key, const uint8_t *b, size_t n)
+{
+    if (yb_utf8_valid(b, n))
+        return json_object_set_new(obj, key, json_stringn((const char *)b, n));
+    char k64[64];
+    snprintf(k64, sizeof k64, "%s_base64", key);
+    char *s = yb_base64_encode(b, n);
+    if (!s)
+        return -1;
+    int rc = json_object_set_new(obj, k64, json_string(s));
+    free(s);
+    return rc;
+}
+
+json_t *yb_jsonl_from_request(const yb_request *r)
+{
+    json_t *o = json_object(), *hs = json_array();
+    if (!o || !hs)
+        goto fail;
+    int rc = json_object_set_new(o, "protocol", json_string(yb_proto_name(r->protocol)));
+    rc |= json_object_set_new(o, "method", json_string(r->method));
+    rc |= json_object_set_new(o, "scheme", json_string(r->scheme));
+    rc |= json_object_set_new(o, "authority", json_string(r->authority));
+    rc |= json_object_set_new(o, "path", json_string(r->path));
+    for (size_t i = 0; i < r->n_headers; i++) {
+        json_t *h = json_object();
+        if (!h || json_array_append_new(hs, h))
+            goto fail;
+        rc |= json_object_set_new(h, "name", json_string(r->headers[i].name));
+        rc |= set_bytes(h, "value", r->headers[i].value, r->headers[i].value_len);
+    }
+    rc |= json_object_set(o, "headers", hs);
+    rc |= set_bytes(o, "body", r->body, r->body_len);
+    rc |= json_object_set_new(o, "timestamp_ns", json_integer((json_int_t)r->timestamp_ns));
+    rc |= json_object_set_new(o, "conn_id", json_integer((json_int_t)r->conn_id));
+    rc |= json_object_set_new(o, "conn_order", json_integer(r->conn_order));
+    if (r->expected_status)
+        rc |= json_object_set_new(o, "expected_status", json_integer(r->expected_status));
+    if (r->expected_grpc >= 0)
+        rc |= json_object_set_new(o, "expected_grpc_status", json_integer(r->expected_grpc));
+    json_decref(hs);
+    if (rc) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+fail:
+    json_decref(o);
+    json_decref(hs);
+    return NULL;
+}
+
+static const char *const REQUEST_KEYS[] = {
+    "protocol", "method", "scheme", "authority", "path", "headers", "body", "body_base64",
+    "timestamp_ns", "conn_id", "conn_order", "expected_status", "expected_grpc_status", NULL};
+
+static int known_key(const char *k, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (!strcmp(k, *keys))
+            return 1;
+    return 0;
+}
+
+/* Reads obj[key] text or obj[key_base64] into a malloc'd buffer.  Returns
+ * 0 (absent → empty), or -1 with err. */
+static int get_bytes(const json_t *obj, const char *key, uint8_t **out, size_t *len, char *err,
+                     size_t errlen)
+{
+    char k64[64];
+    snprintf(k64, sizeof k64, "%s_base64", key);
+    json_t *t = json_object_get(obj, key), *b = json_object_get(obj, k64);
+    *out = NULL;
+    *len = 0;
+    if (t && b) {
+        seterr(err, errlen, "both \"%s\" and \"%s\" given", key, k64);
+        return -1;
+    }
+    if (t) {
+        if (!json_is_string(t)) {
+            seterr(err, errlen, "\"%s\" must be a string", key);
+            return -1;
+        }
+        size_t n = json_string_length(t);
+        *out = malloc(n + 1);
+        if (!*out) {
+            seterr(err, errlen, "out of memory");
+            return -1;
+        }
+        memcpy(*out, json_string_value(t), n);
+        (*out)[n] = 0;
+        *len = n;
+        return 0;
+    }
+    if (b) {
+        if (!json_is_string(b) ||
+            yb_base64_decode(json_string_value(b), json_string_length(b), out, len) < 0) {
+            seterr(err, errlen, "\"%s\" must be a base64 string", k64);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Reads an optional non-negative integer in [0, max].  Returns 0 or -1. */
+static int get_uint(const json_t *obj, const char *key, uint64_t max, uint64_t *out, char *err,
+                    size_t errlen)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        (uint64_t)json_integer_value(v) > max) {
+        seterr(err, errlen, "\"%s\" must be an integer in 0..%llu", key, (unsigned long long)max);
+        return -1;
+    }
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+static int get_str(const json_t *obj, const char *key, int required, char **dst, char *err,
+                   size_t errlen)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required) {
+            seterr(err, errlen, "missing \"%s\"", key);
+            return -1;
+        }
+        return 0;
+    }
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+        seterr(err, errlen, "\"%s\" must be a string without NUL", key);
+        return -1;
+    }
+    if (yb_request_set_str(dst, json_string_value(v))) {
+        seterr(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int get_headers(const json_t *obj, yb_request *r, char *err, size_t errlen)
+{
+    json_t *hs = json_object_get(obj, "headers");
+    if (!hs)
+        return 0;
+    if (!json_is_array(hs)) {
+        seterr(err, errlen, "\"headers\" must be an array");
+        return -1;
+    }
+    size_t i;
+    json_t *h;
+    json_array_foreach(hs, i, h)
+    {
+        json_t *n = json_object_get(h, "name");
+        if (!json_is_object(h) || !json_is_string(n) ||
+            strlen(json_string_value(n)) != json_string_length(n)) {
+            seterr(err, errlen, "headers[%zu] must be {\"name\": string, \"value\": string}", i);
+            return -1;
+        }
+        uint8_t *v;
+        size_t vl;
+        char sub[200];
+        if (get_bytes(h, "value", &v, &vl, sub, sizeof sub) < 0) {
+            seterr(err, errlen, "headers[%zu]: %s", i, sub);
+            return -1;
+        }
+        int rc = yb_request_add_header(r, json_string_value(n), v ? v : (uint8_t *)"", vl);
+        free(v);
+        if (rc) {
+            seterr(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int yb_jsonl_to_request(const json_t *obj, yb_request *r, char *err, size_t errlen)
+{
+    if (!json_is_object(obj)) {
+        seterr(err, errlen, "a record must be a JSON object");
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        if (!known_key(k, REQUEST_KEYS)) {
+            seterr(err, errlen, "unknown key \"%s\"", k);
+            return -1;
+        }
+    }
+    json_t *p = json_object_get(obj, "protocol");
+    if (!json_is_string(p) || yb_proto_parse(json_string_value(p), &r->protocol) < 0) {
+        seterr(err, errlen, "\"protocol\" must be one of restconf, gnmi, http1, http2");
+        return -1;
+    }
+    if (get_str(obj, "method", 1, &r->method, err, errlen) ||
+        get_str(obj, "scheme", 0, &r->scheme, err, errlen) ||
+        get_str(obj, "authority", 0, &r->authority, err, errlen) ||
+        get_str(obj, "path", 1, &r->path, err, errlen) || get_headers(obj, r, err, errlen))
+        return -1;
+    uint8_t *b;
+    size_t bl;
+    if (get_bytes(obj, "body", &b, &bl, err, errlen) < 0)
+        return -1;
+    yb_request_take_body(r, bl ? b : NULL, bl);
+    if (!bl)
+        free(b);
+    uint64_t ts = 0, cid = 0, ord = 0, st = 0, gs = UINT64_MAX;
+    if (get_uint(obj, "timestamp_ns", INT64_MAX, &ts, err, errlen) ||
+        get_uint(obj, "conn_id", INT64_MAX, &cid, err, errlen) ||
+        get_uint(obj, "conn_order", UINT32_MAX, &ord, err, errlen) ||
+        get_uint(obj, "expected_status", 999, &st, err, errlen) ||
+        get_uint(obj, "expected_grpc_status", 16, &gs, err, errlen))
+        return -1;
+    r->timestamp_ns = ts;
+    r->conn_id = cid;
+    r->conn_order = (uint32_t)ord;
+    r->expected_status = (uint32_t)st;
+    r->expected_grpc = gs == UINT64_MAX ? -1 : (int32_t)gs;
+    return 0;
+}
+
+json_t *yb_jsonl_from_header(const yb_corpus_header *h)
+{
+    json_t *o = json_object(), *red = json_array(), *top = json_object();
+    if (!o || !red || !top)
+        goto fail;
+    for (size_t i = 0; i < h->n_redactions; i++)
+        if (json_array_append_new(red, json_string(h->redactions[i])))
+            goto fail;
+    if (json_object_set_new(o, "format_version", json_integer(h->format_version)) ||
+        json_object_set_new(o, "created_unix_ns", json_integer((json_int_t)h->created_unix_ns)) ||
+        json_object_set_new(o, "producer", json_string(h->producer)) ||
+        json_object_set_new(o, "source", json_string(h->source)) ||
+        json_object_set(o, "redactions", red) ||
+        json_object_set(top, YB_JSONL_HEADER_KEY, o))
+        goto fail;
+    json_decref(o);
+    json_decref(red);
+    return top;
+fail:
+    json_decref(o);
+    json_decref(red);
+    json_decref(top);
+    return NULL;
+}
+
+int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t errlen)
+{
+    json_t *o = json_object_get(obj, YB_JSONL_HEADER_KEY);
+    if (!json_is_object(o)) {
+        seterr(err, errlen, "\"%s\" must be an object", YB_JSONL_HEADER_KEY);
+        return -1;
+    }
+    uint64_t created = 0;
+    if (get_uint(o, "created_unix_ns", INT64_MAX, &created, err, errlen) ||
+        get_str(o, "producer", 0, &h->producer, err, errlen) ||
+        get_str(o, "source", 0, &h->source, err, errlen))
+        return -1;
+    h->created_unix_ns = created;
+    json_t *red = json_object_get(o, "redactions");
+    if (red && !json_is_array(red)) {
+        seterr(err, errlen, "\"redactions\" must be an array of strings");
+        return -1;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(red, i, v)
+    {
+        if (!json_is_string(v)) {
+            seterr(err, errlen, "\"redactions\" must be an array of strings");
+            return -1;
+        }
+        if (yb_corpus_header_add_redaction(h, json_string_value(v))) {
+            seterr(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* yangblast: command dispatch.  Each command lives in src/cli/. */
+#include "config.h"
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} COMMANDS[] = {
+    {"synth", yb_cmd_synth, "synthesize a corpus (openconfig-acl workloads)"},
+    {"corpus", yb_cmd_corpus, "inspect or convert corpora: info, cat, import"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: yangblast COMMAND [OPTIONS]\n"
+               "       yangblast COMMAND --help\n"
+               "       yangblast --version\n\n"
+               "Load-test the management plane of network switches (RESTCONF, gNMI).\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(f, "\nExit codes: 0 success; 1 errors exceeded the allowed threshold;\n"
+               "2 usage or input error; 3 runtime failure.\n"
+               "See yangblast(1) and yangblast-corpus(5).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return YB_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return YB_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+        return YB_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(cmd, COMMANDS[i].name))
+            return COMMANDS[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "yangblast: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return YB_EXIT_USAGE;
+}

@@ -1,0 +1,145 @@
+#include "config.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+int yb_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int yb_parse_double(const char *s, double *out)
+{
+    if (!s || !*s || *s == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int yb_parse_duration(const char *s, uint64_t *ns)
+{
+    if (!s || !*s || *s == '-' || *s == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0)
+        return -1;
+    double mult;
+    if (!*end || !strcmp(end, "s"))
+        mult = 1e9;
+    else if (!strcmp(end, "ms"))
+        mult = 1e6;
+    else if (!strcmp(end, "us"))
+        mult = 1e3;
+    else if (!strcmp(end, "ns"))
+        mult = 1;
+    else if (!strcmp(end, "m"))
+        mult = 60e9;
+    else if (!strcmp(end, "h"))
+        mult = 3600e9;
+    else
+        return -1;
+    double r = v * mult;
+    if (r > 1e18)
+        return -1;
+    *ns = (uint64_t)llround(r);
+    return 0;
+}
+
+char *yb_base64_encode(const void *buf, size_t len)
+{
+    if (len > (size_t)INT32_MAX / 2)
+        return NULL;
+    char *out = malloc(4 * ((len + 2) / 3) + 1);
+    if (!out)
+        return NULL;
+    EVP_EncodeBlock((unsigned char *)out, buf, (int)len);
+    return out;
+}
+
+int yb_base64_decode(const char *s, size_t slen, uint8_t **out, size_t *outlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    if (slen % 4 || slen > (size_t)INT32_MAX)
+        return -1;
+    if (slen == 0)
+        return 0;
+    for (size_t i = 0; i < slen; i++) {
+        char c = s[i];
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '+' || c == '/' || (c == '=' && i >= slen - 2);
+        if (!ok)
+            return -1;
+    }
+    if (s[slen - 2] == '=' && s[slen - 1] != '=')
+        return -1;
+    uint8_t *b = malloc(slen / 4 * 3 + 1);
+    if (!b)
+        return -1;
+    int n = EVP_DecodeBlock(b, (const unsigned char *)s, (int)slen);
+    if (n < 0) {
+        free(b);
+        return -1;
+    }
+    size_t pad = (s[slen - 1] == '=') + (s[slen - 2] == '=');
+    *out = b;
+    *outlen = (size_t)n - pad;
+    return 0;
+}
+
+int yb_utf8_valid(const uint8_t *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint8_t c = p[i];
+        if (c == 0)
+            return 0;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        uint32_t cp;
+        if ((c & 0xe0) == 0xc0) {
+            n = 1;
+            cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            n = 2;
+            cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        for (size_t k = 1; k <= n; k++) {
+            if (i + k >= len || (p[i + k] & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (p[i + k] & 0x3f);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        i += n + 1;
+    }
+    return 1;
+}
