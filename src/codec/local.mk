@@ -1,0 +1,1 @@
+## codec module: sources and tests (included from Makefile.am)

@@ -1,0 +1,1 @@
+## report module: sources and tests (included from Makefile.am)

@@ -1,0 +1,48 @@
+/* Renders a merged recorder: the study's table, percentiles per phase,
+ * status and error counts, generator CPU per request (text), and the same
+ * in the documented JSON schema (man/yangblast-report.5). */
+#ifndef YB_REPORT_H
+#define YB_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include "stats/recorder.h"
+
+/* What the run was: printed beside the measurements. */
+typedef struct {
+    const char *corpus;      /* corpus file */
+    const char *target;      /* target URL */
+    const char *protocol;    /* "restconf", "gnmi", ... */
+    const char *sessions;    /* "reuse", "per-request", "pool=4", ... */
+    int tls_resume;          /* --tls-resume given */
+    unsigned concurrency, threads, streams;
+    double rate;             /* requests/s target; 0 = closed loop */
+    const char *unit;        /* what one request is, for the table's
+                                rate column: "ACL" → "ACL/s"; NULL → "Requests" */
+    double cpu_user_s, cpu_sys_s; /* generator's own CPU time for the run */
+    uint64_t max_errors;     /* threshold for exit code 1 */
+} yb_run_info;
+
+/* Duration of the run in seconds (run_end - run_start; 0 if nothing ran). */
+double yb_report_duration_s(const yb_recorder *r);
+
+/* Prints the study's table row (with header) only:
+ *   # Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) | Requests/s
+ * Data is request bytes sent (application data), MB = 10^6 bytes.
+ * Returns 0 or -1 on a write error. */
+int yb_report_table(FILE *f, const yb_recorder *r, const yb_run_info *info, const char *title);
+
+/* Prints the full text report: the table, then latency percentiles (p50,
+ * p90, p99, p99.9, max; ms) end-to-end and per phase with how many requests
+ * paid each phase, status and error counts, CPU per request.  Returns 0 or
+ * -1 on a write error. */
+int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info);
+
+/* Returns the JSON report object (caller json_decref's) or NULL. */
+json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info);
+
+/* Writes json to path through a temporary file renamed into place, so a
+ * failed write never leaves a partial file.  Returns 0 or -1 with err. */
+int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen);
+
+#endif

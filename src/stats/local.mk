@@ -1,0 +1,1 @@
+## stats module: sources and tests (included from Makefile.am)

@@ -1,0 +1,88 @@
+/* Per-worker recorder: everything one worker measured, with no sharing on
+ * the hot path.  Workers record into their own recorder; after they join,
+ * the recorders are merged into one for the report.
+ *
+ * Times are uv_hrtime() nanoseconds; histograms hold microseconds. */
+#ifndef YB_RECORDER_H
+#define YB_RECORDER_H
+
+#include <stdint.h>
+#include "stats/hdr.h"
+#include "util/errors.h"
+
+/* What happened to one request, as the engine saw it.  A timestamp of 0
+ * means "did not happen for this request" (e.g. connected == 0 when the
+ * request reused an open session: the set-up was paid by another). */
+typedef struct {
+    uint64_t due;        /* when the schedule wanted it sent */
+    uint64_t send_start; /* first byte handed to the session (or session open started) */
+    uint64_t conn_start; /* this request opened a session: connect began */
+    uint64_t connected;  /* TCP connected */
+    uint64_t tls_done;   /* TLS handshake done */
+    uint64_t h2_ready;   /* HTTP/2 SETTINGS exchanged (ours acked, theirs received) */
+    uint64_t sent;       /* request fully written to the socket */
+    uint64_t first_byte; /* first response byte */
+    uint64_t done;       /* response complete, or the error was detected */
+    uint64_t bytes_out;  /* request bytes (application data, before TLS) */
+    uint64_t bytes_in;   /* response bytes (application data, after TLS) */
+    int status;          /* HTTP status, 0 = none */
+    int grpc_status;     /* gRPC status, -1 = none */
+    int tls_resumed;     /* 1 when this request's handshake resumed a session */
+    yb_err_class err;    /* YB_ERR_NONE on success */
+} yb_result;
+
+/* Histograms kept, in µs. */
+typedef enum {
+    YB_H_E2E = 0,  /* done - due (coordinated-omission corrected) */
+    YB_H_SERVICE,  /* done - send_start */
+    YB_H_CONNECT,  /* connected - conn_start */
+    YB_H_TLS,      /* tls_done - connected */
+    YB_H_H2,       /* h2_ready - (tls_done or connected) */
+    YB_H_WRITE,    /* sent - send_start (excluding set-up phases) */
+    YB_H_TTFB,     /* first_byte - sent */
+    YB_H_LATENESS, /* send_start - due (how late the generator was) */
+    YB_H__COUNT
+} yb_hist_id;
+
+/* Returns a static snake_case name ("e2e", "service", "connect", ...). */
+const char *yb_hist_name(yb_hist_id id);
+
+typedef struct {
+    uint64_t t;          /* second index since the run started */
+    uint64_t requests;   /* completed (ok or error) in that second */
+    uint64_t errors;
+    uint64_t bytes_out, bytes_in;
+} yb_interval;
+
+#define YB_MAX_STATUS 600
+#define YB_GRPC_CODES 17
+
+typedef struct yb_recorder {
+    yb_hdr *h[YB_H__COUNT];
+    uint64_t started;          /* requests handed to a session */
+    uint64_t completed;        /* requests that ended (ok + errors) */
+    uint64_t ok;               /* completed with no error class */
+    uint64_t errors[YB_ERR__COUNT];
+    uint64_t status[YB_MAX_STATUS];   /* by exact HTTP status; [0] = no status */
+    uint64_t grpc[YB_GRPC_CODES + 1]; /* by gRPC code; [17] = out of range */
+    uint64_t bytes_out, bytes_in;
+    uint64_t sessions_opened, tls_full, tls_resumed;
+    uint64_t cut_off;          /* in flight when the run was stopped */
+    uint64_t run_start, run_end; /* uv_hrtime of the first due time and the last completion */
+    yb_interval *iv;           /* per-second series, iv[i].t == i */
+    size_t n_iv, cap_iv;
+} yb_recorder;
+
+/* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
+ * first yb_recorder_add (intervals are relative to it). */
+int yb_recorder_init(yb_recorder *r);
+void yb_recorder_cleanup(yb_recorder *r);
+/* Records one finished request.  Never allocates except to grow the
+ * per-second series (amortised). */
+void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* Adds src into dst (histograms, counters, intervals aligned on
+ * run_start; dst->run_start/run_end become the min/max).  Returns 0 or
+ * -ENOMEM. */
+int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src);
+
+#endif

@@ -1,0 +1,1 @@
+## transport module: sources and tests (included from Makefile.am)

@@ -1,0 +1,4 @@
+#!/bin/bash
+. "$YB_SRCDIR/tests/lib.sh"
+check "placeholder" true
+done_testing

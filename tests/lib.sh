@@ -1,0 +1,59 @@
+# Shared helpers for yangblast's shell tests: TAP output, temp dirs, free
+# ports.  Source it, call `plan N` (or `done_testing` at the end).
+# Environment from `make check`: YB (the binary), YB_SRCDIR, YB_BUILDDIR.
+set -u
+: "${YB:=${YB_BUILDDIR:-.}/yangblast}"
+: "${YB_SRCDIR:=.}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/yb-test.XXXXXX")
+_tap_n=0
+_tap_fail=0
+_cleanup_hooks=""
+_on_exit() {
+    for h in $_cleanup_hooks; do "$h" || true; done
+    rm -rf "$T"
+}
+trap _on_exit EXIT
+
+# at_exit FN: run FN when the test script exits.
+at_exit() { _cleanup_hooks="$_cleanup_hooks $1"; }
+
+ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+not_ok() { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; }
+diag() { echo "# $*" | sed '2,$s/^/# /'; }
+
+# check DESC CMD...: passes when CMD exits 0.
+check() {
+    local d=$1; shift
+    if "$@" >"$T/.out" 2>&1; then ok "$d"; else not_ok "$d"; sed 's/^/# /' "$T/.out" | head -20; fi
+}
+# check_rc DESC RC CMD...: passes when CMD exits with RC.
+check_rc() {
+    local d=$1 want=$2; shift 2
+    "$@" >"$T/.out" 2>&1
+    local rc=$?
+    if [ "$rc" = "$want" ]; then ok "$d"; else not_ok "$d (exit $rc, want $want)"; sed 's/^/# /' "$T/.out" | head -20; fi
+}
+# is DESC GOT WANT
+is() {
+    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; diag "got:  $2"; diag "want: $3"; fi
+}
+# like DESC TEXT REGEX (grep -E)
+like() {
+    if printf '%s\n' "$2" | grep -Eq -- "$3"; then ok "$1"; else not_ok "$1"; diag "no match for /$3/ in:"; printf '%s\n' "$2" | head -20 | sed 's/^/#   /'; fi
+}
+done_testing() { echo "1..$_tap_n"; [ "$_tap_fail" = 0 ]; }
+
+# free_port: prints a TCP port free on 127.0.0.1 right now.
+free_port() {
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_port PORT [SECONDS]: waits until something listens on 127.0.0.1:PORT.
+wait_port() {
+    local p=$1 n=$(( ${2:-10} * 10 ))
+    while [ $n -gt 0 ]; do
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && return 0
+        sleep 0.1; n=$((n - 1))
+    done
+    return 1
+}
