@@ -1,0 +1,65 @@
+#!/bin/bash
+# yangblast set-up on a Debian 12 machine (as root): installs the Debian
+# packages it lacks, builds from scratch, then
+#   ./setup.sh demo   runs the demo (the main job), or
+#   ./setup.sh test   runs the whole test suite and ends with
+#                     "tests: N passed, N failed" (exit 1 on any failure
+#                     or when nothing ran).
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-demo}
+case "$mode" in demo|test|build) ;; *) echo "usage: $0 demo|test|build" >&2; exit 2 ;; esac
+
+BUILD_PKGS="gcc make autoconf automake pkg-config libc6-dev
+  libuv1-dev libnghttp2-dev libssl-dev libprotobuf-c-dev protobuf-c-compiler
+  libzstd-dev libpcap-dev libhttp-parser-dev libjansson-dev zlib1g-dev
+  libcmocka-dev openssl ca-certificates"
+TEST_PKGS="protobuf-compiler python3 python3-grpcio python3-protobuf
+  nginx-light nghttp2-client nghttp2-server curl tcpdump tshark wrk
+  valgrind procps iproute2 groff-base"
+
+want="$BUILD_PKGS"
+[ "$mode" = test ] && want="$want $TEST_PKGS"
+missing=""
+for p in $want; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "== installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends $missing
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+echo "== building"
+autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+if [ "$mode" = test ]; then
+    # The suite runs on a strict, sanitizer-instrumented build.
+    rm -rf build-test && mkdir build-test && cd build-test
+    ../configure -q --enable-werror --enable-sanitizers
+    make -j"$jobs" >/dev/null
+    echo "== running the test suite"
+    set +e
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 make -j"$jobs" check >check.out 2>&1
+    set -e
+    log=test-suite.log
+    grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP|XFAIL):' check.out || true
+    num() { sed -n "s/^# $1: *\([0-9]*\).*/\1/p" "$log" | head -1; }
+    pass=$(num PASS); fail=$(num FAIL); err=$(num ERROR); xpass=$(num XPASS)
+    pass=${pass:-0}; failed=$(( ${fail:-0} + ${err:-0} + ${xpass:-0} ))
+    if [ "$failed" -ne 0 ] || [ "$pass" -eq 0 ]; then
+        echo "== failures (from $PWD/$log):"
+        awk '/^(FAIL|ERROR|XPASS)|^not ok/' "$log" | head -50
+        grep -B2 -A25 -E '^(not ok|ERROR)' tests/*/*.log 2>/dev/null | head -200 || true
+    fi
+    echo "tests: $pass passed, $failed failed"
+    [ "$failed" -eq 0 ] && [ "$pass" -gt 0 ]
+    exit $?
+fi
+
+mkdir -p build && cd build
+[ -f Makefile ] || ../configure -q
+make -j"$jobs" >/dev/null
+[ "$mode" = build ] && exit 0
+exec ../demo/demo.sh "$PWD/yangblast"
