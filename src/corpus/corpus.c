@@ -418,8 +418,8 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
 {
     if (w->failed)
         return w->failed;
-    if (request_problem(r))
-        return -EINVAL;
+    if (request_problem(r)) /* poisons the writer, as documented */
+        return w->failed = -EINVAL;
     Yangblast__HeaderField *fields = NULL, **fp = NULL;
     if (r->n_headers) {
         fields = calloc(r->n_headers, sizeof *fields);
