@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 static const uint8_t MAGIC[4] = {0x89, 'Y', 'B', 'C'};
 #define IO_CHUNK (128u * 1024u)
@@ -527,6 +528,7 @@ struct yb_corpus_reader {
     uint8_t *in;         /* compressed input, IO_CHUNK */
     ZSTD_inBuffer zin;
     size_t frame_rem;    /* last ZSTD_decompressStream hint: 0 = at frame end */
+    int zerr;            /* ZSTD_ErrorCode of the last decompression failure */
     int file_eof;
     uint8_t *buf;        /* decompressed bytes [start, end) */
     size_t start, end, cap;
@@ -581,6 +583,7 @@ static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
         size_t before_in = r->zin.pos;
         size_t rc = ZSTD_decompressStream(r->dctx, &out, &r->zin);
         if (ZSTD_isError(rc)) {
+            r->zerr = (int)ZSTD_getErrorCode(rc);
             seterr(err, errlen, "%s: record %llu: corrupt compressed data (%s)", r->path,
                    (unsigned long long)r->index, ZSTD_getErrorName(rc));
             return -1;
@@ -658,6 +661,7 @@ static void rd_reset_stream(yb_corpus_reader *r)
     r->zin.src = r->in;
     r->zin.size = r->zin.pos = 0;
     r->frame_rem = 0;
+    r->zerr = 0;
     r->file_eof = 0;
     r->start = r->end = 0;
     r->index = 0;
@@ -669,8 +673,14 @@ static int rd_header(yb_corpus_reader *r, char *err, size_t errlen)
 {
     int rc = rd_fill(r, sizeof MAGIC, err, errlen);
     if (rc <= 0) {
+        /* Say "not a corpus" for other files, but keep the truncation
+         * message for a corpus cut short inside its first zstd block. */
         if (rc == 0)
             seterr(err, errlen, "%s: empty file (not a yangblast corpus)", r->path);
+        else if (r->zerr == ZSTD_error_prefix_unknown)
+            seterr(err, errlen, "%s: not a yangblast corpus (not zstd-compressed)", r->path);
+        else if (!r->zerr && r->file_eof && r->frame_rem == 0)
+            seterr(err, errlen, "%s: not a yangblast corpus (too short for the magic)", r->path);
         return -1;
     }
     if (memcmp(r->buf + r->start, MAGIC, sizeof MAGIC) != 0) {
