@@ -19,8 +19,8 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 /* Sets obj[key] (text) or obj[key_base64] for bytes.  Returns 0 or -1. */
 static int set_bytes(json_t *obj, const char *key, const uint8_t *b, size_t n)
 {
-    if (yb_utf8_valid(b, n))
-        return json_object_set_new(obj, key, json_stringn((const char *)b, n));
+    if (yb_utf8_valid(b, n)) /* an empty field may have b == NULL: jansson refuses that */
+        return json_object_set_new(obj, key, json_stringn(n ? (const char *)b : "", n));
     char k64[64];
     snprintf(k64, sizeof k64, "%s_base64", key);
     char *s = yb_base64_encode(b, n);
