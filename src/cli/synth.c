@@ -156,8 +156,12 @@ int yb_cmd_synth(int argc, char **argv)
         if (!rc)
             rc = yb_corpus_writer_add(w, &r);
         yb_request_cleanup(&r);
-        if (rc)
-            break;
+        if (rc) { /* never leave a partial corpus behind */
+            yb_corpus_writer_abort(w);
+            yb_errorf("%s: cannot synthesize request %llu: %s", out, (unsigned long long)k,
+                      strerror(-rc));
+            return YB_EXIT_RUNTIME;
+        }
     }
     if (yb_corpus_writer_close(w, err, sizeof err) < 0) {
         yb_errorf("%s", err);

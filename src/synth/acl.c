@@ -40,6 +40,9 @@ const char *yb_synth_acl_check(const yb_synth_acl_opts *o)
         return "--method must be PATCH, POST or PUT";
     if (o->rules > 100000 && o->rules != YB_SYNTH_RULES_AUTO)
         return "--rules must be at most 100000";
+    for (const char *a = o->authority; *a; a++) /* the corpus writer would refuse it */
+        if ((unsigned char)*a <= 0x20 || *a == 0x7f)
+            return "--authority must not contain spaces or control characters";
     if (!*o->name_prefix || strpbrk(o->name_prefix, "/[]=,?#% \"\\"))
         return "--name-prefix must be non-empty and free of / [ ] = , ? # % space quote backslash";
     return NULL;
