@@ -12,6 +12,7 @@ static const struct {
 } COMMANDS[] = {
     {"synth", yb_cmd_synth, "synthesize a corpus (openconfig-acl workloads)"},
     {"corpus", yb_cmd_corpus, "inspect or convert corpora: info, cat, import"},
+    {"run", yb_cmd_run, "replay a corpus against a target and report where the time goes"},
 };
 
 static void usage(FILE *f)

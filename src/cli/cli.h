@@ -16,6 +16,7 @@ enum {
 /* Each returns an exit code.  argv[0] is the command name. */
 int yb_cmd_synth(int argc, char **argv);
 int yb_cmd_corpus(int argc, char **argv);
+int yb_cmd_run(int argc, char **argv);
 
 /* Prints "yangblast: " + message + newline to stderr. */
 void yb_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

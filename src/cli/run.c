@@ -1,0 +1,393 @@
+/* yangblast run: replay a corpus against a target. */
+#include "config.h"
+#include "cli/cli.h"
+#include "engine/engine.h"
+#include "report/report.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void help(void)
+{
+    printf(
+        "Usage: yangblast run CORPUS --target URL [OPTIONS]\n\n"
+        "Replay CORPUS against URL (http://, https://; grpc://, grpcs:// for gNMI)\n"
+        "and report where the time goes.\n\n"
+        "Load:\n"
+        "  -n, --requests N        total requests (cycling through the corpus);\n"
+        "                          default: one pass over the corpus\n"
+        "  -D, --duration D        run for D (e.g. 30s, 2m), cycling\n"
+        "  -c, --concurrency N     requests in flight (closed loop; default 1)\n"
+        "  -t, --threads N         worker threads (default 1)\n"
+        "  -m, --streams N         HTTP/2 streams per session (default 1)\n"
+        "Sessions:\n"
+        "      --sessions P        reuse (default): persistent sessions, one per slot;\n"
+        "                          per-request: new TCP+TLS session per request;\n"
+        "                          pool=N: N persistent sessions shared by all slots\n"
+        "      --tls-resume        per-request sessions resume TLS (tickets / ids)\n"
+        "TLS:\n"
+        "      --cacert FILE       CA certificates to verify the target with\n"
+        "  -k, --insecure          do not verify the target's certificate\n"
+        "      --cert FILE, --key FILE   client certificate and key (mTLS)\n"
+        "      --tls-min V, --tls-max V  1.2 or 1.3\n"
+        "      --ciphers LIST      TLS <= 1.2 cipher list\n"
+        "Credentials (never on the command line):\n"
+        "      --user NAME         HTTP basic user; the password comes from the\n"
+        "                          YANGBLAST_PASSWORD environment variable or\n"
+        "      --password-file F   (first line of F)\n"
+        "      --token-file F      bearer token (or YANGBLAST_TOKEN)\n"
+        "  -H, --header 'K: V'     add a header to every request (repeatable)\n"
+        "Limits and output:\n"
+        "      --timeout D         per request, incl. connect (default 30s; 0 = none)\n"
+        "      --max-body BYTES    response body cap (default 64 MiB)\n"
+        "      --max-errors N      exit 1 when more than N requests fail (default 0)\n"
+        "      --json FILE         write the JSON report (yangblast-report(5))\n"
+        "      --unit NAME         what one request is, for the table (e.g. ACL)\n"
+        "  -h, --help              this help\n");
+}
+
+/* Reads the first line of path into a malloc'd string.  Returns NULL with
+ * a message printed. */
+static char *read_secret_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        yb_errorf("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    fclose(f);
+    if (n < 0) {
+        free(line);
+        yb_errorf("%s: empty", path);
+        return NULL;
+    }
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = 0;
+    return line;
+}
+
+/* Builds "Basic base64(user:password)".  Returns a malloc'd string. */
+static char *basic_auth(const char *user, const char *pw)
+{
+    size_t n = strlen(user) + 1 + strlen(pw);
+    char *up = malloc(n + 1);
+    if (!up)
+        return NULL;
+    snprintf(up, n + 1, "%s:%s", user, pw);
+    char *b64 = yb_base64_encode(up, n);
+    explicit_bzero(up, n);
+    free(up);
+    if (!b64)
+        return NULL;
+    size_t m = strlen(b64) + 7;
+    char *h = malloc(m);
+    if (h)
+        snprintf(h, m, "Basic %s", b64);
+    explicit_bzero(b64, strlen(b64));
+    free(b64);
+    return h;
+}
+
+/* Peeks at the corpus' first record to pick the codec.  Returns 0 or
+ * YB_EXIT_USAGE with a message printed. */
+static int pick_codec(const char *path, const yb_codec_ops **ops, const char **proto)
+{
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
+    if (!r) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    const yb_request *q;
+    int rc = yb_corpus_reader_next(r, &q, err, sizeof err);
+    if (rc <= 0) {
+        if (rc == 0)
+            yb_errorf("%s: the corpus has no records", path);
+        else
+            yb_errorf("%s", err);
+        yb_corpus_reader_close(r);
+        return YB_EXIT_USAGE;
+    }
+    *proto = yb_proto_name(q->protocol);
+    int h2 = yb_proto_is_h2(q->protocol);
+    yb_corpus_reader_close(r);
+    if (h2) {
+        yb_errorf("%s: HTTP/2 (gNMI) replay is not available in this build yet", path);
+        return YB_EXIT_USAGE;
+    }
+    *ops = &yb_h1_client_ops;
+    return 0;
+}
+
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+int yb_cmd_run(int argc, char **argv)
+{
+    enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
+           O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
+           O_TARGET };
+    static const struct option opts[] = {
+        {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
+        {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
+        {"streams", required_argument, NULL, 'm'}, {"sessions", required_argument, NULL, O_SESS},
+        {"tls-resume", no_argument, NULL, O_RESUME}, {"cacert", required_argument, NULL, O_CACERT},
+        {"insecure", no_argument, NULL, 'k'}, {"cert", required_argument, NULL, O_CERT},
+        {"key", required_argument, NULL, O_KEY}, {"tls-min", required_argument, NULL, O_TLSMIN},
+        {"tls-max", required_argument, NULL, O_TLSMAX},
+        {"ciphers", required_argument, NULL, O_CIPHERS},
+        {"user", required_argument, NULL, O_USER},
+        {"password-file", required_argument, NULL, O_PWFILE},
+        {"token-file", required_argument, NULL, O_TOKFILE},
+        {"header", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"max-body", required_argument, NULL, O_MAXBODY},
+        {"max-errors", required_argument, NULL, O_MAXERR},
+        {"json", required_argument, NULL, O_JSON}, {"unit", required_argument, NULL, O_UNIT},
+        {"target", required_argument, NULL, O_TARGET}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    yb_engine_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.concurrency = 1;
+    o.streams = 1;
+    o.timeout_ns = 30ull * 1000000000ull;
+    o.cache_bytes = 256ull << 20;
+    o.grace_ns = 2ull * 1000000000ull;
+    o.codec.max_body = 64ull << 20;
+    o.codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
+    const char *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
+               *tokfile = NULL, *sessions = "reuse";
+    uint64_t max_errors = 0, v;
+    yb_header extra[64];
+    size_t n_extra = 0;
+    int c, ret = YB_EXIT_OK;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:D:c:t:m:kH:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (yb_parse_u64(optarg, 1, UINT64_MAX / 2, &o.requests) < 0)
+                return yb_usage_error("run", "-n must be a positive integer");
+            break;
+        case 'D':
+            if (yb_parse_duration(optarg, &o.duration_ns) < 0 || !o.duration_ns)
+                return yb_usage_error("run", "-D must be a duration like 30s");
+            break;
+        case 'c':
+            if (yb_parse_u64(optarg, 1, 100000, &v) < 0)
+                return yb_usage_error("run", "-c must be an integer in 1..100000");
+            o.concurrency = (unsigned)v;
+            break;
+        case 't':
+            if (yb_parse_u64(optarg, 1, 256, &v) < 0)
+                return yb_usage_error("run", "-t must be an integer in 1..256");
+            o.threads = (unsigned)v;
+            break;
+        case 'm':
+            if (yb_parse_u64(optarg, 1, 100000, &v) < 0)
+                return yb_usage_error("run", "-m must be an integer in 1..100000");
+            o.streams = (unsigned)v;
+            break;
+        case O_SESS: sessions = optarg; break;
+        case O_RESUME: o.tls_resume = 1; break;
+        case O_CACERT: o.tls.cacert = optarg; break;
+        case 'k': o.tls.insecure = 1; break;
+        case O_CERT: o.tls.cert = optarg; break;
+        case O_KEY: o.tls.key = optarg; break;
+        case O_TLSMIN:
+            if (yb_tls_parse_version(optarg, &o.tls.min_version) < 0)
+                return yb_usage_error("run", "--tls-min must be 1.2 or 1.3");
+            break;
+        case O_TLSMAX:
+            if (yb_tls_parse_version(optarg, &o.tls.max_version) < 0)
+                return yb_usage_error("run", "--tls-max must be 1.2 or 1.3");
+            break;
+        case O_CIPHERS: o.tls.ciphers = optarg; break;
+        case O_USER: user = optarg; break;
+        case O_PWFILE: pwfile = optarg; break;
+        case O_TOKFILE: tokfile = optarg; break;
+        case 'H': {
+            char *colon = strchr(optarg, ':');
+            if (!colon || colon == optarg || n_extra == sizeof extra / sizeof extra[0])
+                return yb_usage_error("run", "-H wants 'Name: value' (at most 64)");
+            *colon = 0;
+            const char *val = colon + 1;
+            while (*val == ' ')
+                val++;
+            extra[n_extra].name = optarg;
+            extra[n_extra].value = (uint8_t *)val;
+            extra[n_extra].value_len = strlen(val);
+            n_extra++;
+            break;
+        }
+        case O_TIMEOUT:
+            if (yb_parse_duration(optarg, &o.timeout_ns) < 0)
+                return yb_usage_error("run", "--timeout must be a duration like 10s");
+            break;
+        case O_MAXBODY:
+            if (yb_parse_u64(optarg, 1, 1ull << 32, &o.codec.max_body) < 0)
+                return yb_usage_error("run", "--max-body must be a byte count");
+            break;
+        case O_MAXERR:
+            if (yb_parse_u64(optarg, 0, UINT64_MAX, &max_errors) < 0)
+                return yb_usage_error("run", "--max-errors must be a non-negative integer");
+            break;
+        case O_JSON: json = optarg; break;
+        case O_UNIT: unit = optarg; break;
+        case O_TARGET: target = optarg; break;
+        case 'h': help(); return YB_EXIT_OK;
+        default: return yb_usage_error("run", "bad option");
+        }
+    }
+    if (optind + 1 != argc)
+        return yb_usage_error("run", "expected exactly one CORPUS");
+    if (!target)
+        return yb_usage_error("run", "missing --target URL");
+    o.corpus_path = argv[optind];
+    if (!strcmp(sessions, "reuse"))
+        o.policy = YB_SESS_REUSE;
+    else if (!strcmp(sessions, "per-request"))
+        o.policy = YB_SESS_PER_REQUEST;
+    else if (!strncmp(sessions, "pool=", 5) && yb_parse_u64(sessions + 5, 1, 100000, &v) == 0) {
+        o.policy = YB_SESS_POOL;
+        o.pool_size = (unsigned)v;
+    } else
+        return yb_usage_error("run", "--sessions must be reuse, per-request or pool=N");
+    if (o.concurrency < o.threads)
+        return yb_usage_error("run", "-c (%u) must be at least -t (%u)", o.concurrency, o.threads);
+    if (o.policy == YB_SESS_POOL && o.pool_size < o.threads)
+        return yb_usage_error("run", "pool=N needs N >= -t");
+    if ((o.tls.cert != NULL) != (o.tls.key != NULL))
+        return yb_usage_error("run", "--cert and --key go together");
+    if (o.tls.min_version && o.tls.max_version && o.tls.min_version > o.tls.max_version)
+        return yb_usage_error("run", "--tls-min is above --tls-max");
+    char err[512];
+    if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    const char *proto = "";
+    int rc = pick_codec(o.corpus_path, &o.ops, &proto);
+    if (rc)
+        return rc;
+
+    /* Credentials: from the environment or files only, never argv. */
+    char *password = NULL, *token = NULL, *auth = NULL;
+    if (user) {
+        if (pwfile)
+            password = read_secret_file(pwfile);
+        else if (getenv("YANGBLAST_PASSWORD"))
+            password = strdup(getenv("YANGBLAST_PASSWORD"));
+        else
+            yb_errorf("--user given but no password: set YANGBLAST_PASSWORD or --password-file");
+        if (!password)
+            return YB_EXIT_USAGE;
+        auth = basic_auth(user, password);
+    } else if (tokfile || getenv("YANGBLAST_TOKEN")) {
+        token = tokfile ? read_secret_file(tokfile) : strdup(getenv("YANGBLAST_TOKEN"));
+        if (!token)
+            return YB_EXIT_USAGE;
+        size_t m = strlen(token) + 8;
+        auth = malloc(m);
+        if (auth)
+            snprintf(auth, m, "Bearer %s", token);
+    }
+    o.codec.authority = o.target.authority;
+    o.codec.scheme = o.target.tls ? "https" : "http";
+    o.codec.auth_header = auth;
+    o.codec.user = user;
+    o.codec.password = password;
+    o.codec.extra = extra;
+    o.codec.n_extra = n_extra;
+    o.codec.timeout_ns = o.timeout_ns;
+    o.codec.streams = o.streams;
+    o.stop = &stop_flag;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    yb_recorder rec;
+    if (yb_recorder_init(&rec) < 0) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    rc = yb_engine_run(&o, &rec, err, sizeof err);
+    getrusage(RUSAGE_SELF, &ru1);
+    if (rc < 0) {
+        yb_errorf("%s", err);
+        yb_recorder_cleanup(&rec);
+        ret = YB_EXIT_USAGE;
+        goto out;
+    }
+    char sess_desc[32];
+    snprintf(sess_desc, sizeof sess_desc, "pool=%u", o.pool_size);
+    yb_run_info info = {
+        .corpus = o.corpus_path,
+        .target = target,
+        .protocol = proto,
+        .sessions = o.policy == YB_SESS_REUSE ? "reuse"
+                    : o.policy == YB_SESS_PER_REQUEST ? "per-request" : sess_desc,
+        .tls_resume = o.tls_resume,
+        .concurrency = o.concurrency,
+        .threads = o.threads,
+        .streams = o.streams,
+        .unit = unit,
+        .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
+        .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
+        .max_errors = max_errors,
+    };
+    if (yb_report_text(stdout, &rec, &info) < 0)
+        ret = YB_EXIT_RUNTIME;
+    fflush(stdout);
+    if (json) {
+        json_t *j = yb_report_json(&rec, &info);
+        if (!j || yb_write_json_file(json, j, err, sizeof err) < 0) {
+            yb_errorf("%s", j ? err : "cannot build the JSON report");
+            ret = YB_EXIT_RUNTIME;
+        }
+        json_decref(j);
+    }
+    uint64_t errors = rec.completed - rec.ok;
+    if (ret == YB_EXIT_OK && errors > max_errors)
+        ret = YB_EXIT_THRESHOLD;
+    yb_recorder_cleanup(&rec);
+out:
+    if (password) {
+        explicit_bzero(password, strlen(password));
+        free(password);
+    }
+    if (token) {
+        explicit_bzero(token, strlen(token));
+        free(token);
+    }
+    if (auth) {
+        explicit_bzero(auth, strlen(auth));
+        free(auth);
+    }
+    return ret;
+}

@@ -1,0 +1,104 @@
+/* The codec interface: one protocol engine per session (HTTP/1.1 or
+ * HTTP/2), in the spirit of h2load's Session.  A codec turns prepared
+ * requests into bytes for its host (the session, which owns the
+ * transport) and bytes received into completed exchanges.  It never
+ * touches sockets, timers or the schedule. */
+#ifndef YB_CODEC_H
+#define YB_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+#include "corpus/corpus.h"
+#include "stats/recorder.h"
+
+/* Settings shared by the codecs of a run (read-only during the run). */
+typedef struct {
+    const char *authority;   /* Host / :authority sent (the target's) */
+    const char *scheme;      /* "http" / "https" */
+    const char *auth_header; /* Authorization value (secret) or NULL */
+    const char *user, *password; /* gNMI username/password metadata (secret) or NULL */
+    const yb_header *extra;  /* -H headers added to every request */
+    size_t n_extra;
+    uint64_t timeout_ns;     /* for grpc-timeout; 0 = none */
+    uint64_t max_body;       /* response body / gRPC message cap, bytes */
+    unsigned streams;        /* HTTP/2: our cap on concurrent streams */
+    const char *user_agent;
+} yb_codec_cfg;
+
+/* A request made ready for the wire once and replayed many times. */
+typedef struct yb_prepared {
+    yb_proto protocol;
+    uint8_t *wire;        /* HTTP/1.1: the full serialized request */
+    size_t wire_len;
+    int head;             /* HTTP/1.1: HEAD request (no response body) */
+    void *h2;             /* HTTP/2: codec-private (header block, body) */
+    uint64_t body_len;    /* request body bytes (for the report) */
+    uint64_t record;      /* corpus index it came from */
+    uint64_t conn_id;     /* original connection (for --sessions original) */
+    uint32_t expected_status; /* from the record; 0 = unknown */
+    int32_t expected_grpc;    /* from the record; -1 = unknown */
+    unsigned refs;        /* engine bookkeeping: exchanges using it */
+    int cached;           /* engine bookkeeping: kept by the source's cache */
+} yb_prepared;
+
+/* One request in flight: what the codec must fill in res (sent,
+ * first_byte, done, bytes_out/in, status, grpc_status, err). */
+typedef struct yb_exchange {
+    const yb_prepared *req;
+    yb_result res;
+    struct yb_exchange *next, *prev; /* owner's lists */
+    void *owner;                     /* the session it runs on */
+    uint32_t stream_id;              /* HTTP/2 */
+    int retry;                       /* HTTP/2 GOAWAY: not processed, may retry */
+} yb_exchange;
+
+/* What a codec may ask of its session. */
+typedef struct {
+    /* Write bytes to the transport (copied if they cannot go at once).
+     * Returns 1 written, 0 queued, < 0 closing. */
+    int (*write)(void *host, const uv_buf_t *bufs, unsigned n);
+    /* Exchange x finished (res complete, res.done set). */
+    void (*done)(void *host, yb_exchange *x);
+    /* The session should close after in-flight work (Connection: close,
+     * GOAWAY) or at once (fatal = 1, protocol error). */
+    void (*close)(void *host, int fatal, yb_err_class why);
+    /* HTTP/2 session ready (SETTINGS exchanged): more capacity now. */
+    void (*ready)(void *host);
+} yb_codec_host;
+
+typedef struct yb_codec yb_codec;
+
+typedef struct {
+    const char *name;
+    /* Builds a prepared request from a record.  Returns 0 or -errno; the
+     * result is freed with prepared_free. */
+    int (*prepare)(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out);
+    void (*prepared_free)(yb_prepared *p);
+    /* Creates codec state for one session (NULL on ENOMEM). */
+    yb_codec *(*create)(const yb_codec_cfg *cfg, const yb_codec_host *host, void *hostdata);
+    void (*destroy)(yb_codec *c);
+    /* The transport is ready (may write a preface).  Returns 0 or < 0. */
+    int (*start)(yb_codec *c);
+    /* How many more exchanges may be submitted now. */
+    unsigned (*capacity)(const yb_codec *c);
+    /* 1 when the session can take work at all (HTTP/2: ready, no GOAWAY). */
+    int (*usable)(const yb_codec *c);
+    /* Starts x (capacity() > 0).  Returns 0 or < 0 (x untouched). */
+    int (*submit)(yb_codec *c, yb_exchange *x, uint64_t now);
+    /* Bytes received.  Returns 0, or < 0 when the session must close. */
+    int (*on_read)(yb_codec *c, const uint8_t *d, size_t n, uint64_t now);
+    /* The peer closed cleanly (EOF): may complete a close-delimited
+     * response.  In-flight exchanges that cannot complete are left for
+     * the session to fail. */
+    void (*on_eof)(yb_codec *c, uint64_t now);
+    /* Abandons x (timeout): HTTP/2 resets the stream; returns 1 when the
+     * session stays usable, 0 when it must be closed. */
+    int (*cancel)(yb_codec *c, yb_exchange *x);
+    /* The transport drained its queue. */
+    void (*on_drain)(yb_codec *c, uint64_t now);
+} yb_codec_ops;
+
+extern const yb_codec_ops yb_h1_client_ops;
+
+#endif

@@ -1,0 +1,214 @@
+/* HTTP/1.1 client codec: one exchange at a time per session (no
+ * pipelining), responses parsed by codec/h1.c. */
+#include "config.h"
+#include "codec/codec.h"
+#include "codec/h1.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct yb_codec {
+    const yb_codec_cfg *cfg;
+    const yb_codec_host *host;
+    void *hostdata;
+    yb_h1_resp *resp;
+    yb_exchange *cur;     /* the exchange in flight, if any */
+    int write_pending;    /* cur's request is still queued in the transport */
+    int closing;          /* Connection: close seen, or a fatal error */
+};
+
+static int h1_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out)
+{
+    if (yb_proto_is_h2(r->protocol))
+        return -EPROTONOSUPPORT;
+    yb_request tmp = *r;
+    yb_header *hs = NULL;
+    if (cfg->n_extra) {
+        hs = malloc((r->n_headers + cfg->n_extra) * sizeof *hs);
+        if (!hs)
+            return -ENOMEM;
+        if (r->n_headers)
+            memcpy(hs, r->headers, r->n_headers * sizeof *hs);
+        memcpy(hs + r->n_headers, cfg->extra, cfg->n_extra * sizeof *hs);
+        tmp.headers = hs;
+        tmp.n_headers = r->n_headers + cfg->n_extra;
+    }
+    memset(out, 0, sizeof *out);
+    int rc = yb_h1_serialize(&tmp, cfg->authority, cfg->auth_header, 0, &out->wire,
+                             &out->wire_len);
+    free(hs);
+    if (rc)
+        return rc;
+    out->protocol = r->protocol;
+    out->head = !strcmp(r->method, "HEAD");
+    out->body_len = r->body_len;
+    out->conn_id = r->conn_id;
+    out->expected_status = r->expected_status;
+    out->expected_grpc = r->expected_grpc;
+    return 0;
+}
+
+static void h1_prepared_free(yb_prepared *p)
+{
+    free(p->wire);
+    p->wire = NULL;
+}
+
+static yb_codec *h1_create(const yb_codec_cfg *cfg, const yb_codec_host *host, void *hostdata)
+{
+    yb_codec *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->resp = yb_h1_resp_new(cfg->max_body);
+    if (!c->resp) {
+        free(c);
+        return NULL;
+    }
+    c->cfg = cfg;
+    c->host = host;
+    c->hostdata = hostdata;
+    return c;
+}
+
+static void h1_destroy(yb_codec *c)
+{
+    if (!c)
+        return;
+    yb_h1_resp_free(c->resp);
+    free(c);
+}
+
+static int h1_start(yb_codec *c)
+{
+    (void)c;
+    return 0;
+}
+
+static unsigned h1_capacity(const yb_codec *c)
+{
+    return c->cur || c->closing ? 0 : 1;
+}
+
+static int h1_usable(const yb_codec *c)
+{
+    return !c->closing;
+}
+
+static int h1_submit(yb_codec *c, yb_exchange *x, uint64_t now)
+{
+    if (c->cur || c->closing)
+        return -EBUSY;
+    c->cur = x;
+    yb_h1_resp_reset(c->resp, x->req->head);
+    uv_buf_t b = uv_buf_init((char *)x->req->wire, (unsigned)x->req->wire_len);
+    int rc = c->host->write(c->hostdata, &b, 1);
+    if (rc < 0) {
+        c->cur = NULL;
+        return rc;
+    }
+    x->res.bytes_out = x->req->wire_len;
+    if (rc == 1)
+        x->res.sent = now;
+    else
+        c->write_pending = 1;
+    return 0;
+}
+
+static void finish(yb_codec *c, uint64_t now)
+{
+    yb_exchange *x = c->cur;
+    c->cur = NULL;
+    c->write_pending = 0;
+    x->res.done = now;
+    x->res.status = yb_h1_resp_status(c->resp);
+    if (!x->res.sent)
+        x->res.sent = now; /* the response beat our write-completion callback */
+    /* A recorded expected status is the reference; without one, 4xx and
+     * 5xx answers are errors. */
+    if (x->req->expected_status ? (uint32_t)x->res.status != x->req->expected_status
+                                : x->res.status >= 400)
+        x->res.err = YB_ERR_STATUS;
+    int keep = yb_h1_resp_keep_alive(c->resp);
+    if (!keep)
+        c->closing = 1;
+    c->host->done(c->hostdata, x);
+    if (!keep)
+        c->host->close(c->hostdata, 0, YB_ERR_NONE);
+}
+
+static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
+{
+    if (!c->cur) {
+        /* Bytes nobody asked for: the peer is not speaking HTTP/1.1 the
+         * way we are (or pipelines).  The session cannot be trusted. */
+        c->closing = 1;
+        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+        return -EPROTO;
+    }
+    yb_exchange *x = c->cur;
+    if (!x->res.first_byte)
+        x->res.first_byte = now;
+    x->res.bytes_in += n;
+    size_t used = 0;
+    yb_h1_rc rc = yb_h1_resp_feed(c->resp, d, n, &used);
+    if (rc == YB_H1_ERROR) {
+        x->res.err = YB_ERR_PROTOCOL;
+        x->res.done = now;
+        c->closing = 1;
+        c->cur = NULL;
+        c->host->done(c->hostdata, x);
+        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+        return -EPROTO;
+    }
+    if (rc == YB_H1_COMPLETE) {
+        x->res.bytes_in -= n - used;
+        finish(c, now);
+        if (used < n && !c->closing) {
+            c->closing = 1;
+            c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+            return -EPROTO;
+        }
+    }
+    return 0;
+}
+
+static void h1_on_eof(yb_codec *c, uint64_t now)
+{
+    if (c->cur && c->cur->res.first_byte && yb_h1_resp_eof(c->resp) == YB_H1_COMPLETE)
+        finish(c, now);
+    c->closing = 1;
+}
+
+static int h1_cancel(yb_codec *c, yb_exchange *x)
+{
+    if (c->cur == x)
+        c->cur = NULL;
+    c->closing = 1;
+    return 0; /* HTTP/1.1 cannot abandon a request and keep the connection */
+}
+
+static void h1_on_drain(yb_codec *c, uint64_t now)
+{
+    if (c->cur && c->write_pending) {
+        c->write_pending = 0;
+        if (!c->cur->res.sent)
+            c->cur->res.sent = now;
+    }
+}
+
+const yb_codec_ops yb_h1_client_ops = {
+    .name = "http/1.1",
+    .prepare = h1_prepare,
+    .prepared_free = h1_prepared_free,
+    .create = h1_create,
+    .destroy = h1_destroy,
+    .start = h1_start,
+    .capacity = h1_capacity,
+    .usable = h1_usable,
+    .submit = h1_submit,
+    .on_read = h1_on_read,
+    .on_eof = h1_on_eof,
+    .cancel = h1_cancel,
+    .on_drain = h1_on_drain,
+};

@@ -1,0 +1,181 @@
+#include "config.h"
+#include "engine/source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct yb_source {
+    yb_corpus_reader *rd;
+    unsigned worker, n;
+    const yb_codec_ops *ops;
+    const yb_codec_cfg *cfg;
+    uint64_t budget, cached_bytes;
+    yb_prepared **cache;   /* the share, prepared, while it fits the budget */
+    size_t n_cache, cap_cache;
+    int caching;           /* still filling the cache (first pass) */
+    int cycling;           /* serving from the cache */
+    size_t pos;            /* next cache index when cycling */
+    uint64_t pass_yield;   /* requests produced in the current pass */
+};
+
+yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, const yb_codec_ops *ops,
+                         const yb_codec_cfg *cfg, uint64_t cache_bytes, char *err, size_t errlen)
+{
+    yb_source *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->rd = yb_corpus_reader_open(path, err, errlen);
+    if (!s->rd) {
+        free(s);
+        return NULL;
+    }
+    s->worker = worker;
+    s->n = n;
+    s->ops = ops;
+    s->cfg = cfg;
+    s->budget = cache_bytes;
+    s->caching = cache_bytes > 0;
+    return s;
+}
+
+static void drop_cache(yb_source *s)
+{
+    for (size_t i = 0; i < s->n_cache; i++) {
+        s->ops->prepared_free(s->cache[i]);
+        free(s->cache[i]);
+    }
+    free(s->cache);
+    s->cache = NULL;
+    s->n_cache = s->cap_cache = 0;
+    s->caching = 0;
+}
+
+static void prepared_drop(yb_source *s, yb_prepared *p)
+{
+    s->ops->prepared_free(p);
+    free(p);
+}
+
+/* The share does not fit: stream every pass from now on.  Entries still
+ * in flight are freed by their last release. */
+static void abandon_cache(yb_source *s)
+{
+    for (size_t i = 0; i < s->n_cache; i++) {
+        s->cache[i]->cached = 0;
+        if (s->cache[i]->refs == 0)
+            prepared_drop(s, s->cache[i]);
+    }
+    free(s->cache);
+    s->cache = NULL;
+    s->n_cache = s->cap_cache = 0;
+    s->caching = 0;
+}
+
+/* Keeps p in the cache while the budget allows.  Returns 1 when cached. */
+static int cache_add(yb_source *s, yb_prepared *p)
+{
+    if (!s->caching)
+        return 0;
+    uint64_t sz = p->wire_len + p->body_len + sizeof *p;
+    if (s->cached_bytes + sz > s->budget) {
+        abandon_cache(s);
+        return 0;
+    }
+    if (s->n_cache == s->cap_cache) {
+        size_t nc = s->cap_cache ? s->cap_cache * 2 : 64;
+        yb_prepared **c = realloc(s->cache, nc * sizeof *c);
+        if (!c) {
+            abandon_cache(s);
+            return 0;
+        }
+        s->cache = c;
+        s->cap_cache = nc;
+    }
+    p->cached = 1;
+    s->cache[s->n_cache++] = p;
+    s->cached_bytes += sz;
+    return 1;
+}
+
+int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped, char *err,
+                   size_t errlen)
+{
+    if (s->cycling) {
+        if (s->pos == s->n_cache) {
+            if (!cycle)
+                return 0;
+            s->pos = 0;
+        }
+        *out = s->cache[s->pos++];
+        (*out)->refs++;
+        return 1;
+    }
+    for (;;) {
+        const yb_request *r;
+        int rc = yb_corpus_reader_next(s->rd, &r, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            if (s->caching) {
+                s->caching = 0;
+                s->cycling = 1;
+                s->pos = 0;
+                if (!cycle || s->n_cache == 0)
+                    return 0;
+                *out = s->cache[s->pos++];
+                (*out)->refs++;
+                return 1;
+            }
+            if (!cycle || s->pass_yield == 0)
+                return 0;
+            if (yb_corpus_reader_rewind(s->rd, err, errlen) < 0)
+                return -1;
+            s->pass_yield = 0;
+            continue;
+        }
+        uint64_t k = yb_corpus_reader_index(s->rd) - 1;
+        if (k % s->n != s->worker)
+            continue;
+        yb_prepared *p = calloc(1, sizeof *p);
+        if (!p) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        rc = s->ops->prepare(s->cfg, r, p);
+        if (rc == -EPROTONOSUPPORT || rc == -EINVAL) {
+            free(p);
+            (*skipped)++;
+            continue;
+        }
+        if (rc < 0) {
+            free(p);
+            snprintf(err, errlen, "record %llu: cannot prepare request: %s",
+                     (unsigned long long)k, strerror(-rc));
+            return -1;
+        }
+        p->record = k;
+        s->pass_yield++;
+        cache_add(s, p);
+        p->refs = 1;
+        *out = p;
+        return 1;
+    }
+}
+
+void yb_source_release(yb_source *s, yb_prepared *p)
+{
+    if (--p->refs == 0 && !p->cached)
+        prepared_drop(s, p);
+}
+
+void yb_source_free(yb_source *s)
+{
+    if (!s)
+        return;
+    drop_cache(s);
+    yb_corpus_reader_close(s->rd);
+    free(s);
+}

@@ -1,0 +1,25 @@
+/* A worker's share of the corpus as a stream of prepared requests: record
+ * k belongs to worker k mod n.  Streams the file (bounded memory); when the
+ * whole share fits in cache_bytes, it is kept prepared and cycled from
+ * memory instead of being decoded again on every pass. */
+#ifndef YB_SOURCE_H
+#define YB_SOURCE_H
+
+#include "codec/codec.h"
+
+typedef struct yb_source yb_source;
+
+/* Opens path for worker `worker` of `n`.  Returns NULL with err. */
+yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, const yb_codec_ops *ops,
+                         const yb_codec_cfg *cfg, uint64_t cache_bytes, char *err, size_t errlen);
+/* Next prepared request, cycling at the end of the share when cycle = 1.
+ * Returns 1 with *out (release it with yb_source_release), 0 when the
+ * share is exhausted (or empty), -1 with err on a corpus error.  Records
+ * the codec cannot carry are skipped and counted in *skipped. */
+int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped, char *err,
+                   size_t errlen);
+/* Gives back a request from yb_source_next (freed unless cached). */
+void yb_source_release(yb_source *s, yb_prepared *p);
+void yb_source_free(yb_source *s);
+
+#endif

@@ -1,0 +1,90 @@
+/* --target URL parsing and resolution. */
+#include "config.h"
+#include "engine/engine.h"
+#include "util/util.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    const char *p = strstr(url, "://");
+    if (!p || p == url || (size_t)(p - url) >= sizeof t->scheme)
+        return fail(err, errlen, "--target '%s': expected SCHEME://HOST[:PORT]", url);
+    memcpy(t->scheme, url, (size_t)(p - url));
+    unsigned defport;
+    if (!strcmp(t->scheme, "http"))
+        defport = 80;
+    else if (!strcmp(t->scheme, "https"))
+        defport = 443, t->tls = 1;
+    else if (!strcmp(t->scheme, "grpc"))
+        defport = 8080;
+    else if (!strcmp(t->scheme, "grpcs"))
+        defport = 8080, t->tls = 1;
+    else
+        return fail(err, errlen, "--target '%s': scheme must be http, https, grpc or grpcs", url);
+    const char *h = p + 3, *hend, *rest;
+    if (*h == '[') {
+        hend = strchr(h, ']');
+        if (!hend)
+            return fail(err, errlen, "--target '%s': unterminated IPv6 literal", url);
+        h++;
+        rest = hend + 1;
+    } else {
+        hend = h + strcspn(h, ":/");
+        rest = hend;
+    }
+    if (hend == h || (size_t)(hend - h) >= sizeof t->host)
+        return fail(err, errlen, "--target '%s': missing or overlong host", url);
+    memcpy(t->host, h, (size_t)(hend - h));
+    t->port = defport;
+    if (*rest == ':') {
+        char port[8] = "";
+        size_t n = strcspn(rest + 1, "/");
+        uint64_t v;
+        if (n == 0 || n >= sizeof port)
+            return fail(err, errlen, "--target '%s': bad port", url);
+        memcpy(port, rest + 1, n);
+        if (yb_parse_u64(port, 1, 65535, &v) < 0)
+            return fail(err, errlen, "--target '%s': bad port", url);
+        t->port = (unsigned)v;
+        rest += 1 + n;
+    }
+    if (*rest && *rest != '/')
+        return fail(err, errlen, "--target '%s': unexpected '%s'", url, rest);
+    int v6 = strchr(t->host, ':') != NULL;
+    if (t->port == defport && (!strcmp(t->scheme, "http") || !strcmp(t->scheme, "https")))
+        snprintf(t->authority, sizeof t->authority, v6 ? "[%s]" : "%s", t->host);
+    else
+        snprintf(t->authority, sizeof t->authority, v6 ? "[%s]:%u" : "%s:%u", t->host, t->port);
+
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    char port[8];
+    snprintf(port, sizeof port, "%u", t->port);
+    int rc = getaddrinfo(t->host, port, &hints, &ai);
+    if (rc || !ai)
+        return fail(err, errlen, "--target '%s': cannot resolve '%s': %s", url, t->host,
+                    gai_strerror(rc));
+    memcpy(&t->addr, ai->ai_addr, ai->ai_addrlen);
+    t->addrlen = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+}

@@ -1,0 +1,696 @@
+/* Workers: one libuv loop per thread with its own corpus share, schedule,
+ * sessions and recorder.  This file owns the scheduler (closed loop: a slot
+ * frees -> the next request) and the session pool (reuse, per-request,
+ * pool=N); codecs and transports are driven through their interfaces. */
+#include "config.h"
+#include "engine/engine.h"
+#include "engine/source.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct worker worker;
+
+typedef struct session {
+    worker *w;
+    yb_transport *t;
+    yb_codec *codec;
+    int ready;           /* transport ready and codec started */
+    int closing;         /* close requested; on_close pending */
+    int one_shot;        /* per-request: closed after its exchange */
+    yb_err_class close_why; /* class given to exchanges failed by our close */
+    yb_exchange *inflight; /* submitted to the codec (doubly linked) */
+    unsigned n_inflight;
+    yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
+    yb_exchange *opener; /* the exchange that pays the set-up phases */
+    struct session *next, *prev;
+} session;
+
+struct worker {
+    unsigned id;
+    const yb_engine_opts *o;
+    const yb_codec_ops *ops;
+    uv_loop_t loop;
+    uv_timer_t tick;
+    uint64_t tick_ns;
+    yb_tls_ctx *tls;
+    yb_source *src;
+    yb_recorder rec;
+    yb_codec_host host;
+    uint64_t budget;     /* requests to issue; UINT64_MAX = until the end */
+    int cycle;           /* wrap around the corpus share */
+    uint64_t issued;
+    unsigned slots;      /* closed-loop concurrency of this worker */
+    unsigned outstanding;/* issued and not finished */
+    unsigned sess_limit; /* persistent sessions allowed */
+    unsigned n_persistent;
+    session *sessions;
+    yb_exchange *wait_head, *wait_tail; /* waiting for a session */
+    yb_exchange *free_x; /* recycled exchanges */
+    uint64_t deadline;   /* stop issuing at (0 = none) */
+    uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
+    int exhausted;       /* nothing more to issue */
+    int finished;        /* teardown started */
+    int failed;
+    char err[512];
+    pthread_t thread;
+};
+
+/* ---- exchanges --------------------------------------------------------- */
+
+static yb_exchange *x_new(worker *w, yb_prepared *p, uint64_t now)
+{
+    yb_exchange *x = w->free_x;
+    if (x)
+        w->free_x = x->next;
+    else if (!(x = malloc(sizeof *x)))
+        return NULL;
+    memset(x, 0, sizeof *x);
+    x->req = p;
+    x->res.due = now;
+    x->res.grpc_status = -1;
+    return x;
+}
+
+/* Records x and recycles it.  x must be on no list. */
+static void x_finish(worker *w, yb_exchange *x)
+{
+    if (!x->res.done)
+        x->res.done = uv_hrtime();
+    yb_recorder_add(&w->rec, &x->res);
+    yb_source_release(w->src, (yb_prepared *)x->req);
+    w->outstanding--;
+    x->next = w->free_x;
+    w->free_x = x;
+}
+
+static void x_fail(worker *w, yb_exchange *x, yb_err_class why)
+{
+    x->res.err = why == YB_ERR_NONE ? YB_ERR_CLOSED : why;
+    x->res.done = uv_hrtime();
+    x_finish(w, x);
+}
+
+static void list_unlink(yb_exchange **head, yb_exchange *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        *head = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->next = x->prev = NULL;
+}
+
+static void list_push(yb_exchange **head, yb_exchange *x)
+{
+    x->prev = NULL;
+    x->next = *head;
+    if (*head)
+        (*head)->prev = x;
+    *head = x;
+}
+
+static void fifo_push(yb_exchange **h, yb_exchange **t, yb_exchange *x)
+{
+    x->next = NULL;
+    x->prev = *t;
+    if (*t)
+        (*t)->next = x;
+    else
+        *h = x;
+    *t = x;
+}
+
+static yb_exchange *fifo_pop(yb_exchange **h, yb_exchange **t)
+{
+    yb_exchange *x = *h;
+    if (x) {
+        *h = x->next;
+        if (*h)
+            (*h)->prev = NULL;
+        else
+            *t = NULL;
+        x->next = x->prev = NULL;
+    }
+    return x;
+}
+
+/* ---- sessions ---------------------------------------------------------- */
+
+static void pump(worker *w);
+
+static void sess_unlink(worker *w, session *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        w->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+}
+
+static void sess_to_front(worker *w, session *s)
+{
+    if (w->sessions == s)
+        return;
+    sess_unlink(w, s);
+    s->next = w->sessions;
+    if (w->sessions)
+        w->sessions->prev = s;
+    w->sessions = s;
+}
+
+static void sess_close(session *s, yb_err_class why)
+{
+    if (s->closing)
+        return;
+    s->closing = 1;
+    s->close_why = why;
+    yb_transport_close(s->t);
+}
+
+/* Submits x on s.  Returns 0, or < 0 when the codec refused it (x is then
+ * still the caller's). */
+static int sess_submit(session *s, yb_exchange *x, uint64_t now)
+{
+    x->owner = s;
+    int rc = s->w->ops->submit(s->codec, x, now);
+    if (rc < 0)
+        return rc;
+    list_push(&s->inflight, x);
+    s->n_inflight++;
+    return 0;
+}
+
+static int sess_has_room(const session *s)
+{
+    return s->ready && !s->closing && s->w->ops->usable(s->codec) &&
+           s->w->ops->capacity(s->codec) > 0;
+}
+
+/* Submits what waits on s (pending from before it was ready). */
+static void sess_drain_pending(session *s)
+{
+    uint64_t now = uv_hrtime();
+    while (s->pend_head && sess_has_room(s)) {
+        yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
+        if (sess_submit(s, x, now) < 0) {
+            x_fail(s->w, x, YB_ERR_OTHER);
+        }
+    }
+}
+
+/* Codec host callbacks. */
+static int host_write(void *hd, const uv_buf_t *bufs, unsigned n)
+{
+    session *s = hd;
+    return yb_transport_write(s->t, bufs, n);
+}
+
+static void host_done(void *hd, yb_exchange *x)
+{
+    session *s = hd;
+    list_unlink(&s->inflight, x);
+    s->n_inflight--;
+    x_finish(s->w, x);
+    if (s->one_shot && !s->n_inflight && !s->pend_head)
+        sess_close(s, YB_ERR_NONE);
+    else if (!s->closing)
+        sess_to_front(s->w, s);
+}
+
+static void host_close(void *hd, int fatal, yb_err_class why)
+{
+    session *s = hd;
+    if (fatal || !s->n_inflight)
+        sess_close(s, why);
+    /* else: close once the last in-flight exchange is done (HTTP/2 GOAWAY) */
+}
+
+static void host_ready(void *hd)
+{
+    session *s = hd;
+    if (s->opener && !s->opener->res.h2_ready)
+        s->opener->res.h2_ready = uv_hrtime();
+    sess_drain_pending(s);
+}
+
+static void on_ready(yb_transport *t, void *ud, yb_err_class status)
+{
+    session *s = ud;
+    if (status != YB_ERR_NONE) {
+        s->close_why = status; /* on_close follows and fails the pending work */
+        return;
+    }
+    worker *w = s->w;
+    if (s->opener) {
+        s->opener->res.connected = yb_transport_t_connected(t);
+        s->opener->res.tls_done = yb_transport_t_tls_done(t);
+        s->opener->res.tls_resumed = yb_transport_tls_resumed(t);
+    }
+    if (yb_transport_t_tls_done(t)) {
+        if (yb_transport_tls_resumed(t))
+            w->rec.tls_resumed++;
+        else
+            w->rec.tls_full++;
+    }
+    if (w->ops->start(s->codec) < 0) {
+        sess_close(s, YB_ERR_PROTOCOL);
+        return;
+    }
+    s->ready = 1;
+    sess_drain_pending(s);
+    pump(w);
+}
+
+static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
+{
+    (void)t;
+    session *s = ud;
+    if (s->closing)
+        return;
+    s->w->ops->on_read(s->codec, d, n, uv_hrtime());
+    pump(s->w);
+}
+
+static void on_drain(yb_transport *t, void *ud)
+{
+    (void)t;
+    session *s = ud;
+    s->w->ops->on_drain(s->codec, uv_hrtime());
+}
+
+static void on_close(yb_transport *t, void *ud, yb_err_class reason)
+{
+    (void)t;
+    session *s = ud;
+    worker *w = s->w;
+    if (reason == YB_ERR_CLOSED && !s->closing)
+        w->ops->on_eof(s->codec, uv_hrtime());
+    yb_err_class why = s->closing && s->close_why != YB_ERR_NONE ? s->close_why
+                       : reason != YB_ERR_NONE ? reason : s->close_why;
+    while (s->inflight) {
+        yb_exchange *x = s->inflight;
+        list_unlink(&s->inflight, x);
+        x_fail(w, x, why);
+    }
+    while (s->pend_head)
+        x_fail(w, fifo_pop(&s->pend_head, &s->pend_tail), why);
+    sess_unlink(w, s);
+    if (!s->one_shot)
+        w->n_persistent--;
+    w->ops->destroy(s->codec);
+    free(s);
+    pump(w);
+}
+
+static const yb_transport_cbs TRANSPORT_CBS = {on_ready, on_read, on_drain, on_close};
+
+/* Opens a session for x (which pays its set-up).  Returns 0, or < 0 with x
+ * failed and finished. */
+static int sess_open(worker *w, yb_exchange *x, int one_shot)
+{
+    session *s = calloc(1, sizeof *s);
+    if (!s) {
+        x_fail(w, x, YB_ERR_OTHER);
+        return -ENOMEM;
+    }
+    s->w = w;
+    s->one_shot = one_shot;
+    s->codec = w->ops->create(&w->o->codec, &w->host, s);
+    if (!s->codec) {
+        free(s);
+        x_fail(w, x, YB_ERR_OTHER);
+        return -ENOMEM;
+    }
+    uint64_t now = uv_hrtime();
+    x->res.conn_start = now;
+    s->opener = x;
+    fifo_push(&s->pend_head, &s->pend_tail, x);
+    /* link first: callbacks may run from inside connect on failure paths */
+    s->next = w->sessions;
+    if (w->sessions)
+        w->sessions->prev = s;
+    w->sessions = s;
+    if (!one_shot)
+        w->n_persistent++;
+    w->rec.sessions_opened++;
+    yb_err_class ec = YB_ERR_NONE;
+    const yb_target *tg = &w->o->target;
+    s->t = yb_transport_connect(&w->loop, (const struct sockaddr *)&tg->addr, w->tls,
+                                tg->tls ? tg->host : NULL, w->o->timeout_ns, &TRANSPORT_CBS, s,
+                                &ec);
+    if (!s->t) {
+        fifo_pop(&s->pend_head, &s->pend_tail);
+        sess_unlink(w, s);
+        if (!one_shot)
+            w->n_persistent--;
+        w->ops->destroy(s->codec);
+        free(s);
+        x_fail(w, x, ec == YB_ERR_NONE ? YB_ERR_OTHER : ec);
+        return -1;
+    }
+    return 0;
+}
+
+/* Finds a session for x or queues it.  x->res.send_start is set here. */
+static void dispatch(worker *w, yb_exchange *x)
+{
+    uint64_t now = uv_hrtime();
+    if (!x->res.send_start)
+        x->res.send_start = now;
+    w->rec.started++;
+    if (w->o->policy == YB_SESS_PER_REQUEST) {
+        sess_open(w, x, 1);
+        return;
+    }
+    for (session *s = w->sessions; s; s = s->next) {
+        if (sess_has_room(s)) {
+            if (sess_submit(s, x, now) == 0)
+                return;
+            break;
+        }
+    }
+    if (w->n_persistent < w->sess_limit) {
+        sess_open(w, x, 0);
+        return;
+    }
+    fifo_push(&w->wait_head, &w->wait_tail, x);
+}
+
+/* ---- scheduler ----------------------------------------------------------- */
+
+static void teardown(worker *w);
+
+/* Issues requests while the closed loop has free slots. */
+static void fill(worker *w)
+{
+    while (!w->exhausted && !w->grace_end && w->outstanding < w->slots) {
+        if (w->issued >= w->budget) {
+            w->exhausted = 1;
+            break;
+        }
+        yb_prepared *p;
+        uint64_t skipped = 0;
+        int rc = yb_source_next(w->src, w->cycle, &p, &skipped, w->err, sizeof w->err);
+        if (skipped) {
+            /* records this codec cannot carry: counted, never dropped silently */
+            w->rec.completed += skipped;
+            w->rec.errors[YB_ERR_PROTOCOL] += skipped;
+        }
+        if (rc <= 0) {
+            if (rc < 0)
+                w->failed = 1;
+            w->exhausted = 1;
+            break;
+        }
+        yb_exchange *x = x_new(w, p, uv_hrtime());
+        if (!x) {
+            yb_source_release(w->src, p);
+            w->failed = 1;
+            snprintf(w->err, sizeof w->err, "out of memory");
+            w->exhausted = 1;
+            break;
+        }
+        w->issued++;
+        w->outstanding++;
+        dispatch(w, x);
+    }
+}
+
+/* Moves waiting exchanges onto sessions, issues more, ends the run. */
+static void pump(worker *w)
+{
+    if (w->finished)
+        return;
+    while (w->wait_head) {
+        session *s = w->sessions;
+        while (s && !sess_has_room(s))
+            s = s->next;
+        uint64_t now = uv_hrtime();
+        if (s) {
+            yb_exchange *x = fifo_pop(&w->wait_head, &w->wait_tail);
+            if (sess_submit(s, x, now) < 0)
+                x_fail(w, x, YB_ERR_OTHER);
+        } else if (w->n_persistent < w->sess_limit) {
+            sess_open(w, fifo_pop(&w->wait_head, &w->wait_tail), 0);
+        } else {
+            break;
+        }
+    }
+    fill(w);
+    if (w->exhausted && w->outstanding == 0)
+        teardown(w);
+}
+
+/* Cuts off everything still in flight (after a stop's grace period). */
+static void cut_off(worker *w)
+{
+    w->exhausted = 1;
+    while (w->wait_head) {
+        yb_exchange *x = fifo_pop(&w->wait_head, &w->wait_tail);
+        w->rec.cut_off++;
+        yb_source_release(w->src, (yb_prepared *)x->req);
+        w->outstanding--;
+        free(x);
+    }
+    for (session *s = w->sessions; s; s = s->next) {
+        for (yb_exchange **l = &s->inflight; *l;) {
+            yb_exchange *x = *l;
+            list_unlink(l, x);
+            w->ops->cancel(s->codec, x);
+            w->rec.cut_off++;
+            yb_source_release(w->src, (yb_prepared *)x->req);
+            w->outstanding--;
+            free(x);
+        }
+        s->n_inflight = 0;
+        while (s->pend_head) {
+            yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
+            w->rec.cut_off++;
+            yb_source_release(w->src, (yb_prepared *)x->req);
+            w->outstanding--;
+            free(x);
+        }
+        sess_close(s, YB_ERR_NONE);
+    }
+}
+
+/* Fails exchanges that exceeded --timeout. */
+static void check_timeouts(worker *w, uint64_t now)
+{
+    uint64_t to = w->o->timeout_ns;
+    for (session *s = w->sessions, *next; s; s = next) {
+        next = s->next;
+        for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
+            xn = x->next;
+            if (now - x->res.send_start < to)
+                continue;
+            list_unlink(&s->inflight, x);
+            s->n_inflight--;
+            int keep = w->ops->cancel(s->codec, x);
+            x_fail(w, x, YB_ERR_TIMEOUT);
+            if (!keep) {
+                sess_close(s, YB_ERR_TIMEOUT);
+                break;
+            }
+        }
+    }
+    /* Exchanges waiting for a session also time out. */
+    for (yb_exchange *x = w->wait_head, *xn; x; x = xn) {
+        xn = x->next;
+        if (now - x->res.send_start < to)
+            continue;
+        if (x->prev)
+            x->prev->next = x->next;
+        else
+            w->wait_head = x->next;
+        if (x->next)
+            x->next->prev = x->prev;
+        else
+            w->wait_tail = x->prev;
+        x->next = x->prev = NULL;
+        x_fail(w, x, YB_ERR_TIMEOUT);
+    }
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    worker *w = t->data;
+    uint64_t now = uv_hrtime();
+    if (w->finished)
+        return;
+    if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline))) {
+        w->exhausted = 1;
+        w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
+        if (w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop) && w->o->timeout_ns)
+            w->grace_end = now + w->o->timeout_ns; /* -D: let in-flight work finish */
+    }
+    if (w->grace_end && now >= w->grace_end && w->outstanding)
+        cut_off(w);
+    if (w->o->timeout_ns)
+        check_timeouts(w, now);
+    pump(w);
+}
+
+static void close_cb_noop(uv_handle_t *h)
+{
+    (void)h;
+}
+
+static void teardown(worker *w)
+{
+    if (w->finished)
+        return;
+    w->finished = 1;
+    w->rec.run_end = uv_hrtime();
+    for (session *s = w->sessions; s; s = s->next)
+        sess_close(s, YB_ERR_NONE);
+    uv_timer_stop(&w->tick);
+    uv_close((uv_handle_t *)&w->tick, close_cb_noop);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    uv_update_time(&w->loop);
+    uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
+                   w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
+    pump(w);
+    uv_run(&w->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+/* ---- engine -------------------------------------------------------------- */
+
+static void worker_cleanup(worker *w)
+{
+    if (w->loop.data) {
+        uv_run(&w->loop, UV_RUN_NOWAIT);
+        uv_loop_close(&w->loop);
+    }
+    yb_source_free(w->src);
+    yb_tls_ctx_free(w->tls);
+    while (w->free_x) {
+        yb_exchange *x = w->free_x;
+        w->free_x = x->next;
+        free(x);
+    }
+    yb_recorder_cleanup(&w->rec);
+}
+
+static unsigned share(unsigned total, unsigned n, unsigned i)
+{
+    return total / n + (i < total % n ? 1 : 0);
+}
+
+/* Prepares worker i (opens its corpus share, TLS context, loop).  Returns
+ * 0 or -1 with err. */
+static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t start, char *err,
+                       size_t errlen)
+{
+    w->id = i;
+    w->o = o;
+    w->ops = o->ops;
+    w->host.write = host_write;
+    w->host.done = host_done;
+    w->host.close = host_close;
+    w->host.ready = host_ready;
+    if (yb_recorder_init(&w->rec) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    w->rec.run_start = start;
+    w->src = yb_source_new(o->corpus_path, i, o->threads, w->ops, &o->codec, o->cache_bytes, err,
+                           errlen);
+    if (!w->src)
+        return -1;
+    if (o->target.tls) {
+        yb_tls_client_opts t = o->tls;
+        t.session_cache = o->tls_resume;
+        if (!t.alpn)
+            t.alpn = w->ops == &yb_h1_client_ops ? "http/1.1" : "h2";
+        w->tls = yb_tls_client_ctx_new(&t, err, errlen);
+        if (!w->tls)
+            return -1;
+    }
+    w->slots = share(o->concurrency, o->threads, i);
+    switch (o->policy) {
+    case YB_SESS_REUSE: w->sess_limit = w->slots; break;
+    case YB_SESS_POOL:
+        w->sess_limit = share(o->pool_size, o->threads, i);
+        if (!w->sess_limit)
+            w->sess_limit = 1;
+        break;
+    default: w->sess_limit = 0; break;
+    }
+    if (o->requests) {
+        w->budget = o->requests / o->threads + (i < o->requests % o->threads ? 1 : 0);
+        w->cycle = 1;
+    } else {
+        w->budget = UINT64_MAX;
+        w->cycle = o->duration_ns > 0;
+    }
+    if (o->duration_ns)
+        w->deadline = start + o->duration_ns;
+    w->tick_ns = 10 * 1000000ull;
+    if (o->timeout_ns && o->timeout_ns / 4 < w->tick_ns)
+        w->tick_ns = o->timeout_ns / 4 > 1000000 ? o->timeout_ns / 4 : 1000000;
+    if (uv_loop_init(&w->loop) < 0) {
+        snprintf(err, errlen, "cannot create an event loop");
+        return -1;
+    }
+    w->loop.data = w;
+    uv_timer_init(&w->loop, &w->tick);
+    w->tick.data = w;
+    return 0;
+}
+
+int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen)
+{
+    worker *ws = calloc(o->threads, sizeof *ws);
+    if (!ws) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    unsigned started = 0;
+    uint64_t start = uv_hrtime();
+    for (unsigned i = 0; i < o->threads && !rc; i++)
+        rc = worker_init(&ws[i], o, i, start, err, errlen);
+    start = uv_hrtime();
+    for (unsigned i = 0; i < o->threads && !rc; i++) {
+        ws[i].rec.run_start = start;
+        if (ws[i].deadline)
+            ws[i].deadline = start + o->duration_ns;
+    }
+    for (unsigned i = 0; i < o->threads && !rc; i++) {
+        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+            snprintf(err, errlen, "cannot start worker thread %u", i);
+            rc = -1;
+        } else {
+            started++;
+        }
+    }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(ws[i].thread, NULL);
+    out->run_start = start;
+    for (unsigned i = 0; i < started; i++) {
+        if (ws[i].failed && !rc) {
+            snprintf(err, errlen, "%s: %s", o->corpus_path, ws[i].err);
+            rc = -1;
+        }
+        if (yb_recorder_merge(out, &ws[i].rec) < 0 && !rc) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    for (unsigned i = 0; i < o->threads; i++)
+        worker_cleanup(&ws[i]);
+    free(ws);
+    return rc;
+}
