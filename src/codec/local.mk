@@ -1,1 +1,12 @@
 ## codec module: sources and tests (included from Makefile.am)
+
+## HTTP/1.1 (client serialization + response parsing, server request parsing)
+libyangblast_a_SOURCES += src/codec/h1.c src/codec/h1.h
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_h1
+TESTS += tests/unit/test_h1
+tests_unit_test_h1_SOURCES = tests/unit/test_h1.c
+tests_unit_test_h1_LDADD = $(UNIT_LDADD)
+tests_unit_test_h1_CFLAGS = $(UNIT_CFLAGS)
+endif

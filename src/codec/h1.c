@@ -1,0 +1,790 @@
+/* HTTP/1.1 codec: request/response serialization by hand (it is only
+ * concatenation), parsing through Debian's libhttp-parser.
+ *
+ * Parsing stops at the end of each message by pausing http_parser from
+ * on_message_complete: execute() then returns the bytes consumed up to and
+ * including the message's last byte, which is what *used reports, and the
+ * bytes after it stay with the caller (pipelining, back-to-back
+ * responses).  Returning nonzero from on_message_complete would report the
+ * same count but leave the parser in an error state; pausing keeps the
+ * distinction between "done" and "broken".  Each reset re-initialises the
+ * parser, so a pause never needs to be lifted.
+ *
+ * Serialization runs one routine twice: first with no buffer to validate
+ * and size the message exactly, then into a single malloc'd buffer.  The
+ * two passes cannot disagree because they are the same code. */
+#include "codec/h1.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <http_parser.h>
+
+/* ---- shared helpers --------------------------------------------------- */
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+/* Case-insensitive (ASCII, locale-free) equality of name[0..len) with the
+ * lower-case NUL-terminated literal lit. */
+static int name_is(const char *name, size_t len, const char *lit)
+{
+    size_t i;
+    for (i = 0; i < len; i++) {
+        if (lit[i] == '\0' || lower((unsigned char)name[i]) != lit[i])
+            return 0;
+    }
+    return lit[i] == '\0';
+}
+
+/* 1 when buf[0..len) has no CR, LF or NUL (which would end or split a
+ * line of the head). */
+static int line_safe(const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    for (size_t i = 0; i < len; i++) {
+        if (b[i] == '\r' || b[i] == '\n' || b[i] == '\0')
+            return 0;
+    }
+    return 1;
+}
+
+/* A header name must be a non-empty token-ish run: we only reject what
+ * would corrupt the framing (separators that end the name early, CTLs). */
+static int name_ok(const char *name, size_t len)
+{
+    if (len == 0)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c <= 0x20 || c == 0x7f || c == ':')
+            return 0;
+    }
+    return 1;
+}
+
+/* The two-pass writer: with buf == NULL it only counts. */
+typedef struct {
+    uint8_t *buf;
+    size_t n;
+    int overflow;
+} writer;
+
+static void put(writer *w, const void *s, size_t len)
+{
+    if (len > SIZE_MAX - w->n) {
+        w->overflow = 1;
+        return;
+    }
+    if (w->buf && len)
+        memcpy(w->buf + w->n, s, len);
+    w->n += len;
+}
+
+static void puts_(writer *w, const char *s) { put(w, s, strlen(s)); }
+
+static void put_u64(writer *w, uint64_t v)
+{
+    char num[24];
+    int k = snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    if (k > 0)
+        put(w, num, (size_t)k);
+}
+
+static void put_header(writer *w, const char *name, size_t nlen, const void *val, size_t vlen)
+{
+    put(w, name, nlen);
+    put(w, ": ", 2);
+    put(w, val, vlen);
+    put(w, "\r\n", 2);
+}
+
+/* Runs build twice (size, then write) into one exact malloc'd buffer. */
+typedef int (*build_fn)(writer *w, const void *ctx);
+
+static int two_pass(build_fn build, const void *ctx, uint8_t **out, size_t *len)
+{
+    writer w = {0};
+    int rc = build(&w, ctx);
+    if (rc < 0)
+        return rc;
+    if (w.overflow)
+        return -ENOMEM;
+    size_t size = w.n;
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf)
+        return -ENOMEM;
+    w = (writer){.buf = buf};
+    build(&w, ctx);
+    /* Same code, same input: the second pass lands exactly on size. */
+    if (w.n != size) {
+        free(buf);
+        return -EINVAL;
+    }
+    *out = buf;
+    *len = size;
+    return 0;
+}
+
+/* ---- request serialization (client role) ------------------------------ */
+
+typedef struct {
+    const yb_request *r;
+    const char *host;
+    const char *auth;
+    int close;
+} req_ctx;
+
+static int method_has_body(const char *m)
+{
+    return strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
+}
+
+/* Headers the serializer owns or that must not be forwarded. */
+static int req_header_dropped(const char *name, size_t nlen, int auth_override)
+{
+    if (nlen > 0 && name[0] == ':')
+        return 1; /* HTTP/2 pseudo-header */
+    return name_is(name, nlen, "host") || name_is(name, nlen, "content-length") ||
+           name_is(name, nlen, "connection") || name_is(name, nlen, "transfer-encoding") ||
+           (auth_override && name_is(name, nlen, "authorization"));
+}
+
+static int build_request(writer *w, const void *vctx)
+{
+    const req_ctx *c = vctx;
+    const yb_request *r = c->r;
+    const char *method = r->method ? r->method : "";
+    const char *path = (r->path && r->path[0]) ? r->path : "/";
+    const char *host = c->host ? c->host : (r->authority ? r->authority : "");
+    size_t mlen = strlen(method), plen = strlen(path), hlen = strlen(host);
+
+    if (mlen == 0 || memchr(method, ' ', mlen) || !line_safe(method, mlen) ||
+        memchr(path, ' ', plen) || !line_safe(path, plen) || !line_safe(host, hlen))
+        return -EINVAL;
+    put(w, method, mlen);
+    put(w, " ", 1);
+    put(w, path, plen);
+    puts_(w, " HTTP/1.1\r\n");
+    put_header(w, "Host", 4, host, hlen);
+
+    for (size_t i = 0; i < r->n_headers; i++) {
+        const yb_header *h = &r->headers[i];
+        const char *name = h->name ? h->name : "";
+        size_t nlen = strlen(name);
+        if (req_header_dropped(name, nlen, c->auth != NULL))
+            continue;
+        if (!name_ok(name, nlen) || (h->value_len && !h->value) ||
+            !line_safe(h->value, h->value_len))
+            return -EINVAL;
+        put_header(w, name, nlen, h->value, h->value_len);
+    }
+    if (c->auth) {
+        size_t alen = strlen(c->auth);
+        if (!line_safe(c->auth, alen))
+            return -EINVAL;
+        put_header(w, "Authorization", 13, c->auth, alen);
+    }
+    if (r->body_len > 0 || method_has_body(method)) {
+        puts_(w, "Content-Length: ");
+        put_u64(w, r->body_len);
+        put(w, "\r\n", 2);
+    }
+    if (c->close)
+        puts_(w, "Connection: close\r\n");
+    put(w, "\r\n", 2);
+    if (r->body_len > 0) {
+        if (!r->body)
+            return -EINVAL;
+        put(w, r->body, r->body_len);
+    }
+    return 0;
+}
+
+int yb_h1_serialize(const yb_request *r, const char *host_override, const char *extra_auth,
+                    int close, uint8_t **out, size_t *len)
+{
+    req_ctx c = {.r = r, .host = host_override, .auth = extra_auth, .close = close};
+    return two_pass(build_request, &c, out, len);
+}
+
+/* ---- response serialization (server role) ----------------------------- */
+
+typedef struct {
+    int status;
+    const char *reason;
+    const yb_h1_header *headers;
+    size_t n;
+    const uint8_t *body;
+    size_t body_len;
+    int keep_alive;
+} resp_ctx;
+
+static int build_response(writer *w, const void *vctx)
+{
+    const resp_ctx *c = vctx;
+    int interim = c->status / 100 == 1;
+    int bodiless = interim || c->status == 204 || c->status == 304;
+    const char *reason = c->reason;
+
+    if (c->status < 100 || c->status > 999)
+        return -EINVAL;
+    if (bodiless && c->body_len > 0)
+        return -EINVAL;
+    if (!reason) {
+        reason = http_status_str((enum http_status)c->status);
+        if (!reason || strcmp(reason, "<unknown>") == 0)
+            reason = "";
+    }
+    size_t rlen = strlen(reason);
+    if (!line_safe(reason, rlen))
+        return -EINVAL;
+
+    puts_(w, "HTTP/1.1 ");
+    put_u64(w, (uint64_t)c->status);
+    put(w, " ", 1);
+    put(w, reason, rlen);
+    put(w, "\r\n", 2);
+    for (size_t i = 0; i < c->n; i++) {
+        const yb_h1_header *h = &c->headers[i];
+        const char *name = h->name ? h->name : "";
+        if (name_is(name, h->name_len, "content-length") ||
+            name_is(name, h->name_len, "transfer-encoding") ||
+            name_is(name, h->name_len, "connection"))
+            continue;
+        if (!name_ok(name, h->name_len) || (h->value_len && !h->value) ||
+            !line_safe(h->value, h->value_len))
+            return -EINVAL;
+        put_header(w, name, h->name_len, h->value, h->value_len);
+    }
+    if (!bodiless) {
+        puts_(w, "Content-Length: ");
+        put_u64(w, c->body_len);
+        put(w, "\r\n", 2);
+    }
+    if (!c->keep_alive && !interim)
+        puts_(w, "Connection: close\r\n");
+    put(w, "\r\n", 2);
+    if (c->body && c->body_len > 0)
+        put(w, c->body, c->body_len);
+    return 0;
+}
+
+int yb_h1_serialize_response(int status, const char *reason,
+                             const yb_h1_header *headers, size_t n,
+                             const uint8_t *body, size_t body_len, int keep_alive,
+                             uint8_t **out, size_t *outlen)
+{
+    if (n > 0 && !headers)
+        return -EINVAL;
+    resp_ctx c = {.status = status, .reason = reason, .headers = headers, .n = n,
+                  .body = body, .body_len = body_len, .keep_alive = keep_alive};
+    return two_pass(build_response, &c, out, outlen);
+}
+
+/* ---- response parsing (client role) ----------------------------------- */
+
+struct yb_h1_resp {
+    http_parser parser;
+    uint64_t max_body;
+    uint64_t body_len;
+    int head;       /* response to HEAD: never a body */
+    int status;
+    int keep_alive;
+    int complete;
+    int truncated;
+    const char *err; /* static; NULL = no error */
+};
+
+static int resp_on_headers_complete(http_parser *hp)
+{
+    yb_h1_resp *p = hp->data;
+    int st = (int)hp->status_code;
+    p->status = st;
+    if (st < 100) { /* http_parser takes any three digits */
+        p->err = "invalid HTTP status code";
+        return -1;
+    }
+    if (hp->http_major != 1) {
+        p->err = "unsupported HTTP version";
+        return -1;
+    }
+    if (st == 101) {
+        /* We never ask for an upgrade; the bytes after this are not HTTP. */
+        p->err = "unexpected 101 Switching Protocols";
+        return -1;
+    }
+    /* RFC 9112 6.3: these never have a body, whatever the headers say
+     * (http_parser would otherwise honour a Content-Length on 204/304). */
+    if (st / 100 == 1 || st == 204 || st == 304 || p->head)
+        return 1;
+    if (!(hp->flags & F_CHUNKED) && hp->content_length != UINT64_MAX &&
+        hp->content_length > p->max_body) {
+        p->err = "response body too large";
+        return -1;
+    }
+    return 0;
+}
+
+static int resp_on_body(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_resp *p = hp->data;
+    (void)at; /* counted, never copied */
+    if (len > p->max_body - p->body_len) {
+        p->err = "response body too large";
+        return -1;
+    }
+    p->body_len += len;
+    return 0;
+}
+
+static int resp_on_message_complete(http_parser *hp)
+{
+    yb_h1_resp *p = hp->data;
+    if (hp->status_code / 100 == 1) {
+        /* Interim (100 Continue, 103 Early Hints): the real answer follows. */
+        p->body_len = 0;
+        p->status = 0;
+        return 0;
+    }
+    p->complete = 1;
+    p->keep_alive = http_should_keep_alive(hp);
+    http_parser_pause(hp, 1);
+    return 0;
+}
+
+static const http_parser_settings resp_settings = {
+    .on_headers_complete = resp_on_headers_complete,
+    .on_body = resp_on_body,
+    .on_message_complete = resp_on_message_complete,
+};
+
+yb_h1_resp *yb_h1_resp_new(uint64_t max_body)
+{
+    yb_h1_resp *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->max_body = max_body;
+    yb_h1_resp_reset(p, 0);
+    return p;
+}
+
+void yb_h1_resp_free(yb_h1_resp *p)
+{
+    free(p);
+}
+
+void yb_h1_resp_reset(yb_h1_resp *p, int head)
+{
+    http_parser_init(&p->parser, HTTP_RESPONSE);
+    p->parser.data = p;
+    p->head = head ? 1 : 0;
+    p->body_len = 0;
+    p->status = 0;
+    p->keep_alive = 0;
+    p->complete = 0;
+    p->truncated = 0;
+    p->err = NULL;
+}
+
+yb_h1_rc yb_h1_resp_feed(yb_h1_resp *p, const uint8_t *data, size_t len, size_t *used)
+{
+    *used = 0;
+    if (p->err)
+        return YB_H1_ERROR;
+    if (p->complete) {
+        p->err = "response already complete (reset before the next one)";
+        return YB_H1_ERROR;
+    }
+    if (len == 0) /* execute() would take it for EOF */
+        return YB_H1_MORE;
+    size_t n = http_parser_execute(&p->parser, &resp_settings, (const char *)data, len);
+    *used = n;
+    if (p->complete)
+        return YB_H1_COMPLETE;
+    enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
+    if (e != HPE_OK) {
+        if (!p->err)
+            p->err = http_errno_description(e);
+        return YB_H1_ERROR;
+    }
+    if (n != len) {
+        p->err = "response parser stopped early";
+        return YB_H1_ERROR;
+    }
+    return YB_H1_MORE;
+}
+
+yb_h1_rc yb_h1_resp_eof(yb_h1_resp *p)
+{
+    if (p->complete)
+        return YB_H1_COMPLETE;
+    if (p->err)
+        return YB_H1_ERROR;
+    /* len 0 tells http_parser about EOF: a close-delimited body completes,
+     * anything else mid-message is HPE_INVALID_EOF_STATE. */
+    http_parser_execute(&p->parser, &resp_settings, "", 0);
+    if (p->complete)
+        return YB_H1_COMPLETE;
+    enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
+    if (e == HPE_OK || e == HPE_INVALID_EOF_STATE) {
+        p->truncated = 1;
+        p->err = "connection closed before the response was complete";
+    } else if (!p->err) {
+        p->err = http_errno_description(e);
+    }
+    return YB_H1_ERROR;
+}
+
+int yb_h1_resp_status(const yb_h1_resp *p) { return p->status; }
+int yb_h1_resp_keep_alive(const yb_h1_resp *p) { return p->keep_alive; }
+uint64_t yb_h1_resp_body_len(const yb_h1_resp *p) { return p->body_len; }
+const char *yb_h1_resp_error(const yb_h1_resp *p) { return p->err ? p->err : ""; }
+int yb_h1_resp_truncated(const yb_h1_resp *p) { return p->err && p->truncated; }
+
+/* ---- request parsing (server role) ------------------------------------ */
+
+/* Bodies above this are not kept allocated between requests. */
+#define BODY_KEEP_MAX (1u << 20)
+
+enum item { IN_NONE, IN_URL, IN_FIELD, IN_VALUE };
+
+struct yb_h1_req {
+    http_parser parser;
+    uint64_t max_body;
+    /* Head arena: URL, names and values, each NUL-terminated, contiguous;
+     * fixed size so views never move. */
+    char *arena;
+    size_t arena_used;
+    enum item in;
+    char *item; /* start of the item being received */
+    const char *url;
+    size_t url_len;
+    yb_h1_header *headers; /* YB_H1_REQ_MAX_HEADERS slots */
+    size_t n_headers;      /* finished headers */
+    uint8_t *body;
+    size_t body_len, body_cap;
+    int started, headers_done, complete, keep_alive;
+    int err_status;
+    const char *err;
+};
+
+static int req_fail(yb_h1_req *p, int status, const char *msg)
+{
+    if (!p->err) {
+        p->err = msg;
+        p->err_status = status;
+    }
+    return -1;
+}
+
+static int arena_append(yb_h1_req *p, const char *at, size_t len)
+{
+    /* Always leave room for the item's terminator. */
+    if (len >= YB_H1_REQ_MAX_HEAD_BYTES - p->arena_used) {
+        if (p->in == IN_URL)
+            return req_fail(p, 414, "request URL too long");
+        return req_fail(p, 431, "request header fields too large");
+    }
+    memcpy(p->arena + p->arena_used, at, len);
+    p->arena_used += len;
+    return 0;
+}
+
+/* Terminates the item in progress and files it. */
+static void finish_item(yb_h1_req *p)
+{
+    char *end = p->arena + p->arena_used;
+    size_t len = (size_t)(end - p->item);
+    switch (p->in) {
+    case IN_NONE:
+        return;
+    case IN_URL:
+        p->url = p->item;
+        p->url_len = len;
+        break;
+    case IN_FIELD: /* a name with no value callback: empty value */
+        p->headers[p->n_headers].name_len = len;
+        *end = '\0';
+        p->arena_used++;
+        end = p->arena + p->arena_used;
+        if (p->arena_used >= YB_H1_REQ_MAX_HEAD_BYTES) {
+            req_fail(p, 431, "request header fields too large");
+            p->in = IN_NONE;
+            return;
+        }
+        p->headers[p->n_headers].value = end;
+        p->headers[p->n_headers].value_len = 0;
+        p->n_headers++;
+        break;
+    case IN_VALUE:
+        p->headers[p->n_headers].value_len = len;
+        p->n_headers++;
+        break;
+    }
+    *end = '\0';
+    p->arena_used++;
+    p->in = IN_NONE;
+}
+
+static void start_item(yb_h1_req *p, enum item in)
+{
+    p->in = in;
+    p->item = p->arena + p->arena_used;
+}
+
+static int req_on_message_begin(http_parser *hp)
+{
+    yb_h1_req *p = hp->data;
+    p->started = 1;
+    return 0;
+}
+
+static int req_on_url(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_req *p = hp->data;
+    if (p->in != IN_URL)
+        start_item(p, IN_URL);
+    return arena_append(p, at, len);
+}
+
+static int req_on_header_field(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_req *p = hp->data;
+    if (p->in != IN_FIELD) {
+        finish_item(p);
+        if (p->err)
+            return -1;
+        if (p->n_headers >= YB_H1_REQ_MAX_HEADERS)
+            return req_fail(p, 431, "too many request header fields");
+        start_item(p, IN_FIELD);
+        p->headers[p->n_headers].name = p->item;
+    }
+    return arena_append(p, at, len);
+}
+
+static int req_on_header_value(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_req *p = hp->data;
+    if (p->in != IN_VALUE) {
+        if (p->in != IN_FIELD) /* http_parser never does this; be safe */
+            return req_fail(p, 400, "header value without a name");
+        yb_h1_header *h = &p->headers[p->n_headers];
+        h->name_len = (size_t)(p->arena + p->arena_used - p->item);
+        p->arena[p->arena_used++] = '\0';
+        start_item(p, IN_VALUE);
+        h->value = p->item;
+    }
+    return arena_append(p, at, len);
+}
+
+static int req_on_headers_complete(http_parser *hp)
+{
+    yb_h1_req *p = hp->data;
+    finish_item(p);
+    if (p->err)
+        return -1;
+    if (!p->url) { /* cannot happen with http_parser; keep views valid */
+        p->url = p->arena + p->arena_used;
+        p->arena[p->arena_used++] = '\0';
+        p->url_len = 0;
+    }
+    p->headers_done = 1;
+    if (hp->http_major != 1)
+        return req_fail(p, 505, "HTTP version not supported");
+    if (!(hp->flags & F_CHUNKED) && hp->content_length != UINT64_MAX &&
+        hp->content_length > p->max_body)
+        return req_fail(p, 413, "body too large");
+    return 0;
+}
+
+static int req_on_body(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_req *p = hp->data;
+    if (len > p->max_body - p->body_len)
+        return req_fail(p, 413, "body too large");
+    size_t need = p->body_len + len;
+    if (need > p->body_cap) {
+        /* Grow geometrically with what actually arrives (a claimed
+         * Content-Length alone reserves nothing), never past max_body. */
+        size_t cap = p->body_cap ? p->body_cap : 4096;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        if ((uint64_t)cap > p->max_body)
+            cap = need;
+        uint8_t *nb = realloc(p->body, cap);
+        if (!nb)
+            return req_fail(p, 500, "out of memory");
+        p->body = nb;
+        p->body_cap = cap;
+    }
+    memcpy(p->body + p->body_len, at, len);
+    p->body_len = need;
+    return 0;
+}
+
+static int req_on_message_complete(http_parser *hp)
+{
+    yb_h1_req *p = hp->data;
+    finish_item(p); /* a trailer in progress */
+    if (p->err)
+        return -1;
+    p->complete = 1;
+    p->keep_alive = http_should_keep_alive(hp);
+    http_parser_pause(hp, 1);
+    return 0;
+}
+
+static const http_parser_settings req_settings = {
+    .on_message_begin = req_on_message_begin,
+    .on_url = req_on_url,
+    .on_header_field = req_on_header_field,
+    .on_header_value = req_on_header_value,
+    .on_headers_complete = req_on_headers_complete,
+    .on_body = req_on_body,
+    .on_message_complete = req_on_message_complete,
+};
+
+yb_h1_req *yb_h1_req_new(uint64_t max_body)
+{
+    yb_h1_req *p = calloc(1, sizeof *p);
+    if (!p)
+        goto fail;
+    p->max_body = max_body;
+    p->arena = malloc(YB_H1_REQ_MAX_HEAD_BYTES);
+    if (!p->arena)
+        goto fail;
+    p->headers = calloc(YB_H1_REQ_MAX_HEADERS, sizeof *p->headers);
+    if (!p->headers)
+        goto fail;
+    yb_h1_req_reset(p);
+    return p;
+fail:
+    yb_h1_req_free(p);
+    return NULL;
+}
+
+void yb_h1_req_free(yb_h1_req *p)
+{
+    if (!p)
+        return;
+    free(p->arena);
+    free(p->headers);
+    free(p->body);
+    free(p);
+}
+
+void yb_h1_req_reset(yb_h1_req *p)
+{
+    http_parser_init(&p->parser, HTTP_REQUEST);
+    p->parser.data = p;
+    p->arena_used = 0;
+    p->in = IN_NONE;
+    p->item = p->arena;
+    p->url = NULL;
+    p->url_len = 0;
+    p->n_headers = 0;
+    p->body_len = 0;
+    if (p->body_cap > BODY_KEEP_MAX) {
+        free(p->body);
+        p->body = NULL;
+        p->body_cap = 0;
+    }
+    p->started = p->headers_done = p->complete = p->keep_alive = 0;
+    p->err_status = 0;
+    p->err = NULL;
+}
+
+yb_h1_rc yb_h1_req_feed(yb_h1_req *p, const uint8_t *data, size_t len, size_t *used)
+{
+    *used = 0;
+    if (p->err)
+        return YB_H1_ERROR;
+    if (p->complete) {
+        req_fail(p, 400, "request already complete (reset before the next one)");
+        return YB_H1_ERROR;
+    }
+    if (len == 0) /* execute() would take it for EOF */
+        return YB_H1_MORE;
+    size_t n = http_parser_execute(&p->parser, &req_settings, (const char *)data, len);
+    *used = n;
+    if (p->complete)
+        return YB_H1_COMPLETE;
+    enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
+    if (e != HPE_OK) {
+        req_fail(p, 400, http_errno_description(e));
+        return YB_H1_ERROR;
+    }
+    if (n != len) {
+        /* CONNECT / Upgrade: http_parser hands the rest over as another
+         * protocol, which we do not speak. */
+        req_fail(p, 400, "protocol upgrade not supported");
+        return YB_H1_ERROR;
+    }
+    return YB_H1_MORE;
+}
+
+yb_h1_rc yb_h1_req_eof(yb_h1_req *p)
+{
+    if (p->complete)
+        return YB_H1_COMPLETE;
+    if (p->err)
+        return YB_H1_ERROR;
+    if (!p->started)
+        return YB_H1_MORE;
+    req_fail(p, 400, "connection closed before the request was complete");
+    return YB_H1_ERROR;
+}
+
+int yb_h1_req_headers_done(const yb_h1_req *p) { return p->headers_done; }
+
+const char *yb_h1_req_method(const yb_h1_req *p)
+{
+    return p->headers_done ? http_method_str((enum http_method)p->parser.method) : "";
+}
+
+const char *yb_h1_req_path(const yb_h1_req *p, size_t *len)
+{
+    if (len)
+        *len = p->headers_done ? p->url_len : 0;
+    return p->headers_done ? p->url : "";
+}
+
+void yb_h1_req_version(const yb_h1_req *p, int *major, int *minor)
+{
+    *major = p->parser.http_major;
+    *minor = p->parser.http_minor;
+}
+
+const yb_h1_header *yb_h1_req_headers(const yb_h1_req *p, size_t *n)
+{
+    *n = p->n_headers;
+    return p->headers;
+}
+
+const yb_h1_header *yb_h1_req_header(const yb_h1_req *p, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < p->n_headers; i++) {
+        const yb_h1_header *h = &p->headers[i];
+        if (h->name_len != len)
+            continue;
+        size_t k = 0;
+        while (k < len && lower((unsigned char)h->name[k]) == lower((unsigned char)name[k]))
+            k++;
+        if (k == len)
+            return h;
+    }
+    return NULL;
+}
+
+const uint8_t *yb_h1_req_body(const yb_h1_req *p, size_t *len)
+{
+    *len = p->body_len;
+    return p->body_len ? p->body : NULL;
+}
+
+int yb_h1_req_keep_alive(const yb_h1_req *p) { return p->keep_alive; }
+const char *yb_h1_req_error(const yb_h1_req *p) { return p->err ? p->err : ""; }
+int yb_h1_req_error_status(const yb_h1_req *p) { return p->err ? p->err_status : 0; }
