@@ -128,11 +128,7 @@ static int pick_codec(const char *path, const yb_codec_ops **ops, const char **p
     *proto = yb_proto_name(q->protocol);
     int h2 = yb_proto_is_h2(q->protocol);
     yb_corpus_reader_close(r);
-    if (h2) {
-        yb_errorf("%s: HTTP/2 (gNMI) replay is not available in this build yet", path);
-        return YB_EXIT_USAGE;
-    }
-    *ops = &yb_h1_client_ops;
+    *ops = h2 ? &yb_h2_client_ops : &yb_h1_client_ops;
     return 0;
 }
 

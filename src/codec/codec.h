@@ -100,5 +100,6 @@ typedef struct {
 } yb_codec_ops;
 
 extern const yb_codec_ops yb_h1_client_ops;
+extern const yb_codec_ops yb_h2_client_ops;
 
 #endif

@@ -3,5 +3,5 @@ libyangblast_a_SOURCES += \
 	src/engine/engine.h src/engine/target.c \
 	src/engine/source.c src/engine/source.h \
 	src/engine/worker.c \
-	src/codec/codec.h src/codec/h1_client.c \
+	src/codec/codec.h src/codec/h1_client.c src/codec/h2_client.c \
 	src/cli/run.c

@@ -216,7 +216,18 @@ static void host_done(void *hd, yb_exchange *x)
     session *s = hd;
     list_unlink(&s->inflight, x);
     s->n_inflight--;
-    x_finish(s->w, x);
+    if (x->retry) {
+        /* not processed by the server (refused stream, above GOAWAY's last
+         * id): run it again on another session, keeping its due time */
+        x->retry = 0;
+        x->res.done = x->res.first_byte = x->res.sent = 0;
+        x->res.conn_start = x->res.connected = x->res.tls_done = x->res.h2_ready = 0;
+        x->res.bytes_in = 0;
+        s->w->rec.retried++;
+        fifo_push(&s->w->wait_head, &s->w->wait_tail, x);
+    } else {
+        x_finish(s->w, x);
+    }
     if (s->one_shot && !s->n_inflight && !s->pend_head)
         sess_close(s, YB_ERR_NONE);
     else if (!s->closing)
@@ -251,12 +262,6 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
         s->opener->res.connected = yb_transport_t_connected(t);
         s->opener->res.tls_done = yb_transport_t_tls_done(t);
         s->opener->res.tls_resumed = yb_transport_tls_resumed(t);
-    }
-    if (yb_transport_t_tls_done(t)) {
-        if (yb_transport_tls_resumed(t))
-            w->rec.tls_resumed++;
-        else
-            w->rec.tls_full++;
     }
     if (w->ops->start(s->codec) < 0) {
         sess_close(s, YB_ERR_PROTOCOL);
@@ -338,7 +343,6 @@ static int sess_open(worker *w, yb_exchange *x, int one_shot)
     w->sessions = s;
     if (!one_shot)
         w->n_persistent++;
-    w->rec.sessions_opened++;
     yb_err_class ec = YB_ERR_NONE;
     const yb_target *tg = &w->o->target;
     s->t = yb_transport_connect(&w->loop, (const struct sockaddr *)&tg->addr, w->tls,

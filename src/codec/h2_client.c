@@ -1,0 +1,720 @@
+/* HTTP/2 client codec on nghttp2's client session (mem_send/mem_recv over
+ * the session's transport), with gRPC framed by hand on top: 5-byte
+ * message prefixes, trailers, grpc-status / grpc-message, and gNMI
+ * responses checked with protobuf-c. */
+#include "config.h"
+#include "codec/codec.h"
+#include "gnmi/gnmi_msg.h"
+
+#include <errno.h>
+#include <nghttp2/nghttp2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* gRPC status codes used here. */
+enum {
+    GRPC_OK = 0, GRPC_CANCELLED = 1, GRPC_UNKNOWN = 2, GRPC_RESOURCE_EXHAUSTED = 8,
+    GRPC_UNIMPLEMENTED = 12, GRPC_INTERNAL = 13, GRPC_UNAVAILABLE = 14,
+    GRPC_PERMISSION_DENIED = 7, GRPC_UNAUTHENTICATED = 16,
+};
+
+typedef enum { RPC_OTHER = 0, RPC_SET, RPC_GET, RPC_CAPABILITIES, RPC_SUBSCRIBE } rpc_kind;
+
+/* Codec-private part of a prepared request. */
+typedef struct {
+    nghttp2_nv *nv;
+    size_t n_nv;
+    char *arena;       /* names and values */
+    uint8_t *body;
+    size_t body_len;
+    rpc_kind rpc;
+    int grpc;          /* content-type application/grpc */
+    size_t set_ops;    /* Set: operations in the request */
+} h2_req;
+
+/* Per-stream state. */
+typedef struct stream {
+    yb_exchange *x;
+    size_t body_off;          /* request body sent so far */
+    uint8_t *msg;             /* response bytes being reassembled */
+    size_t msg_len, msg_cap;
+    int http_status;
+    int grpc_status;          /* -1 = not seen */
+    int got_headers;
+    int bad;                  /* a protocol/validation problem was found */
+    unsigned messages;
+    struct stream *next, *prev; /* the codec's open streams */
+} stream;
+
+struct yb_codec {
+    const yb_codec_cfg *cfg;
+    const yb_codec_host *host;
+    void *hostdata;
+    nghttp2_session *ng;
+    uint8_t *out;             /* batch of mem_send output */
+    size_t out_len, out_cap;
+    int got_settings, got_ack, ready;
+    int goaway;
+    int dead;
+    unsigned active;
+    stream *streams;
+    uint64_t now;
+};
+
+static void stream_link(yb_codec *c, stream *st)
+{
+    st->prev = NULL;
+    st->next = c->streams;
+    if (c->streams)
+        c->streams->prev = st;
+    c->streams = st;
+    c->active++;
+}
+
+/* Unlinks and frees st. */
+static void stream_free(yb_codec *c, stream *st)
+{
+    if (st->prev)
+        st->prev->next = st->next;
+    else
+        c->streams = st->next;
+    if (st->next)
+        st->next->prev = st->prev;
+    c->active--;
+    free(st->msg);
+    free(st);
+}
+
+/* ---- prepare ------------------------------------------------------------ */
+
+static int hdr_skip(const char *name)
+{
+    static const char *const skip[] = {"host", "content-length", "connection", "te",
+                                       "transfer-encoding", "keep-alive", "upgrade",
+                                       "grpc-timeout", "user-agent", "content-type",
+                                       "proxy-connection", NULL};
+    for (const char *const *p = skip; *p; p++)
+        if (!strcasecmp(name, *p))
+            return 1;
+    return 0;
+}
+
+static rpc_kind rpc_of(const char *path)
+{
+    if (!strcmp(path, "/gnmi.gNMI/Set"))
+        return RPC_SET;
+    if (!strcmp(path, "/gnmi.gNMI/Get"))
+        return RPC_GET;
+    if (!strcmp(path, "/gnmi.gNMI/Capabilities"))
+        return RPC_CAPABILITIES;
+    if (!strcmp(path, "/gnmi.gNMI/Subscribe"))
+        return RPC_SUBSCRIBE;
+    return RPC_OTHER;
+}
+
+/* gRPC timeout: at most 8 digits and a unit. */
+static void grpc_timeout(uint64_t ns, char *buf, size_t cap)
+{
+    static const struct { char unit; uint64_t div; } units[] = {
+        {'n', 1}, {'u', 1000}, {'m', 1000000}, {'S', 1000000000ull},
+        {'M', 60000000000ull}, {'H', 3600000000000ull}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        uint64_t v = (ns + units[i].div - 1) / units[i].div;
+        if (v < 100000000ull) {
+            snprintf(buf, cap, "%llu%c", (unsigned long long)v, units[i].unit);
+            return;
+        }
+    }
+    snprintf(buf, cap, "99999999H");
+}
+
+static size_t set_ops_of(const uint8_t *body, size_t len)
+{
+    size_t off = 0, n;
+    const uint8_t *m;
+    if (yb_grpc_next(body, len, &off, &m, &n, len) != 1)
+        return 0;
+    Gnmi__SetRequest *r = gnmi__set_request__unpack(NULL, n, m);
+    if (!r)
+        return 0;
+    size_t ops = r->n_delete_ + r->n_replace + r->n_update + r->n_union_replace;
+    gnmi__set_request__free_unpacked(r, NULL);
+    return ops;
+}
+
+static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out)
+{
+    if (!yb_proto_is_h2(r->protocol))
+        return -EPROTONOSUPPORT;
+    memset(out, 0, sizeof *out);
+    h2_req *h = calloc(1, sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    h->rpc = rpc_of(r->path);
+    h->grpc = r->protocol == YB_PROTO_GNMI;
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (!strcasecmp(r->headers[i].name, "content-type") && r->headers[i].value_len >= 16 &&
+            !strncmp((const char *)r->headers[i].value, "application/grpc", 16))
+            h->grpc = 1;
+    char tmo[16] = "";
+    if (h->grpc && cfg->timeout_ns)
+        grpc_timeout(cfg->timeout_ns, tmo, sizeof tmo);
+
+    /* Header order as the gRPC HTTP/2 protocol wants it: pseudo-headers,
+     * te, grpc-timeout, content-type, user-agent, then custom metadata. */
+    const char *fixed[][2] = {
+        {":method", r->method}, {":scheme", cfg->scheme ? cfg->scheme : r->scheme},
+        {":path", r->path},     {":authority", cfg->authority ? cfg->authority : r->authority},
+        {"te", h->grpc ? "trailers" : NULL},
+        {"grpc-timeout", *tmo ? tmo : NULL},
+        {"content-type", h->grpc ? "application/grpc" : NULL},
+        {"user-agent", cfg->user_agent},
+        {"username", h->grpc && cfg->user ? cfg->user : NULL},
+        {"password", h->grpc && cfg->user ? cfg->password : NULL},
+        {"authorization", !h->grpc ? cfg->auth_header : NULL},
+    };
+    size_t nfixed = sizeof fixed / sizeof fixed[0];
+    size_t max_nv = nfixed + r->n_headers + cfg->n_extra, arena = 0;
+    for (size_t i = 0; i < nfixed; i++)
+        if (fixed[i][1])
+            arena += strlen(fixed[i][0]) + strlen(fixed[i][1]) + 2;
+    for (size_t i = 0; i < r->n_headers; i++)
+        arena += strlen(r->headers[i].name) + r->headers[i].value_len + 2;
+    for (size_t i = 0; i < cfg->n_extra; i++)
+        arena += strlen(cfg->extra[i].name) + cfg->extra[i].value_len + 2;
+    h->nv = calloc(max_nv, sizeof *h->nv);
+    h->arena = malloc(arena + 1);
+    if (!h->nv || !h->arena)
+        goto oom;
+    char *a = h->arena;
+#define ADD(N, NL, V, VL)                                                           \
+    do {                                                                            \
+        nghttp2_nv *nv_ = &h->nv[h->n_nv++];                                        \
+        memcpy(a, N, NL);                                                           \
+        for (size_t k_ = 0; k_ < (NL); k_++) /* HTTP/2 field names are lower case */ \
+            if (a[k_] >= 'A' && a[k_] <= 'Z')                                       \
+                a[k_] = (char)(a[k_] + 32);                                         \
+        a[NL] = 0;                                                                  \
+        nv_->name = (uint8_t *)a;                                                   \
+        nv_->namelen = NL;                                                          \
+        a += (NL) + 1;                                                              \
+        if (VL)                                                                     \
+            memcpy(a, V, VL);                                                       \
+        a[VL] = 0;                                                                  \
+        nv_->value = (uint8_t *)a;                                                  \
+        nv_->valuelen = VL;                                                         \
+        nv_->flags = NGHTTP2_NV_FLAG_NONE;                                          \
+        a += (VL) + 1;                                                              \
+    } while (0)
+    for (size_t i = 0; i < nfixed; i++)
+        if (fixed[i][1])
+            ADD(fixed[i][0], strlen(fixed[i][0]), fixed[i][1], strlen(fixed[i][1]));
+    for (size_t i = 0; i < r->n_headers; i++) {
+        const yb_header *x = &r->headers[i];
+        if (hdr_skip(x->name) || (h->grpc && cfg->user && (!strcasecmp(x->name, "username") ||
+                                                          !strcasecmp(x->name, "password"))))
+            continue;
+        ADD(x->name, strlen(x->name), x->value, x->value_len);
+    }
+    for (size_t i = 0; i < cfg->n_extra; i++)
+        ADD(cfg->extra[i].name, strlen(cfg->extra[i].name), cfg->extra[i].value,
+            cfg->extra[i].value_len);
+#undef ADD
+    if (r->body_len) {
+        h->body = malloc(r->body_len);
+        if (!h->body)
+            goto oom;
+        memcpy(h->body, r->body, r->body_len);
+        h->body_len = r->body_len;
+    }
+    if (h->rpc == RPC_SET)
+        h->set_ops = set_ops_of(h->body, h->body_len);
+    out->protocol = r->protocol;
+    out->h2 = h;
+    out->body_len = r->body_len;
+    out->wire_len = r->body_len;
+    for (size_t i = 0; i < h->n_nv; i++)
+        out->wire_len += h->nv[i].namelen + h->nv[i].valuelen;
+    out->conn_id = r->conn_id;
+    out->expected_status = r->expected_status;
+    out->expected_grpc = r->expected_grpc;
+    return 0;
+oom:
+    free(h->nv);
+    free(h->arena);
+    free(h);
+    return -ENOMEM;
+}
+
+static void h2_prepared_free(yb_prepared *p)
+{
+    h2_req *h = p->h2;
+    if (h) {
+        free(h->nv);
+        free(h->arena);
+        free(h->body);
+        free(h);
+    }
+    p->h2 = NULL;
+}
+
+/* ---- session plumbing ------------------------------------------------- */
+
+/* Serializes everything nghttp2 wants to send and writes it as one batch.
+ * Returns 0 or < 0 (session dead). */
+static int flush(yb_codec *c)
+{
+    if (c->dead)
+        return -EPIPE;
+    c->out_len = 0;
+    for (;;) {
+        const uint8_t *d;
+        ssize_t n = nghttp2_session_mem_send(c->ng, &d);
+        if (n < 0) {
+            c->dead = 1;
+            return -EPROTO;
+        }
+        if (n == 0)
+            break;
+        if (c->out_len + (size_t)n > c->out_cap) {
+            size_t nc = c->out_cap ? c->out_cap : 16384;
+            while (nc < c->out_len + (size_t)n)
+                nc *= 2;
+            uint8_t *nb = realloc(c->out, nc);
+            if (!nb) {
+                c->dead = 1;
+                return -ENOMEM;
+            }
+            c->out = nb;
+            c->out_cap = nc;
+        }
+        memcpy(c->out + c->out_len, d, (size_t)n);
+        c->out_len += (size_t)n;
+    }
+    if (!c->out_len)
+        return 0;
+    uv_buf_t b = uv_buf_init((char *)c->out, (unsigned)c->out_len);
+    int rc = c->host->write(c->hostdata, &b, 1);
+    if (rc < 0) {
+        c->dead = 1;
+        return rc;
+    }
+    return 0;
+}
+
+static int http_to_grpc(int status)
+{
+    switch (status) {
+    case 400: return GRPC_INTERNAL;
+    case 401: return GRPC_UNAUTHENTICATED;
+    case 403: return GRPC_PERMISSION_DENIED;
+    case 404: return GRPC_UNIMPLEMENTED;
+    case 429: case 502: case 503: case 504: return GRPC_UNAVAILABLE;
+    default: return GRPC_UNKNOWN;
+    }
+}
+
+/* RST_STREAM error codes → gRPC codes (gRPC over HTTP/2 protocol). */
+static int rst_to_grpc(uint32_t ec)
+{
+    switch (ec) {
+    case NGHTTP2_REFUSED_STREAM: return GRPC_UNAVAILABLE;
+    case NGHTTP2_CANCEL: return GRPC_CANCELLED;
+    case NGHTTP2_ENHANCE_YOUR_CALM: return GRPC_RESOURCE_EXHAUSTED;
+    case NGHTTP2_INADEQUATE_SECURITY: return GRPC_PERMISSION_DENIED;
+    default: return GRPC_INTERNAL;
+    }
+}
+
+/* Checks a complete unary gNMI response.  Returns 1 when it is valid. */
+static int check_unary(const h2_req *h, const uint8_t *buf, size_t len, size_t max)
+{
+    size_t off = 0, n;
+    const uint8_t *m;
+    if (yb_grpc_next(buf, len, &off, &m, &n, max) != 1 || off != len)
+        return 0;
+    switch (h->rpc) {
+    case RPC_SET: {
+        Gnmi__SetResponse *r = gnmi__set_response__unpack(NULL, n, m);
+        if (!r)
+            return 0;
+        int ok = r->n_response == h->set_ops;
+        gnmi__set_response__free_unpacked(r, NULL);
+        return ok;
+    }
+    case RPC_GET: {
+        Gnmi__GetResponse *r = gnmi__get_response__unpack(NULL, n, m);
+        if (r)
+            gnmi__get_response__free_unpacked(r, NULL);
+        return r != NULL;
+    }
+    case RPC_CAPABILITIES: {
+        Gnmi__CapabilityResponse *r = gnmi__capability_response__unpack(NULL, n, m);
+        if (r)
+            gnmi__capability_response__free_unpacked(r, NULL);
+        return r != NULL;
+    }
+    default:
+        return 1;
+    }
+}
+
+static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
+{
+    yb_exchange *x = st->x;
+    const h2_req *h = x->req->h2;
+    x->res.done = c->now;
+    x->res.status = st->http_status;
+    int g = st->grpc_status;
+    if (h->grpc) {
+        if (error_code != NGHTTP2_NO_ERROR && g < 0)
+            g = rst_to_grpc(error_code);
+        else if (st->http_status && st->http_status != 200)
+            g = http_to_grpc(st->http_status);
+        else if (g < 0)
+            g = GRPC_INTERNAL; /* no grpc-status: the call did not finish properly */
+        x->res.grpc_status = g;
+        if (g == GRPC_OK && !st->bad && h->rpc != RPC_SUBSCRIBE && h->rpc != RPC_OTHER &&
+            !check_unary(h, st->msg, st->msg_len, c->cfg->max_body))
+            st->bad = 1;
+        if (st->bad)
+            x->res.err = YB_ERR_PROTOCOL;
+        else if (x->req->expected_grpc >= 0 ? g != x->req->expected_grpc : g != GRPC_OK)
+            x->res.err = YB_ERR_STATUS;
+    } else {
+        if (error_code != NGHTTP2_NO_ERROR || !st->http_status)
+            x->res.err = YB_ERR_PROTOCOL;
+        else if (x->req->expected_status ? (uint32_t)st->http_status != x->req->expected_status
+                                         : st->http_status >= 400)
+            x->res.err = YB_ERR_STATUS;
+    }
+    if (!x->res.sent)
+        x->res.sent = c->now;
+}
+
+static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+    yb_codec *c = ud;
+    stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    if (st && !st->x->res.first_byte)
+        st->x->res.first_byte = c->now;
+    return 0;
+}
+
+static int parse_status(const uint8_t *v, size_t n)
+{
+    if (n == 0 || n > 3)
+        return -1;
+    int s = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        s = s * 10 + (v[i] - '0');
+    }
+    return s;
+}
+
+static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *ud)
+{
+    (void)flags; (void)ud;
+    stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    if (!st)
+        return 0;
+    if (namelen == 7 && !memcmp(name, ":status", 7)) {
+        int s = parse_status(value, valuelen);
+        if (s < 0)
+            st->bad = 1;
+        else if (s >= 200 || !st->http_status)
+            st->http_status = s;
+    } else if (namelen == 11 && !memcmp(name, "grpc-status", 11)) {
+        int s = parse_status(value, valuelen);
+        st->grpc_status = s < 0 ? GRPC_UNKNOWN : s;
+    }
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+    yb_codec *c = ud;
+    switch (f->hd.type) {
+    case NGHTTP2_SETTINGS:
+        if (f->hd.flags & NGHTTP2_FLAG_ACK)
+            c->got_ack = 1;
+        else
+            c->got_settings = 1;
+        if (c->got_ack && c->got_settings && !c->ready) {
+            c->ready = 1;
+            c->host->ready(c->hostdata);
+        }
+        break;
+    case NGHTTP2_GOAWAY:
+        c->goaway = 1;
+        c->host->close(c->hostdata, 0, YB_ERR_NONE);
+        break;
+    case NGHTTP2_HEADERS: {
+        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        if (st)
+            st->got_headers = 1;
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const uint8_t *d,
+                         size_t len, void *ud)
+{
+    (void)flags;
+    yb_codec *c = ud;
+    stream *st = nghttp2_session_get_stream_user_data(ng, sid);
+    if (!st)
+        return 0;
+    st->x->res.bytes_in += len;
+    if (!st->x->res.first_byte)
+        st->x->res.first_byte = c->now;
+    if (st->bad)
+        return 0;
+    const h2_req *h = st->x->req->h2;
+    if (!h->grpc || h->rpc == RPC_SUBSCRIBE || h->rpc == RPC_OTHER) {
+        /* streams and non-gNMI calls: counted, not kept */
+        return 0;
+    }
+    if (st->msg_len + len > c->cfg->max_body + YB_GRPC_PREFIX) {
+        st->bad = 1; /* over --max-message: stop the stream */
+        nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
+        return 0;
+    }
+    if (st->msg_len + len > st->msg_cap) {
+        size_t nc = st->msg_cap ? st->msg_cap : 4096;
+        while (nc < st->msg_len + len)
+            nc *= 2;
+        uint8_t *nb = realloc(st->msg, nc);
+        if (!nb) {
+            st->bad = 1;
+            return 0;
+        }
+        st->msg = nb;
+        st->msg_cap = nc;
+    }
+    memcpy(st->msg + st->msg_len, d, len);
+    st->msg_len += len;
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *ng, int32_t sid, uint32_t ec, void *ud)
+{
+    yb_codec *c = ud;
+    stream *st = nghttp2_session_get_stream_user_data(ng, sid);
+    if (!st)
+        return 0;
+    nghttp2_session_set_stream_user_data(ng, sid, NULL);
+    yb_exchange *x = st->x;
+    if (ec == NGHTTP2_REFUSED_STREAM && !st->got_headers) {
+        /* Refused (or above GOAWAY's last stream id): not processed, so it
+         * may be retried on another session. */
+        x->retry = 1;
+        x->res.done = c->now;
+    } else {
+        stream_complete(c, st, ec);
+    }
+    stream_free(c, st);
+    x->stream_id = 0;
+    c->host->done(c->hostdata, x);
+    return 0;
+}
+
+static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t len,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)ng; (void)sid; (void)ud;
+    stream *st = src->ptr;
+    const h2_req *h = st->x->req->h2;
+    size_t n = h->body_len - st->body_off;
+    if (n > len)
+        n = len;
+    if (n)
+        memcpy(buf, h->body + st->body_off, n);
+    st->body_off += n;
+    if (st->body_off == h->body_len)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
+}
+
+static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+    yb_codec *c = ud;
+    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
+        (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        if (st && !st->x->res.sent)
+            st->x->res.sent = c->now;
+    }
+    return 0;
+}
+
+/* ---- codec ops ------------------------------------------------------------ */
+
+static yb_codec *h2_create(const yb_codec_cfg *cfg, const yb_codec_host *host, void *hostdata)
+{
+    yb_codec *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->cfg = cfg;
+    c->host = host;
+    c->hostdata = hostdata;
+    nghttp2_session_callbacks *cbs;
+    if (nghttp2_session_callbacks_new(&cbs)) {
+        free(c);
+        return NULL;
+    }
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
+    nghttp2_option *opt = NULL;
+    nghttp2_option_new(&opt);
+    if (opt)
+        nghttp2_option_set_peer_max_concurrent_streams(opt, 100);
+    int rc = nghttp2_session_client_new2(&c->ng, cbs, c, opt);
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cbs);
+    if (rc) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void h2_destroy(yb_codec *c)
+{
+    if (!c)
+        return;
+    /* Streams still open: their exchanges belong to the session, which
+     * fails them; only our per-stream state is freed here. */
+    while (c->streams)
+        stream_free(c, c->streams);
+    nghttp2_session_del(c->ng);
+    free(c->out);
+    free(c);
+}
+
+static int h2_start(yb_codec *c)
+{
+    /* A large window so flow control never throttles a load test from our
+     * side; the server's SETTINGS are honoured by nghttp2. */
+    nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 16 * 1024 * 1024},
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
+    };
+    if (nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]))
+        return -EPROTO;
+    nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, 64 * 1024 * 1024);
+    return flush(c);
+}
+
+static unsigned h2_capacity(const yb_codec *c)
+{
+    if (!c->ready || c->goaway || c->dead)
+        return 0;
+    uint32_t remote = nghttp2_session_get_remote_settings(c->ng,
+                                                          NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+    unsigned cap = c->cfg->streams ? c->cfg->streams : 1;
+    if (remote < cap)
+        cap = remote;
+    return c->active < cap ? cap - c->active : 0;
+}
+
+static int h2_usable(const yb_codec *c)
+{
+    return !c->goaway && !c->dead;
+}
+
+static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
+{
+    const h2_req *h = x->req->h2;
+    stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return -ENOMEM;
+    st->x = x;
+    st->grpc_status = -1;
+    nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_body};
+    c->now = now;
+    int32_t sid = nghttp2_submit_request(c->ng, NULL, h->nv, h->n_nv, h->body_len ? &dp : NULL, st);
+    if (sid < 0) {
+        free(st);
+        return -EPROTO;
+    }
+    x->stream_id = (uint32_t)sid;
+    x->res.bytes_out = x->req->wire_len;
+    stream_link(c, st);
+    if (flush(c) < 0)
+        return 0; /* the session is going down: the exchange fails with it */
+    return 0;
+}
+
+static int h2_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
+{
+    c->now = now;
+    ssize_t rc = nghttp2_session_mem_recv(c->ng, d, n);
+    if (rc < 0) {
+        c->dead = 1;
+        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+        return -EPROTO;
+    }
+    if (flush(c) < 0)
+        return -EPIPE;
+    if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
+        c->host->close(c->hostdata, 0, YB_ERR_NONE);
+    return 0;
+}
+
+static void h2_on_eof(yb_codec *c, uint64_t now)
+{
+    c->now = now;
+    c->dead = 1;
+}
+
+static int h2_cancel(yb_codec *c, yb_exchange *x)
+{
+    if (x->stream_id) {
+        stream *st = nghttp2_session_get_stream_user_data(c->ng, (int32_t)x->stream_id);
+        if (st) {
+            nghttp2_session_set_stream_user_data(c->ng, (int32_t)x->stream_id, NULL);
+            stream_free(c, st);
+        }
+        nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, (int32_t)x->stream_id,
+                                  NGHTTP2_CANCEL);
+        x->stream_id = 0;
+        flush(c);
+    }
+    return !c->dead;
+}
+
+static void h2_on_drain(yb_codec *c, uint64_t now)
+{
+    (void)c; (void)now;
+}
+
+const yb_codec_ops yb_h2_client_ops = {
+    .name = "h2",
+    .prepare = h2_prepare,
+    .prepared_free = h2_prepared_free,
+    .create = h2_create,
+    .destroy = h2_destroy,
+    .start = h2_start,
+    .capacity = h2_capacity,
+    .usable = h2_usable,
+    .submit = h2_submit,
+    .on_read = h2_on_read,
+    .on_eof = h2_on_eof,
+    .cancel = h2_cancel,
+    .on_drain = h2_on_drain,
+};
