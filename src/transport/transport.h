@@ -80,7 +80,9 @@ yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
 
 /* Writes n buffers in order.  Returns 1 when everything reached the kernel
  * at once, 0 when some was copied and queued (on_drain follows), or a
- * negative value when the transport is closing (nothing written). */
+ * negative value when the transport is closing or on_ready has not yet
+ * reported success (nothing written).  The caller keeps ownership of the
+ * buffers; they may be reused as soon as this returns. */
 int yb_transport_write(yb_transport *t, const uv_buf_t *bufs, unsigned n);
 /* Bytes queued and not yet written. */
 size_t yb_transport_queued(const yb_transport *t);
@@ -88,7 +90,9 @@ size_t yb_transport_queued(const yb_transport *t);
 void yb_transport_close(yb_transport *t);
 /* Closes with a TCP RST (SO_LINGER 0), for fault injection. */
 void yb_transport_reset(yb_transport *t);
-/* Stops/starts reading (back-pressure). */
+/* Stops/starts reading (back-pressure).  Takes effect after the chunk
+ * being delivered; TLS plaintext already decrypted is delivered later
+ * from the loop, never from inside this call. */
 void yb_transport_pause(yb_transport *t, int paused);
 
 /* Phase timestamps (uv_hrtime ns; 0 = not reached). */
@@ -99,7 +103,8 @@ uint64_t yb_transport_t_tls_done(const yb_transport *t);
 int yb_transport_tls_resumed(const yb_transport *t);
 /* Negotiated ALPN protocol ("" when none). */
 const char *yb_transport_alpn(const yb_transport *t);
-/* The last TLS error text (certificate verification etc.), "" if none. */
+/* The last error text (certificate verification, TLS alert, connect or
+ * read failure, timeout), "" if none.  Valid until on_close returns. */
 const char *yb_transport_error_text(const yb_transport *t);
 /* Peer address as text "ip:port" for logs. */
 const char *yb_transport_peer(const yb_transport *t);

@@ -1,0 +1,486 @@
+/* TLS contexts (OpenSSL 3) for the transport: client contexts with peer
+ * verification on by default and a per-target session cache, server
+ * contexts with optional client-certificate checks and ALPN chosen in the
+ * server's order. */
+#include "config.h"
+#include "transport/tls_priv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+/* One cached session per target.  Entries live as long as the context so
+ * that an SSL can point at its entry (app data) without reference
+ * counting; the number of distinct targets of a run is small. */
+typedef struct sess_entry {
+    struct sess_entry *next;
+    SSL_SESSION *sess;          /* owned; NULL until the first handshake */
+    char key[];
+} sess_entry;
+
+struct yb_tls_ctx {
+    SSL_CTX *ctx;
+    int server;
+    int verify;                 /* client: peer certificate and name checked */
+    int session_cache;
+    FILE *keylog;               /* owned, or NULL */
+    unsigned char *alpn;        /* server: wire-format list in preference order */
+    size_t alpn_len;
+    sess_entry *sessions;
+};
+
+/* Formats "what arg: reason" into err, the reason taken from the OpenSSL
+ * error queue (which is then cleared so that it cannot be blamed on a
+ * later connection). */
+static void set_err(char *err, size_t errlen, const char *what, const char *arg)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *why = e ? ERR_reason_error_string(e) : NULL;
+
+    if (err && errlen)
+        snprintf(err, errlen, "%s%s%s%s%s", what, arg ? " " : "", arg ? arg : "",
+                 why ? ": " : "", why ? why : "");
+    ERR_clear_error();
+}
+
+/* OpenSSL's reason for an unreadable file is vague ("system lib"), so the
+ * files are opened once first to report errno the way users expect. */
+static int check_file(const char *path, const char *what, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+
+    if (!f) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Converts "h2,http/1.1" into ALPN wire format (length-prefixed names).
+ * Returns 0 with a malloc'd *out (caller frees) or -1 on an empty or
+ * over-long name. */
+static int alpn_wire(const char *list, unsigned char **out, size_t *outlen)
+{
+    size_t n = strlen(list), o = 0;
+    unsigned char *w = malloc(n + 1);   /* each comma becomes a length byte */
+    const char *p = list;
+
+    if (!w)
+        return -1;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+        if (len == 0 || len > 255) {
+            free(w);
+            return -1;
+        }
+        w[o++] = (unsigned char)len;
+        memcpy(w + o, p, len);
+        o += len;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *out = w;
+    *outlen = o;
+    return 0;
+}
+
+/* Server ALPN choice: the first of the server's protocols the client
+ * offers, so that the server's preference wins (SSL_select_next_proto
+ * also exists, but walking the client's list here keeps the bounds checks
+ * in view).  No overlap: continue without ALPN rather than fail, as
+ * nginx does. */
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    const yb_tls_ctx *c = arg;
+    size_t i = 0;
+
+    (void)ssl;
+    while (i < c->alpn_len) {
+        size_t sl = c->alpn[i];
+        const unsigned char *sp = c->alpn + i + 1;
+        size_t j = 0;
+
+        while (j < inlen) {
+            size_t cl = in[j];
+
+            if (cl == 0 || cl > inlen - j - 1)
+                break;                      /* malformed: stop reading it */
+            if (cl == sl && memcmp(in + j + 1, sp, sl) == 0) {
+                *out = sp;
+                *outlen = (unsigned char)sl;
+                return SSL_TLSEXT_ERR_OK;
+            }
+            j += 1 + cl;
+        }
+        i += 1 + sl;
+    }
+    return SSL_TLSEXT_ERR_NOACK;
+}
+
+/* Client: keeps the newest session of each target.  TLS 1.2 delivers it
+ * at the end of the handshake, TLS 1.3 with each NewSessionTicket (after
+ * the handshake, so the connection must read at least once). */
+static int new_session_cb(SSL *ssl, SSL_SESSION *sess)
+{
+    sess_entry *e = SSL_get_app_data(ssl);
+
+    if (!e)
+        return 0;                       /* not ours: OpenSSL frees it */
+    if (e->sess)
+        SSL_SESSION_free(e->sess);
+    e->sess = sess;
+    return 1;                           /* we keep the reference */
+}
+
+static void keylog_cb(const SSL *ssl, const char *line)
+{
+    const yb_tls_ctx *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+
+    /* Flushed per line: the file is read by capture tools while runs are
+     * going on, and a handshake costs far more than an fflush. */
+    if (c && c->keylog) {
+        fputs(line, c->keylog);
+        fputc('\n', c->keylog);
+        fflush(c->keylog);
+    }
+}
+
+static sess_entry *cache_entry(yb_tls_ctx *c, const char *key)
+{
+    sess_entry *e;
+    size_t n = strlen(key);
+
+    for (e = c->sessions; e; e = e->next)
+        if (strcmp(e->key, key) == 0)
+            return e;
+    e = calloc(1, sizeof *e + n + 1);
+    if (!e)
+        return NULL;
+    memcpy(e->key, key, n + 1);
+    e->next = c->sessions;
+    c->sessions = e;
+    return e;
+}
+
+static int set_versions(yb_tls_ctx *c, int min, int max, char *err, size_t errlen)
+{
+    if (min && !SSL_CTX_set_min_proto_version(c->ctx, min)) {
+        set_err(err, errlen, "unsupported minimum TLS version", NULL);
+        return -1;
+    }
+    if (max && !SSL_CTX_set_max_proto_version(c->ctx, max)) {
+        set_err(err, errlen, "unsupported maximum TLS version", NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static int use_cert_key(yb_tls_ctx *c, const char *cert, const char *key,
+                        char *err, size_t errlen)
+{
+    if (check_file(cert, "certificate", err, errlen) < 0 ||
+        check_file(key, "key", err, errlen) < 0)
+        return -1;
+    if (SSL_CTX_use_certificate_chain_file(c->ctx, cert) != 1) {
+        set_err(err, errlen, "bad certificate file", cert);
+        return -1;
+    }
+    if (SSL_CTX_use_PrivateKey_file(c->ctx, key, SSL_FILETYPE_PEM) != 1) {
+        set_err(err, errlen, "bad key file", key);
+        return -1;
+    }
+    if (SSL_CTX_check_private_key(c->ctx) != 1) {
+        set_err(err, errlen, "key does not match certificate", key);
+        return -1;
+    }
+    return 0;
+}
+
+yb_tls_ctx *yb_tls_client_ctx_new(const yb_tls_client_opts *o, char *err, size_t errlen)
+{
+    yb_tls_ctx *c = calloc(1, sizeof *c);
+    unsigned char *wire = NULL;
+    size_t wlen = 0;
+
+    if (!c) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    ERR_clear_error();
+    c->ctx = SSL_CTX_new(TLS_client_method());
+    if (!c->ctx) {
+        set_err(err, errlen, "cannot create TLS context", NULL);
+        goto fail;
+    }
+    SSL_CTX_set_app_data(c->ctx, c);
+    /* Renegotiation would let SSL_write want to read, which the write path
+     * does not handle; load tests have no use for it. */
+    SSL_CTX_set_options(c->ctx, SSL_OP_NO_RENEGOTIATION);
+    if (set_versions(c, o->min_version, o->max_version, err, errlen) < 0)
+        goto fail;
+    if (o->ciphers && SSL_CTX_set_cipher_list(c->ctx, o->ciphers) != 1) {
+        set_err(err, errlen, "bad cipher list", o->ciphers);
+        goto fail;
+    }
+    if (o->ciphersuites && SSL_CTX_set_ciphersuites(c->ctx, o->ciphersuites) != 1) {
+        set_err(err, errlen, "bad TLS 1.3 cipher suites", o->ciphersuites);
+        goto fail;
+    }
+    if (!o->insecure) {
+        c->verify = 1;
+        if (o->cacert) {
+            if (check_file(o->cacert, "CA file", err, errlen) < 0)
+                goto fail;
+            if (SSL_CTX_load_verify_locations(c->ctx, o->cacert, NULL) != 1) {
+                set_err(err, errlen, "bad CA file", o->cacert);
+                goto fail;
+            }
+        } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
+            set_err(err, errlen, "cannot load the default CA store", NULL);
+            goto fail;
+        }
+        SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
+    } else {
+        SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
+    }
+    if (!o->cert != !o->key) {
+        if (err && errlen)
+            snprintf(err, errlen, "client certificate and key must be given together");
+        goto fail;
+    }
+    if (o->cert && use_cert_key(c, o->cert, o->key, err, errlen) < 0)
+        goto fail;
+    if (o->alpn) {
+        if (alpn_wire(o->alpn, &wire, &wlen) < 0 || wlen > UINT32_MAX) {
+            if (err && errlen)
+                snprintf(err, errlen, "bad ALPN list \"%s\"", o->alpn);
+            goto fail;
+        }
+        /* The one OpenSSL setter that returns 0 on success. */
+        if (SSL_CTX_set_alpn_protos(c->ctx, wire, (unsigned)wlen) != 0) {
+            set_err(err, errlen, "cannot set ALPN", o->alpn);
+            goto fail;
+        }
+        free(wire);
+        wire = NULL;
+    }
+    c->session_cache = o->session_cache != 0;
+    if (c->session_cache) {
+        /* NO_INTERNAL_STORE: OpenSSL's own client cache is never consulted
+         * by clients anyway; the callback hands every session to us. */
+        SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_CLIENT |
+                                               SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(c->ctx, new_session_cb);
+    } else {
+        SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
+        /* Without a cache, TLS 1.2 tickets are useless work for the server. */
+        SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET);
+    }
+    if (o->keylog) {
+        c->keylog = fopen(o->keylog, "a");
+        if (!c->keylog) {
+            if (err && errlen)
+                snprintf(err, errlen, "cannot open key log %s: %s", o->keylog,
+                         strerror(errno));
+            goto fail;
+        }
+        SSL_CTX_set_keylog_callback(c->ctx, keylog_cb);
+    }
+    return c;
+
+fail:
+    free(wire);
+    yb_tls_ctx_free(c);
+    return NULL;
+}
+
+yb_tls_ctx *yb_tls_server_ctx_new(const yb_tls_server_opts *o, char *err, size_t errlen)
+{
+    yb_tls_ctx *c = calloc(1, sizeof *c);
+    static const unsigned char sid_ctx[] = "yangblast";
+
+    if (!c) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->server = 1;
+    ERR_clear_error();
+    if (!o->cert || !o->key) {
+        if (err && errlen)
+            snprintf(err, errlen, "a server certificate and key are required");
+        goto fail;
+    }
+    c->ctx = SSL_CTX_new(TLS_server_method());
+    if (!c->ctx) {
+        set_err(err, errlen, "cannot create TLS context", NULL);
+        goto fail;
+    }
+    SSL_CTX_set_app_data(c->ctx, c);
+    SSL_CTX_set_options(c->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (use_cert_key(c, o->cert, o->key, err, errlen) < 0)
+        goto fail;
+    /* Required for session resumption once client certificates are
+     * verified, harmless otherwise. */
+    if (SSL_CTX_set_session_id_context(c->ctx, sid_ctx, sizeof sid_ctx - 1) != 1) {
+        set_err(err, errlen, "cannot set session id context", NULL);
+        goto fail;
+    }
+    if (o->client_ca) {
+        STACK_OF(X509_NAME) *names;
+
+        if (check_file(o->client_ca, "client CA file", err, errlen) < 0)
+            goto fail;
+        if (SSL_CTX_load_verify_locations(c->ctx, o->client_ca, NULL) != 1) {
+            set_err(err, errlen, "bad client CA file", o->client_ca);
+            goto fail;
+        }
+        names = SSL_load_client_CA_file(o->client_ca);
+        if (!names) {
+            set_err(err, errlen, "no CA names in", o->client_ca);
+            goto fail;
+        }
+        SSL_CTX_set_client_CA_list(c->ctx, names);  /* takes ownership */
+        SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    }
+    if (o->alpn) {
+        if (alpn_wire(o->alpn, &c->alpn, &c->alpn_len) < 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "bad ALPN list \"%s\"", o->alpn);
+            goto fail;
+        }
+        SSL_CTX_set_alpn_select_cb(c->ctx, alpn_select, c);
+    }
+    if (o->tickets) {
+        /* Tickets for clients that take them, the server cache for TLS 1.2
+         * clients that resume by session id. */
+        SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_SERVER);
+    } else {
+        /* "No tickets" means no resumption at all: with only
+         * SSL_OP_NO_TICKET, TLS 1.3 would still issue stateful tickets. */
+        SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_num_tickets(c->ctx, 0);
+        SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
+    }
+    return c;
+
+fail:
+    yb_tls_ctx_free(c);
+    return NULL;
+}
+
+void yb_tls_ctx_free(yb_tls_ctx *c)
+{
+    sess_entry *e, *next;
+
+    if (!c)
+        return;
+    for (e = c->sessions; e; e = next) {
+        next = e->next;
+        SSL_SESSION_free(e->sess);
+        free(e);
+    }
+    SSL_CTX_free(c->ctx);
+    if (c->keylog)
+        fclose(c->keylog);
+    free(c->alpn);
+    free(c);
+}
+
+int yb_tls_parse_version(const char *s, int *out)
+{
+    static const struct { const char *name; int v; } V[] = {
+        { "1.0", TLS1_VERSION }, { "1.1", TLS1_1_VERSION },
+        { "1.2", TLS1_2_VERSION }, { "1.3", TLS1_3_VERSION },
+    };
+    size_t i;
+
+    if (!s)
+        return -1;
+    for (i = 0; i < sizeof V / sizeof V[0]; i++)
+        if (strcmp(s, V[i].name) == 0) {
+            *out = V[i].v;
+            return 0;
+        }
+    return -1;
+}
+
+static int is_ip_literal(const char *s)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
+                    char *err, size_t errlen)
+{
+    SSL *ssl;
+    const char *key;
+
+    ERR_clear_error();
+    ssl = SSL_new(c->ctx);
+    if (!ssl) {
+        set_err(err, errlen, "cannot create TLS connection", NULL);
+        return NULL;
+    }
+    if (c->server) {
+        SSL_set_accept_state(ssl);
+        return ssl;
+    }
+    SSL_set_connect_state(ssl);
+    if (sni && *sni) {
+        int ip = is_ip_literal(sni);
+
+        /* RFC 6066: SNI carries host names only, never address literals. */
+        if (!ip && SSL_set_tlsext_host_name(ssl, sni) != 1) {
+            set_err(err, errlen, "bad server name", sni);
+            goto fail;
+        }
+        if (c->verify) {
+            int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), sni)
+                        : SSL_set1_host(ssl, sni);
+            if (ok != 1) {
+                set_err(err, errlen, "cannot check peer name", sni);
+                goto fail;
+            }
+            if (!ip)
+                SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        }
+    }
+    key = sni && *sni ? sni : cache_key;
+    if (c->session_cache && key) {
+        sess_entry *e = cache_entry(c, key);
+
+        if (!e) {
+            if (err && errlen)
+                snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        SSL_set_app_data(ssl, e);
+        if (e->sess && SSL_SESSION_is_resumable(e->sess) &&
+            SSL_set_session(ssl, e->sess) != 1) {
+            set_err(err, errlen, "cannot reuse TLS session for", key);
+            goto fail;
+        }
+    }
+    return ssl;
+
+fail:
+    SSL_free(ssl);
+    return NULL;
+}

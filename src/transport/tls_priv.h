@@ -1,0 +1,23 @@
+/* Private to the transport module: what transport.c needs from tls.c.
+ * Kept out of transport.h so that the rest of the program never sees
+ * OpenSSL types. */
+#ifndef YB_TLS_PRIV_H
+#define YB_TLS_PRIV_H
+
+#include <stddef.h>
+#include <openssl/ssl.h>
+#include "transport/transport.h"
+
+/* Creates the SSL object for one connection on context c, already in
+ * client or server state.  Client role: sni (may be NULL) is sent as SNI
+ * when it is a name and checked against the peer certificate unless the
+ * context is insecure (an IP literal is checked as an address and not
+ * sent); with session_cache, the session cached under sni (or, when sni
+ * is NULL, under cache_key, e.g. the peer "ip:port") is offered and new
+ * sessions replace it.  Server role ignores sni and cache_key.
+ * Returns the SSL (caller frees it with SSL_free; it refers to c, which
+ * must outlive it) or NULL with a message in err. */
+SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
+                    char *err, size_t errlen);
+
+#endif

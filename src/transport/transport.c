@@ -1,0 +1,914 @@
+/* Transport: uv_tcp_t plus, for TLS, an SSL object between two BIOs.
+ *
+ * Read side: a memory BIO fed with what uv reads; SSL_read decrypts from
+ * it.  Write side: a tiny custom BIO that appends ciphertext straight to
+ * the transport's pending buffer (a memory BIO would cost either a second
+ * copy to drain it or, with BIO_reset, a memset of its whole capacity on
+ * every flush).  The pending buffer is offered to uv_try_write first; only
+ * what the kernel did not take is handed to uv_write, and while that write
+ * is in flight new output accumulates and goes out as one batch.
+ *
+ * Lifetime: the struct is freed only after uv has closed every handle
+ * (close callbacks), so a callback that closes the transport leaves it
+ * valid until control returns to uv; every path checks `closing` after
+ * calling out. */
+#include "config.h"
+#include "transport/transport.h"
+#include "transport/tls_priv.h"
+
+#include <limits.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+/* Bytes uv reads at once.  Shared per thread: libuv calls alloc_cb and
+ * read_cb back to back for one stream, and the bytes are consumed (fed to
+ * the BIO or handed to on_read) before read_cb returns. */
+#define READ_BUF_SIZE 65536
+/* One TLS record's plaintext at most comes out of SSL_read. */
+#define PLAIN_BUF_SIZE 16384
+/* Small multi-buffer writes are coalesced so that they become one record. */
+#define COALESCE_MAX 16384
+/* Write buffers larger than this are released once drained, so that one
+ * burst does not pin memory on every idle connection afterwards. */
+#define KEEP_BUF_MAX (256u * 1024)
+/* Cap on queued bytes per transport (and keeps lengths inside uv_buf_t). */
+#define QUEUE_MAX ((size_t)1 << 30)
+/* How long a graceful close waits for queued bytes to leave. */
+#define LINGER_MS 1000
+
+static _Thread_local char read_buf[READ_BUF_SIZE];
+static _Thread_local uint8_t plain_buf[PLAIN_BUF_SIZE];
+static _Thread_local uint8_t coalesce_buf[COALESCE_MAX];
+
+typedef struct {
+    uint8_t *p;
+    size_t off, len, cap;   /* live bytes are p[off..len) */
+} obuf;
+
+enum timer_mode { TM_NONE, TM_CONNECT, TM_ACCEPT_READY, TM_RESUME, TM_LINGER };
+
+struct yb_transport {
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    uv_write_t wreq;
+    uv_timer_t timer;
+    uv_loop_t *loop;
+    yb_transport_cbs cbs;
+    void *ud;
+
+    SSL *ssl;
+    BIO *rbio;                  /* owned by ssl */
+
+    obuf pend;                  /* waiting to be written */
+    obuf infl;                  /* handed to uv_write */
+
+    uint64_t t_start, t_connected, t_tls_done;
+    enum timer_mode tmode;
+    yb_err_class reason;
+    int pending_closes;
+
+    unsigned timer_inited : 1;
+    unsigned connected : 1;     /* TCP established (fd usable) */
+    unsigned hs_done : 1;
+    unsigned ready_reported : 1;
+    unsigned reading : 1;
+    unsigned paused : 1;
+    unsigned busy : 1;          /* a uv_write is in flight */
+    unsigned had_queued : 1;    /* owe an on_drain */
+    unsigned closing : 1;       /* no more callbacks but on_close */
+    unsigned handles_closed : 1;
+    unsigned silent : 1;        /* start failed: free without callbacks */
+    unsigned resumed : 1;
+
+    char alpn[32];
+    char errtext[192];
+    char peer[64];
+};
+
+/* ---- the output BIO ------------------------------------------------- */
+
+static BIO_METHOD *out_method;
+static pthread_once_t out_once = PTHREAD_ONCE_INIT;
+
+static int obuf_append(obuf *b, const void *data, size_t n)
+{
+    if (n > QUEUE_MAX - b->len)
+        return -1;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        uint8_t *p;
+
+        while (cap < b->len + n)
+            cap *= 2;
+        p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    return 0;
+}
+
+static void obuf_clear(obuf *b)
+{
+    b->off = b->len = 0;
+    if (b->cap > KEEP_BUF_MAX) {
+        free(b->p);
+        b->p = NULL;
+        b->cap = 0;
+    }
+}
+
+static size_t obuf_live(const obuf *b)
+{
+    return b->len - b->off;
+}
+
+static int out_write(BIO *b, const char *data, size_t len, size_t *written)
+{
+    yb_transport *t = BIO_get_data(b);
+
+    if (obuf_append(&t->pend, data, len) < 0)
+        return 0;
+    *written = len;
+    return 1;
+}
+
+static long out_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b; (void)num; (void)ptr;
+    /* SSL flushes after each flight; the transport flushes at its own
+     * points, so a flush here only needs to succeed. */
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int out_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+static void out_method_init(void)
+{
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+                                 "yangblast transport out");
+
+    if (!m)
+        return;
+    if (!BIO_meth_set_write_ex(m, out_write) || !BIO_meth_set_ctrl(m, out_ctrl) ||
+        !BIO_meth_set_create(m, out_create)) {
+        BIO_meth_free(m);
+        return;
+    }
+    out_method = m;     /* lives until exit, like OpenSSL's own methods */
+}
+
+/* Gives t an SSL on tls with the read memory BIO and the output BIO.
+ * Returns 0 or -1 with t->errtext set. */
+static int setup_ssl(yb_transport *t, yb_tls_ctx *tls, const char *sni)
+{
+    BIO *w;
+
+    pthread_once(&out_once, out_method_init);
+    if (!out_method) {
+        snprintf(t->errtext, sizeof t->errtext, "cannot create TLS output BIO");
+        return -1;
+    }
+    t->ssl = yb_tls_ssl_new(tls, sni, t->peer, t->errtext, sizeof t->errtext);
+    if (!t->ssl)
+        return -1;
+    t->rbio = BIO_new(BIO_s_mem());
+    w = BIO_new(out_method);
+    if (!t->rbio || !w) {
+        BIO_free(t->rbio);
+        BIO_free(w);
+        t->rbio = NULL;
+        snprintf(t->errtext, sizeof t->errtext, "out of memory");
+        return -1;
+    }
+    /* An empty read BIO means "wait for more", not EOF. */
+    BIO_set_mem_eof_return(t->rbio, -1);
+    BIO_set_data(w, t);
+    SSL_set_bio(t->ssl, t->rbio, w);
+    return 0;
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+static void free_transport(yb_transport *t)
+{
+    SSL_free(t->ssl);
+    free(t->pend.p);
+    free(t->infl.p);
+    free(t);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    yb_transport *t = h->data;
+
+    if (--t->pending_closes > 0)
+        return;
+    if (!t->silent && t->cbs.on_close)
+        t->cbs.on_close(t, t->ud, t->reason);
+    free_transport(t);
+}
+
+/* Closes the uv handles; on_close and the free follow from uv.  Idempotent. */
+static void close_handles(yb_transport *t)
+{
+    if (t->handles_closed)
+        return;
+    t->handles_closed = 1;
+    t->closing = 1;
+    t->pending_closes = 1 + t->timer_inited;
+    if (t->timer_inited)
+        uv_close((uv_handle_t *)&t->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&t->tcp, on_handle_closed);
+}
+
+/* Ends the connection with error class cls: on_ready(cls) if the
+ * application has not been told about readiness yet (unless it closed
+ * first), then on_close(cls). */
+static void fail(yb_transport *t, yb_err_class cls)
+{
+    int was_closing = t->closing;
+
+    if (t->handles_closed)
+        return;
+    if (!was_closing) {
+        t->closing = 1;
+        t->reason = cls;
+        if (!t->ready_reported) {
+            t->ready_reported = 1;
+            if (t->cbs.on_ready)
+                t->cbs.on_ready(t, t->ud, cls);
+        }
+    }
+    close_handles(t);
+}
+
+static void ensure_timer(yb_transport *t)
+{
+    if (!t->timer_inited) {
+        uv_timer_init(t->loop, &t->timer);  /* cannot fail on unix */
+        t->timer.data = t;
+        t->timer_inited = 1;
+    }
+}
+
+static void on_timer(uv_timer_t *tm);
+
+static void start_timer(yb_transport *t, enum timer_mode mode, uint64_t ms)
+{
+    ensure_timer(t);
+    t->tmode = mode;
+    uv_timer_start(&t->timer, on_timer, ms, 0);
+}
+
+static void stop_timer(yb_transport *t, enum timer_mode mode)
+{
+    if (t->timer_inited && t->tmode == mode) {
+        uv_timer_stop(&t->timer);
+        t->tmode = TM_NONE;
+    }
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static void on_write_done(uv_write_t *req, int status);
+
+/* Hands the pending bytes to uv_write (they become the in-flight buffer).
+ * Returns 0 or a negative uv error (nothing submitted). */
+static int submit(yb_transport *t)
+{
+    obuf tmp = t->infl;
+    uv_buf_t b;
+    int r;
+
+    t->infl = t->pend;
+    t->pend = tmp;
+    t->pend.off = t->pend.len = 0;
+    b = uv_buf_init((char *)t->infl.p + t->infl.off, (unsigned)obuf_live(&t->infl));
+    r = uv_write(&t->wreq, (uv_stream_t *)&t->tcp, &b, 1, on_write_done);
+    if (r < 0)
+        return r;
+    t->busy = 1;
+    t->had_queued = 1;
+    return 0;
+}
+
+static void write_error(yb_transport *t, int uverr)
+{
+    if (t->closing) {
+        close_handles(t);
+        return;
+    }
+    snprintf(t->errtext, sizeof t->errtext, "write: %s", uv_strerror(uverr));
+    fail(t, yb_err_from_uv(uverr));
+}
+
+/* Sends the pending bytes: try_write, then queue the remainder.
+ * Returns 1 when everything reached the kernel, 0 when some is queued (or
+ * a write was already in flight), negative after a failure (the transport
+ * is then closing). */
+static int flush_out(yb_transport *t)
+{
+    size_t live = obuf_live(&t->pend);
+    uv_buf_t b;
+    int r;
+
+    if (t->busy)
+        return 0;
+    if (live == 0)
+        return 1;
+    b = uv_buf_init((char *)t->pend.p + t->pend.off, (unsigned)live);
+    r = uv_try_write((uv_stream_t *)&t->tcp, &b, 1);
+    if (r == UV_EAGAIN)
+        r = 0;
+    if (r < 0) {
+        write_error(t, r);
+        return r;
+    }
+    if ((size_t)r == live) {
+        t->pend.off = t->pend.len = 0;
+        return 1;
+    }
+    t->pend.off += (size_t)r;
+    r = submit(t);
+    if (r < 0) {
+        write_error(t, r);
+        return r;
+    }
+    return 0;
+}
+
+/* Last words (TLS alerts) before a close: one try, no queueing. */
+static void flush_best_effort(yb_transport *t)
+{
+    uv_buf_t b;
+
+    if (t->busy || !t->connected || obuf_live(&t->pend) == 0)
+        return;
+    b = uv_buf_init((char *)t->pend.p + t->pend.off, (unsigned)obuf_live(&t->pend));
+    (void)uv_try_write((uv_stream_t *)&t->tcp, &b, 1);
+    t->pend.off = t->pend.len = 0;
+}
+
+static void on_write_done(uv_write_t *req, int status)
+{
+    yb_transport *t = req->data;
+
+    t->busy = 0;
+    obuf_clear(&t->infl);
+    if (t->handles_closed)
+        return;                 /* cancelled by uv_close */
+    if (status < 0) {
+        write_error(t, status);
+        return;
+    }
+    if (obuf_live(&t->pend) > 0) {
+        int r = submit(t);      /* uv_write itself writes at once if it can */
+        if (r < 0)
+            write_error(t, r);
+        return;
+    }
+    if (t->closing) {
+        close_handles(t);       /* graceful close was waiting for us */
+        return;
+    }
+    if (t->had_queued) {
+        t->had_queued = 0;
+        if (t->cbs.on_drain)
+            t->cbs.on_drain(t, t->ud);
+    }
+}
+
+static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t total)
+{
+    uv_buf_t one;
+    unsigned i;
+
+    if (n > 1 && total <= COALESCE_MAX) {
+        size_t o = 0;
+
+        for (i = 0; i < n; i++) {
+            memcpy(coalesce_buf + o, bufs[i].base, bufs[i].len);
+            o += bufs[i].len;
+        }
+        one = uv_buf_init((char *)coalesce_buf, (unsigned)o);
+        bufs = &one;
+        n = 1;
+    }
+    for (i = 0; i < n; i++) {
+        size_t w;
+
+        if (bufs[i].len == 0)
+            continue;
+        ERR_clear_error();
+        if (!SSL_write_ex(t->ssl, bufs[i].base, bufs[i].len, &w)) {
+            snprintf(t->errtext, sizeof t->errtext, "TLS write failed");
+            ERR_clear_error();
+            fail(t, YB_ERR_TLS);
+            return UV_EPROTO;
+        }
+    }
+    return flush_out(t);
+}
+
+static int write_plain(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t total)
+{
+    size_t skip;
+    unsigned i;
+    int r;
+
+    if (t->busy) {
+        for (i = 0; i < n; i++)
+            if (obuf_append(&t->pend, bufs[i].base, bufs[i].len) < 0)
+                goto nomem;
+        return 0;
+    }
+    r = uv_try_write((uv_stream_t *)&t->tcp, bufs, n);
+    if (r == UV_EAGAIN)
+        r = 0;
+    if (r < 0) {
+        write_error(t, r);
+        return r;
+    }
+    if ((size_t)r == total)
+        return 1;
+    skip = (size_t)r;
+    for (i = 0; i < n; i++) {
+        if (skip >= bufs[i].len) {
+            skip -= bufs[i].len;
+            continue;
+        }
+        if (obuf_append(&t->pend, bufs[i].base + skip, bufs[i].len - skip) < 0)
+            goto nomem;
+        skip = 0;
+    }
+    r = submit(t);
+    if (r < 0) {
+        write_error(t, r);
+        return r;
+    }
+    return 0;
+
+nomem:
+    snprintf(t->errtext, sizeof t->errtext, "write queue full or out of memory");
+    fail(t, YB_ERR_OTHER);
+    return UV_ENOMEM;
+}
+
+int yb_transport_write(yb_transport *t, const uv_buf_t *bufs, unsigned n)
+{
+    size_t total = 0;
+    unsigned i;
+
+    if (t->closing)
+        return UV_ECANCELED;
+    /* Before on_ready there is no (secure) stream to write to. */
+    if (!t->ready_reported)
+        return UV_ENOTCONN;
+    for (i = 0; i < n; i++)
+        total += bufs[i].len;
+    if (total == 0)
+        return t->busy ? 0 : 1;
+    return t->ssl ? write_tls(t, bufs, n, total) : write_plain(t, bufs, n, total);
+}
+
+size_t yb_transport_queued(const yb_transport *t)
+{
+    return obuf_live(&t->pend) + (t->busy ? obuf_live(&t->infl) : 0);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h; (void)suggested;
+    buf->base = read_buf;
+    buf->len = sizeof read_buf;
+}
+
+static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static int set_reading(yb_transport *t, int on)
+{
+    int r;
+
+    if (on == (int)t->reading)
+        return 0;
+    r = on ? uv_read_start((uv_stream_t *)&t->tcp, on_alloc, on_tcp_read)
+           : uv_read_stop((uv_stream_t *)&t->tcp);
+    if (r == 0)
+        t->reading = on ? 1 : 0;
+    return r;
+}
+
+/* Tells the application the stream is usable.  Returns 0, or -1 when the
+ * application closed the transport from on_ready. */
+static int report_ready(yb_transport *t)
+{
+    int r;
+
+    stop_timer(t, TM_CONNECT);
+    t->ready_reported = 1;
+    if (t->ssl) {
+        const unsigned char *p = NULL;
+        unsigned len = 0;
+
+        SSL_get0_alpn_selected(t->ssl, &p, &len);
+        if (p && len < sizeof t->alpn) {
+            memcpy(t->alpn, p, len);
+            t->alpn[len] = '\0';
+        }
+        t->resumed = SSL_session_reused(t->ssl) ? 1 : 0;
+    }
+    if (t->cbs.on_ready)
+        t->cbs.on_ready(t, t->ud, YB_ERR_NONE);
+    if (t->closing)
+        return -1;
+    r = set_reading(t, !t->paused);
+    if (r < 0) {
+        snprintf(t->errtext, sizeof t->errtext, "read: %s", uv_strerror(r));
+        fail(t, yb_err_from_uv(r));
+        return -1;
+    }
+    return 0;
+}
+
+/* Records why TLS failed (verification result first: OpenSSL's own
+ * reason for it is only "certificate verify failed"), sends the alert if
+ * the kernel takes it, and fails the transport. */
+static void tls_fail(yb_transport *t, int sslerr)
+{
+    long vr = SSL_get_verify_result(t->ssl);
+    unsigned long e = ERR_peek_last_error();
+    const char *what = t->hs_done ? "TLS error" : "TLS handshake failed";
+
+    if (vr != X509_V_OK && (SSL_get_verify_mode(t->ssl) & SSL_VERIFY_PEER))
+        snprintf(t->errtext, sizeof t->errtext, "certificate verify failed: %s",
+                 X509_verify_cert_error_string(vr));
+    else if (e && ERR_reason_error_string(e))
+        snprintf(t->errtext, sizeof t->errtext, "%s: %s", what, ERR_reason_error_string(e));
+    else if (sslerr == SSL_ERROR_SYSCALL)
+        snprintf(t->errtext, sizeof t->errtext, "%s: unexpected end of stream", what);
+    else
+        snprintf(t->errtext, sizeof t->errtext, "%s (SSL error %d)", what, sslerr);
+    ERR_clear_error();
+    flush_best_effort(t);
+    fail(t, YB_ERR_TLS);
+}
+
+/* Drives the handshake.  Returns 1 when done (on_ready delivered and the
+ * transport still open), 0 when more input is needed, -1 when closing. */
+static int tls_handshake(yb_transport *t)
+{
+    int r, e;
+
+    ERR_clear_error();
+    r = SSL_do_handshake(t->ssl);
+    if (r == 1) {
+        t->hs_done = 1;
+        t->t_tls_done = uv_hrtime();
+        if (flush_out(t) < 0)
+            return -1;
+        return report_ready(t) < 0 ? -1 : 1;
+    }
+    e = SSL_get_error(t->ssl, r);
+    if (e == SSL_ERROR_WANT_READ)
+        return flush_out(t) < 0 ? -1 : 0;
+    tls_fail(t, e);
+    return -1;
+}
+
+/* Consumes what is buffered in the read BIO: handshake, then plaintext
+ * to on_read until SSL wants more input, the application pauses or the
+ * transport closes. */
+static void tls_input(yb_transport *t)
+{
+    if (!t->hs_done && tls_handshake(t) <= 0)
+        return;
+    for (;;) {
+        int n, e;
+
+        if (t->closing)
+            return;
+        if (t->paused)
+            break;
+        ERR_clear_error();
+        n = SSL_read(t->ssl, plain_buf, sizeof plain_buf);
+        if (n > 0) {
+            if (t->cbs.on_read)
+                t->cbs.on_read(t, t->ud, plain_buf, (size_t)n);
+            continue;
+        }
+        e = SSL_get_error(t->ssl, n);
+        if (e == SSL_ERROR_WANT_READ)
+            break;
+        if (e == SSL_ERROR_ZERO_RETURN) {       /* close_notify */
+            fail(t, YB_ERR_CLOSED);
+            return;
+        }
+        tls_fail(t, e);
+        return;
+    }
+    /* SSL_read may have produced output (key updates, alerts). */
+    (void)flush_out(t);
+}
+
+static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    yb_transport *t = s->data;
+
+    if (nread == 0 || t->closing)
+        return;
+    if (nread < 0) {
+        if (nread == UV_EOF) {
+            if (t->ssl && !t->hs_done)
+                snprintf(t->errtext, sizeof t->errtext,
+                         "peer closed the connection during the TLS handshake");
+            fail(t, YB_ERR_CLOSED);
+        } else {
+            snprintf(t->errtext, sizeof t->errtext, "read: %s", uv_strerror((int)nread));
+            fail(t, yb_err_from_uv((int)nread));
+        }
+        return;
+    }
+    if (!t->ssl) {
+        if (t->cbs.on_read)
+            t->cbs.on_read(t, t->ud, (const uint8_t *)buf->base, (size_t)nread);
+        return;
+    }
+    if (BIO_write(t->rbio, buf->base, (int)nread) != (int)nread) {
+        snprintf(t->errtext, sizeof t->errtext, "out of memory");
+        fail(t, YB_ERR_OTHER);
+        return;
+    }
+    tls_input(t);
+}
+
+/* ---- connect / accept ----------------------------------------------------- */
+
+static void on_timer(uv_timer_t *tm)
+{
+    yb_transport *t = tm->data;
+    enum timer_mode mode = t->tmode;
+
+    t->tmode = TM_NONE;
+    switch (mode) {
+    case TM_CONNECT:
+        snprintf(t->errtext, sizeof t->errtext, "%s timed out",
+                 t->connected ? "TLS handshake" : "TCP connect");
+        fail(t, YB_ERR_CONNECT_TIMEOUT);
+        break;
+    case TM_ACCEPT_READY:
+        (void)report_ready(t);
+        break;
+    case TM_RESUME:
+        if (!t->closing && !t->paused)
+            tls_input(t);
+        break;
+    case TM_LINGER:
+        close_handles(t);
+        break;
+    case TM_NONE:
+        break;
+    }
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+    yb_transport *t = req->data;
+    int r;
+
+    if (t->closing)
+        return;                 /* includes UV_ECANCELED from uv_close */
+    if (status < 0) {
+        snprintf(t->errtext, sizeof t->errtext, "connect: %s", uv_strerror(status));
+        fail(t, yb_err_from_uv(status));
+        return;
+    }
+    t->connected = 1;
+    t->t_connected = uv_hrtime();
+    if (!t->ssl) {
+        (void)report_ready(t);
+        return;
+    }
+    r = set_reading(t, 1);
+    if (r < 0) {
+        snprintf(t->errtext, sizeof t->errtext, "read: %s", uv_strerror(r));
+        fail(t, yb_err_from_uv(r));
+        return;
+    }
+    (void)tls_handshake(t);     /* sends the ClientHello */
+}
+
+static void format_peer(char *out, size_t outlen, const struct sockaddr *sa)
+{
+    char ip[INET6_ADDRSTRLEN];
+
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+        uv_ip4_name(in, ip, sizeof ip);
+        snprintf(out, outlen, "%s:%u", ip, (unsigned)ntohs(in->sin_port));
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+        uv_ip6_name(in6, ip, sizeof ip);
+        snprintf(out, outlen, "[%s]:%u", ip, (unsigned)ntohs(in6->sin6_port));
+    } else {
+        snprintf(out, outlen, "?");
+    }
+}
+
+static yb_transport *transport_alloc(uv_loop_t *loop, const yb_transport_cbs *cbs, void *ud)
+{
+    yb_transport *t = calloc(1, sizeof *t);
+
+    if (!t)
+        return NULL;
+    t->loop = loop;
+    t->cbs = *cbs;
+    t->ud = ud;
+    t->t_start = uv_hrtime();
+    t->tcp.data = t;
+    t->creq.data = t;
+    t->wreq.data = t;
+    return t;
+}
+
+yb_transport *yb_transport_connect(uv_loop_t *loop, const struct sockaddr *addr,
+                                   yb_tls_ctx *tls, const char *sni,
+                                   uint64_t connect_timeout_ns,
+                                   const yb_transport_cbs *cbs, void *ud, yb_err_class *err)
+{
+    yb_transport *t;
+    int r;
+
+    if (err)
+        *err = YB_ERR_OTHER;
+    if (!loop || !addr || !cbs ||
+        (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
+        return NULL;
+    t = transport_alloc(loop, cbs, ud);
+    if (!t)
+        return NULL;
+    format_peer(t->peer, sizeof t->peer, addr);
+    if (tls && setup_ssl(t, tls, sni) < 0)
+        goto fail_free;
+    if (t->ssl && SSL_is_server(t->ssl))
+        goto fail_free;         /* a server context cannot connect */
+    if (uv_tcp_init(loop, &t->tcp) < 0)
+        goto fail_free;
+    t->tcp.data = t;            /* uv_tcp_init clears data */
+    /* Applied by libuv when it creates the socket in uv_tcp_connect. */
+    (void)uv_tcp_nodelay(&t->tcp, 1);
+    r = uv_tcp_connect(&t->creq, &t->tcp, addr, on_connect);
+    if (r < 0) {
+        if (err)
+            *err = yb_err_from_uv(r);
+        t->silent = 1;          /* nothing started: no callbacks */
+        close_handles(t);
+        return NULL;
+    }
+    if (connect_timeout_ns) {
+        uint64_t ms = (connect_timeout_ns + 999999) / 1000000;
+        start_timer(t, TM_CONNECT, ms);
+    }
+    if (err)
+        *err = YB_ERR_NONE;
+    return t;
+
+fail_free:
+    free_transport(t);
+    return NULL;
+}
+
+yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
+                                  const yb_transport_cbs *cbs, void *ud)
+{
+    yb_transport *t;
+    struct sockaddr_storage ss;
+    int sslen = sizeof ss;
+
+    if (!server || !cbs)
+        return NULL;
+    t = transport_alloc(server->loop, cbs, ud);
+    if (!t)
+        return NULL;
+    if (tls && setup_ssl(t, tls, NULL) < 0)
+        goto fail_free;
+    if (t->ssl && !SSL_is_server(t->ssl))
+        goto fail_free;
+    if (uv_tcp_init(server->loop, &t->tcp) < 0)
+        goto fail_free;
+    t->tcp.data = t;
+    if (uv_accept(server, (uv_stream_t *)&t->tcp) < 0)
+        goto fail_close;
+    t->connected = 1;
+    t->t_connected = t->t_start;
+    (void)uv_tcp_nodelay(&t->tcp, 1);
+    if (uv_tcp_getpeername(&t->tcp, (struct sockaddr *)&ss, &sslen) == 0)
+        format_peer(t->peer, sizeof t->peer, (const struct sockaddr *)&ss);
+    if (t->ssl) {
+        if (set_reading(t, 1) < 0)      /* the client speaks first */
+            goto fail_close;
+    } else {
+        /* Deferred so that on_ready never runs before accept returns. */
+        start_timer(t, TM_ACCEPT_READY, 0);
+    }
+    return t;
+
+fail_close:
+    t->silent = 1;
+    close_handles(t);
+    return NULL;
+fail_free:
+    free_transport(t);
+    return NULL;
+}
+
+/* ---- closing and control --------------------------------------------------- */
+
+void yb_transport_close(yb_transport *t)
+{
+    if (!t || t->closing)
+        return;
+    t->closing = 1;
+    t->reason = YB_ERR_NONE;
+    if (!t->connected) {
+        close_handles(t);
+        return;
+    }
+    (void)set_reading(t, 0);
+    if (t->ssl && t->hs_done) {
+        ERR_clear_error();
+        (void)SSL_shutdown(t->ssl);     /* queues close_notify; no reply awaited */
+        ERR_clear_error();
+    }
+    if (!t->busy && obuf_live(&t->pend) > 0)
+        (void)flush_out(t);
+    if (t->busy && !t->handles_closed) {
+        /* Let queued bytes (a response, close_notify) leave, but not
+         * forever: a peer that stops reading must not pin the socket. */
+        start_timer(t, TM_LINGER, LINGER_MS);
+        return;
+    }
+    close_handles(t);
+}
+
+void yb_transport_reset(yb_transport *t)
+{
+    if (!t || t->handles_closed)
+        return;
+    if (!t->closing) {
+        t->closing = 1;
+        t->reason = YB_ERR_NONE;
+    }
+    t->handles_closed = 1;
+    t->pending_closes = 1 + t->timer_inited;
+    if (t->timer_inited)
+        uv_close((uv_handle_t *)&t->timer, on_handle_closed);
+    /* SO_LINGER 0 then close: the kernel sends RST instead of FIN. */
+    if (!t->connected || uv_tcp_close_reset(&t->tcp, on_handle_closed) != 0)
+        uv_close((uv_handle_t *)&t->tcp, on_handle_closed);
+}
+
+void yb_transport_pause(yb_transport *t, int paused)
+{
+    if (!t || t->closing)
+        return;
+    t->paused = paused ? 1 : 0;
+    if (!t->ready_reported)
+        return;                 /* applied by report_ready */
+    if (set_reading(t, !t->paused) < 0)
+        return;
+    /* Plaintext may be waiting inside SSL from before the pause; deliver
+     * it from the loop, not from inside this call. */
+    if (!t->paused && t->ssl &&
+        (SSL_pending(t->ssl) > 0 || BIO_ctrl_pending(t->rbio) > 0))
+        start_timer(t, TM_RESUME, 0);
+}
+
+/* ---- accessors ------------------------------------------------------------- */
+
+uint64_t yb_transport_t_start(const yb_transport *t) { return t->t_start; }
+uint64_t yb_transport_t_connected(const yb_transport *t) { return t->t_connected; }
+uint64_t yb_transport_t_tls_done(const yb_transport *t) { return t->t_tls_done; }
+int yb_transport_tls_resumed(const yb_transport *t) { return t->resumed; }
+const char *yb_transport_alpn(const yb_transport *t) { return t->alpn; }
+const char *yb_transport_error_text(const yb_transport *t) { return t->errtext; }
+const char *yb_transport_peer(const yb_transport *t) { return t->peer; }
