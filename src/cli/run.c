@@ -34,6 +34,14 @@ static void help(void)
         "  -c, --concurrency N     requests in flight (closed loop; default 1)\n"
         "  -t, --threads N         worker threads (default 1)\n"
         "  -m, --streams N         HTTP/2 streams per session (default 1)\n"
+        "      --rate R            open loop: R requests/s across all workers, due at\n"
+        "                          fixed intervals whatever the responses; latency is\n"
+        "                          measured from the due time (coordinated omission\n"
+        "                          corrected); also ramp:FROM..TO/DURATION and\n"
+        "                          step:R1@D1,R2@D2,...\n"
+        "      --max-backlog N     open loop: due requests that may wait for a free\n"
+        "                          session per worker (default 10000); more are\n"
+        "                          counted as backlog_overflow errors\n"
         "Sessions:\n"
         "      --sessions P        reuse (default): persistent sessions, one per slot;\n"
         "                          per-request: new TCP+TLS session per request;\n"
@@ -141,7 +149,7 @@ int yb_cmd_run(int argc, char **argv)
 {
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET };
+           O_TARGET, O_RATE, O_BACKLOG };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
         {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
@@ -159,6 +167,8 @@ int yb_cmd_run(int argc, char **argv)
         {"max-errors", required_argument, NULL, O_MAXERR},
         {"json", required_argument, NULL, O_JSON}, {"unit", required_argument, NULL, O_UNIT},
         {"target", required_argument, NULL, O_TARGET}, {"help", no_argument, NULL, 'h'},
+        {"rate", required_argument, NULL, O_RATE},
+        {"max-backlog", required_argument, NULL, O_BACKLOG},
         {NULL, 0, NULL, 0}};
     yb_engine_opts o;
     memset(&o, 0, sizeof o);
@@ -169,8 +179,9 @@ int yb_cmd_run(int argc, char **argv)
     o.cache_bytes = 256ull << 20;
     o.grace_ns = 2ull * 1000000000ull;
     o.codec.max_body = 64ull << 20;
+    o.max_backlog = 10000;
     o.codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
-    const char *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
+    const char *rate = NULL, *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
                *tokfile = NULL, *sessions = "reuse";
     uint64_t max_errors = 0, v;
     yb_header extra[64];
@@ -249,6 +260,11 @@ int yb_cmd_run(int argc, char **argv)
         case O_JSON: json = optarg; break;
         case O_UNIT: unit = optarg; break;
         case O_TARGET: target = optarg; break;
+        case O_RATE: rate = optarg; break;
+        case O_BACKLOG:
+            if (yb_parse_u64(optarg, 0, 100000000, &o.max_backlog) < 0)
+                return yb_usage_error("run", "--max-backlog must be a non-negative integer");
+            break;
         case 'h': help(); return YB_EXIT_OK;
         default: return yb_usage_error("run", "bad option");
         }
@@ -276,6 +292,8 @@ int yb_cmd_run(int argc, char **argv)
     if (o.tls.min_version && o.tls.max_version && o.tls.min_version > o.tls.max_version)
         return yb_usage_error("run", "--tls-min is above --tls-max");
     char err[512];
+    if (rate && yb_sched_parse(rate, &o.sched, err, sizeof err) < 0)
+        return yb_usage_error("run", "%s", err);
     if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
@@ -353,6 +371,7 @@ int yb_cmd_run(int argc, char **argv)
         .threads = o.threads,
         .streams = o.streams,
         .unit = unit,
+        .rate = o.sched.kind == YB_SCHED_RATE ? o.sched.rate : 0,
         .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
         .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
         .max_errors = max_errors,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "codec/codec.h"
+#include "engine/schedule.h"
 #include "stats/recorder.h"
 #include "transport/transport.h"
 
@@ -51,6 +52,8 @@ typedef struct {
     uint64_t cache_bytes;    /* prepared-request cache per worker */
     yb_tls_client_opts tls;
     yb_codec_cfg codec;
+    yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE */
+    uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
     volatile sig_atomic_t *stop; /* set asynchronously to stop the run */
     uint64_t grace_ns;       /* in-flight grace period after a stop */
 } yb_engine_opts;

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,15 @@ struct worker {
     unsigned n_persistent;
     session *sessions;
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
+    uint64_t n_wait;     /* length of the wait queue (the open-loop backlog) */
+    uint64_t n_oneshot;  /* per-request sessions open */
+    /* open loop */
+    int open_loop;
+    int tfd;             /* timerfd: ns-precise wake-ups for due times */
+    uv_poll_t tpoll;
+    uint64_t next_k;     /* this worker's next request index */
+    uint64_t next_due;   /* absolute due time of request next_k */
+    uint64_t start;
     yb_exchange *free_x; /* recycled exchanges */
     uint64_t deadline;   /* stop issuing at (0 = none) */
     uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
@@ -178,6 +189,8 @@ static void sess_close(session *s, yb_err_class why)
 static int sess_submit(session *s, yb_exchange *x, uint64_t now)
 {
     x->owner = s;
+    if (!x->res.send_start)
+        x->res.send_start = now;
     int rc = s->w->ops->submit(s->codec, x, now);
     if (rc < 0)
         return rc;
@@ -225,6 +238,7 @@ static void host_done(void *hd, yb_exchange *x)
         x->res.bytes_in = 0;
         s->w->rec.retried++;
         fifo_push(&s->w->wait_head, &s->w->wait_tail, x);
+        s->w->n_wait++;
     } else {
         x_finish(s->w, x);
     }
@@ -308,6 +322,8 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
     sess_unlink(w, s);
     if (!s->one_shot)
         w->n_persistent--;
+    else
+        w->n_oneshot--;
     w->ops->destroy(s->codec);
     free(s);
     pump(w);
@@ -334,6 +350,7 @@ static int sess_open(worker *w, yb_exchange *x, int one_shot)
     }
     uint64_t now = uv_hrtime();
     x->res.conn_start = now;
+    x->res.send_start = now;
     s->opener = x;
     fifo_push(&s->pend_head, &s->pend_tail, x);
     /* link first: callbacks may run from inside connect on failure paths */
@@ -343,6 +360,8 @@ static int sess_open(worker *w, yb_exchange *x, int one_shot)
     w->sessions = s;
     if (!one_shot)
         w->n_persistent++;
+    else
+        w->n_oneshot++;
     yb_err_class ec = YB_ERR_NONE;
     const yb_target *tg = &w->o->target;
     s->t = yb_transport_connect(&w->loop, (const struct sockaddr *)&tg->addr, w->tls,
@@ -353,6 +372,8 @@ static int sess_open(worker *w, yb_exchange *x, int one_shot)
         sess_unlink(w, s);
         if (!one_shot)
             w->n_persistent--;
+        else
+            w->n_oneshot--;
         w->ops->destroy(s->codec);
         free(s);
         x_fail(w, x, ec == YB_ERR_NONE ? YB_ERR_OTHER : ec);
@@ -361,15 +382,42 @@ static int sess_open(worker *w, yb_exchange *x, int one_shot)
     return 0;
 }
 
-/* Finds a session for x or queues it.  x->res.send_start is set here. */
+/* Queues x to wait for a session; in the open loop a full backlog fails
+ * it as an overflow (counted, never silently dropped). */
+static void wait_push(worker *w, yb_exchange *x)
+{
+    if (w->open_loop && w->n_wait >= w->o->max_backlog) {
+        x_fail(w, x, YB_ERR_OVERFLOW);
+        return;
+    }
+    fifo_push(&w->wait_head, &w->wait_tail, x);
+    w->n_wait++;
+}
+
+static yb_exchange *wait_pop(worker *w)
+{
+    yb_exchange *x = fifo_pop(&w->wait_head, &w->wait_tail);
+    if (x)
+        w->n_wait--;
+    return x;
+}
+
+/* Per-request sessions may be opened (at most -c at once). */
+static int can_open_oneshot(const worker *w)
+{
+    return w->n_oneshot < w->slots;
+}
+
+/* Finds a session for x or queues it. */
 static void dispatch(worker *w, yb_exchange *x)
 {
     uint64_t now = uv_hrtime();
-    if (!x->res.send_start)
-        x->res.send_start = now;
     w->rec.started++;
     if (w->o->policy == YB_SESS_PER_REQUEST) {
-        sess_open(w, x, 1);
+        if (can_open_oneshot(w))
+            sess_open(w, x, 1);
+        else
+            wait_push(w, x);
         return;
     }
     for (session *s = w->sessions; s; s = s->next) {
@@ -383,47 +431,115 @@ static void dispatch(worker *w, yb_exchange *x)
         sess_open(w, x, 0);
         return;
     }
-    fifo_push(&w->wait_head, &w->wait_tail, x);
+    wait_push(w, x);
 }
 
 /* ---- scheduler ----------------------------------------------------------- */
 
 static void teardown(worker *w);
 
-/* Issues requests while the closed loop has free slots. */
+/* Takes the next request from the corpus share as an exchange due at
+ * `due`.  Returns it, or NULL with w->exhausted set (end of the share, the
+ * -n budget, or a corpus error in w->err). */
+static yb_exchange *take_request(worker *w, uint64_t due)
+{
+    if (w->issued >= w->budget) {
+        w->exhausted = 1;
+        return NULL;
+    }
+    yb_prepared *p;
+    uint64_t skipped = 0;
+    int rc = yb_source_next(w->src, w->cycle, &p, &skipped, w->err, sizeof w->err);
+    if (skipped) {
+        /* records this codec cannot carry: counted, never dropped silently */
+        w->rec.completed += skipped;
+        w->rec.errors[YB_ERR_PROTOCOL] += skipped;
+    }
+    if (rc <= 0) {
+        if (rc < 0)
+            w->failed = 1;
+        w->exhausted = 1;
+        return NULL;
+    }
+    yb_exchange *x = x_new(w, p, due);
+    if (!x) {
+        yb_source_release(w->src, p);
+        w->failed = 1;
+        snprintf(w->err, sizeof w->err, "out of memory");
+        w->exhausted = 1;
+        return NULL;
+    }
+    w->issued++;
+    w->outstanding++;
+    return x;
+}
+
+/* Closed loop: issues requests while there are free slots. */
 static void fill(worker *w)
 {
     while (!w->exhausted && !w->grace_end && w->outstanding < w->slots) {
-        if (w->issued >= w->budget) {
-            w->exhausted = 1;
+        yb_exchange *x = take_request(w, uv_hrtime());
+        if (!x)
             break;
-        }
-        yb_prepared *p;
-        uint64_t skipped = 0;
-        int rc = yb_source_next(w->src, w->cycle, &p, &skipped, w->err, sizeof w->err);
-        if (skipped) {
-            /* records this codec cannot carry: counted, never dropped silently */
-            w->rec.completed += skipped;
-            w->rec.errors[YB_ERR_PROTOCOL] += skipped;
-        }
-        if (rc <= 0) {
-            if (rc < 0)
-                w->failed = 1;
-            w->exhausted = 1;
-            break;
-        }
-        yb_exchange *x = x_new(w, p, uv_hrtime());
-        if (!x) {
-            yb_source_release(w->src, p);
-            w->failed = 1;
-            snprintf(w->err, sizeof w->err, "out of memory");
-            w->exhausted = 1;
-            break;
-        }
-        w->issued++;
-        w->outstanding++;
         dispatch(w, x);
     }
+}
+
+/* Open loop: absolute due time of this worker's request k (its global
+ * index is k * threads + id, so workers interleave on one schedule), or 0
+ * past the schedule's end. */
+static uint64_t due_of(const worker *w, uint64_t k)
+{
+    uint64_t t;
+    if (yb_sched_due(&w->o->sched, k * w->o->threads + w->id, &t) < 0)
+        return 0;
+    return w->start + t;
+}
+
+static void arm_timer(worker *w)
+{
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    its.it_value.tv_sec = (time_t)(w->next_due / 1000000000ull);
+    its.it_value.tv_nsec = (long)(w->next_due % 1000000000ull);
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+        its.it_value.tv_nsec = 1;
+    timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Open loop: issues every request whose due time has come, whatever the
+ * responses, then sleeps until the next one. */
+static void issue_due(worker *w)
+{
+    uint64_t now = uv_hrtime();
+    while (!w->exhausted && !w->grace_end && w->next_due <= now) {
+        if (!w->next_due || (w->deadline && w->next_due >= w->deadline)) {
+            w->exhausted = 1;
+            break;
+        }
+        yb_exchange *x = take_request(w, w->next_due);
+        if (!x)
+            break;
+        dispatch(w, x);
+        w->next_due = due_of(w, ++w->next_k);
+        if (w->next_due > now)
+            now = uv_hrtime();
+    }
+    if (!w->exhausted && !w->grace_end && w->next_due)
+        arm_timer(w);
+    pump(w);
+}
+
+static void on_due(uv_poll_t *p, int status, int events)
+{
+    (void)status;
+    (void)events;
+    worker *w = p->data;
+    uint64_t expirations;
+    if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        return;
+    if (!w->finished)
+        issue_due(w);
 }
 
 /* Moves waiting exchanges onto sessions, issues more, ends the run. */
@@ -432,21 +548,28 @@ static void pump(worker *w)
     if (w->finished)
         return;
     while (w->wait_head) {
+        if (w->o->policy == YB_SESS_PER_REQUEST) {
+            if (!can_open_oneshot(w))
+                break;
+            sess_open(w, wait_pop(w), 1);
+            continue;
+        }
         session *s = w->sessions;
         while (s && !sess_has_room(s))
             s = s->next;
         uint64_t now = uv_hrtime();
         if (s) {
-            yb_exchange *x = fifo_pop(&w->wait_head, &w->wait_tail);
+            yb_exchange *x = wait_pop(w);
             if (sess_submit(s, x, now) < 0)
                 x_fail(w, x, YB_ERR_OTHER);
         } else if (w->n_persistent < w->sess_limit) {
-            sess_open(w, fifo_pop(&w->wait_head, &w->wait_tail), 0);
+            sess_open(w, wait_pop(w), 0);
         } else {
             break;
         }
     }
-    fill(w);
+    if (!w->open_loop)
+        fill(w);
     if (w->exhausted && w->outstanding == 0)
         teardown(w);
 }
@@ -456,7 +579,7 @@ static void cut_off(worker *w)
 {
     w->exhausted = 1;
     while (w->wait_head) {
-        yb_exchange *x = fifo_pop(&w->wait_head, &w->wait_tail);
+        yb_exchange *x = wait_pop(w);
         w->rec.cut_off++;
         yb_source_release(w->src, (yb_prepared *)x->req);
         w->outstanding--;
@@ -504,10 +627,10 @@ static void check_timeouts(worker *w, uint64_t now)
             }
         }
     }
-    /* Exchanges waiting for a session also time out. */
+    /* Exchanges waiting for a session also time out (from their due time). */
     for (yb_exchange *x = w->wait_head, *xn; x; x = xn) {
         xn = x->next;
-        if (now - x->res.send_start < to)
+        if (now - x->res.due < to)
             continue;
         if (x->prev)
             x->prev->next = x->next;
@@ -518,6 +641,7 @@ static void check_timeouts(worker *w, uint64_t now)
         else
             w->wait_tail = x->prev;
         x->next = x->prev = NULL;
+        w->n_wait--;
         x_fail(w, x, YB_ERR_TIMEOUT);
     }
 }
@@ -556,6 +680,10 @@ static void teardown(worker *w)
         sess_close(s, YB_ERR_NONE);
     uv_timer_stop(&w->tick);
     uv_close((uv_handle_t *)&w->tick, close_cb_noop);
+    if (w->open_loop) {
+        uv_poll_stop(&w->tpoll);
+        uv_close((uv_handle_t *)&w->tpoll, close_cb_noop);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -564,7 +692,13 @@ static void *worker_main(void *arg)
     uv_update_time(&w->loop);
     uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
                    w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
-    pump(w);
+    if (w->open_loop) {
+        w->next_due = due_of(w, 0);
+        uv_poll_start(&w->tpoll, UV_READABLE, on_due);
+        issue_due(w);
+    } else {
+        pump(w);
+    }
     uv_run(&w->loop, UV_RUN_DEFAULT);
     return NULL;
 }
@@ -577,6 +711,8 @@ static void worker_cleanup(worker *w)
         uv_run(&w->loop, UV_RUN_NOWAIT);
         uv_loop_close(&w->loop);
     }
+    if (w->tfd >= 0)
+        close(w->tfd);
     yb_source_free(w->src);
     yb_tls_ctx_free(w->tls);
     while (w->free_x) {
@@ -599,6 +735,7 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
 {
     w->id = i;
     w->o = o;
+    w->tfd = -1;
     w->ops = o->ops;
     w->host.write = host_write;
     w->host.done = host_done;
@@ -632,15 +769,19 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
         break;
     default: w->sess_limit = 0; break;
     }
+    w->open_loop = o->sched.kind != YB_SCHED_NONE;
+    uint64_t sched_len = w->open_loop ? yb_sched_length(&o->sched) : 0;
     if (o->requests) {
         w->budget = o->requests / o->threads + (i < o->requests % o->threads ? 1 : 0);
         w->cycle = 1;
     } else {
         w->budget = UINT64_MAX;
-        w->cycle = o->duration_ns > 0;
+        w->cycle = o->duration_ns > 0 || sched_len > 0;
     }
     if (o->duration_ns)
         w->deadline = start + o->duration_ns;
+    else if (sched_len && !o->requests)
+        w->deadline = start + sched_len; /* a ramp or steps end by themselves */
     w->tick_ns = 10 * 1000000ull;
     if (o->timeout_ns && o->timeout_ns / 4 < w->tick_ns)
         w->tick_ns = o->timeout_ns / 4 > 1000000 ? o->timeout_ns / 4 : 1000000;
@@ -651,6 +792,14 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
     w->loop.data = w;
     uv_timer_init(&w->loop, &w->tick);
     w->tick.data = w;
+    if (w->open_loop) {
+        w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (w->tfd < 0 || uv_poll_init(&w->loop, &w->tpoll, w->tfd) < 0) {
+            snprintf(err, errlen, "cannot create a timer: %s", strerror(errno));
+            return -1;
+        }
+        w->tpoll.data = w;
+    }
     return 0;
 }
 
@@ -669,8 +818,9 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
     start = uv_hrtime();
     for (unsigned i = 0; i < o->threads && !rc; i++) {
         ws[i].rec.run_start = start;
+        ws[i].start = start;
         if (ws[i].deadline)
-            ws[i].deadline = start + o->duration_ns;
+            ws[i].deadline = start + (o->duration_ns ? o->duration_ns : yb_sched_length(&o->sched));
     }
     for (unsigned i = 0; i < o->threads && !rc; i++) {
         if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {

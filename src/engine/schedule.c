@@ -1,0 +1,163 @@
+#include "config.h"
+#include "engine/schedule.h"
+#include "util/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_rate(const char *s, size_t n, double *out)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return yb_parse_double(buf, out);
+}
+
+static int parse_dur(const char *s, size_t n, uint64_t *out)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return yb_parse_duration(buf, out);
+}
+
+int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (!strncmp(spec, "ramp:", 5)) {
+        const char *p = spec + 5, *dots = strstr(p, ".."), *slash = strchr(p, '/');
+        if (!dots || !slash || slash < dots || parse_rate(p, (size_t)(dots - p), &s->from) ||
+            parse_rate(dots + 2, (size_t)(slash - dots - 2), &s->to) ||
+            parse_dur(slash + 1, strlen(slash + 1), &s->dur_ns) || s->dur_ns == 0 ||
+            (s->from <= 0 && s->to <= 0)) {
+            snprintf(err, errlen, "--rate '%s': expected ramp:FROM..TO/DURATION", spec);
+            return -1;
+        }
+        s->kind = YB_SCHED_RAMP;
+        return 0;
+    }
+    if (!strncmp(spec, "step:", 5)) {
+        const char *p = spec + 5;
+        while (*p) {
+            const char *at = strchr(p, '@');
+            size_t len = strcspn(p, ",");
+            if (!at || at > p + len || s->n_steps == YB_SCHED_MAX_STEPS ||
+                parse_rate(p, (size_t)(at - p), &s->step_rate[s->n_steps]) ||
+                parse_dur(at + 1, (size_t)(p + len - at - 1), &s->step_ns[s->n_steps]) ||
+                s->step_ns[s->n_steps] == 0) {
+                snprintf(err, errlen, "--rate '%s': expected step:R1@D1,R2@D2,... (at most %d)",
+                         spec, YB_SCHED_MAX_STEPS);
+                return -1;
+            }
+            s->n_steps++;
+            p += len;
+            if (*p == ',')
+                p++;
+        }
+        if (!s->n_steps) {
+            snprintf(err, errlen, "--rate '%s': no steps", spec);
+            return -1;
+        }
+        s->kind = YB_SCHED_STEP;
+        return 0;
+    }
+    if (yb_parse_double(spec, &s->rate) < 0 || s->rate <= 0 || s->rate > 1e8) {
+        snprintf(err, errlen, "--rate '%s': expected requests/s, ramp:... or step:...", spec);
+        return -1;
+    }
+    s->kind = YB_SCHED_RATE;
+    return 0;
+}
+
+/* Time (s) at which a linear rate a + b t (b = slope) has produced n
+ * requests: solves a t + b t^2 / 2 = n. */
+static double linear_time(double a, double b, double n)
+{
+    if (fabs(b) < 1e-12)
+        return a > 0 ? n / a : INFINITY;
+    double disc = a * a + 2 * b * n;
+    if (disc < 0)
+        return INFINITY; /* a falling ramp that never gets there */
+    return (-a + sqrt(disc)) / b;
+}
+
+int yb_sched_due(const yb_schedule *s, uint64_t g, uint64_t *t_ns)
+{
+    double n = (double)g, t;
+    switch (s->kind) {
+    case YB_SCHED_RATE:
+        t = n / s->rate;
+        break;
+    case YB_SCHED_RAMP: {
+        double d = (double)s->dur_ns / 1e9, slope = (s->to - s->from) / d;
+        double in_ramp = s->from * d + slope * d * d / 2;
+        if (n <= in_ramp) {
+            t = linear_time(s->from, slope, n);
+        } else {
+            if (s->to <= 0)
+                return -1;
+            t = d + (n - in_ramp) / s->to;
+        }
+        break;
+    }
+    case YB_SCHED_STEP: {
+        double start = 0;
+        for (size_t i = 0; i < s->n_steps; i++) {
+            double d = (double)s->step_ns[i] / 1e9, in_step = s->step_rate[i] * d;
+            if (n < in_step) {
+                *t_ns = (uint64_t)llround((start + n / s->step_rate[i]) * 1e9);
+                return 0;
+            }
+            n -= in_step;
+            start += d;
+        }
+        return -1;
+    }
+    default:
+        return -1;
+    }
+    if (!isfinite(t) || t > 1e9)
+        return -1;
+    *t_ns = (uint64_t)llround(t * 1e9);
+    return 0;
+}
+
+uint64_t yb_sched_length(const yb_schedule *s)
+{
+    uint64_t sum = 0;
+    if (s->kind == YB_SCHED_STEP)
+        for (size_t i = 0; i < s->n_steps; i++)
+            sum += s->step_ns[i];
+    else if (s->kind == YB_SCHED_RAMP)
+        sum = s->dur_ns;
+    return sum;
+}
+
+double yb_sched_rate_at(const yb_schedule *s, uint64_t t_ns)
+{
+    switch (s->kind) {
+    case YB_SCHED_RATE:
+        return s->rate;
+    case YB_SCHED_RAMP:
+        if (t_ns >= s->dur_ns)
+            return s->to;
+        return s->from + (s->to - s->from) * (double)t_ns / (double)s->dur_ns;
+    case YB_SCHED_STEP: {
+        uint64_t end = 0;
+        for (size_t i = 0; i < s->n_steps; i++) {
+            end += s->step_ns[i];
+            if (t_ns < end)
+                return s->step_rate[i];
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
