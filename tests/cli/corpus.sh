@@ -1,4 +1,274 @@
 #!/bin/bash
+# corpus info / cat / import and synth output, end to end through the binary.
 . "$YB_SRCDIR/tests/lib.sh"
-check "placeholder" true
+PY=/usr/bin/python3
+
+# run CMD...: stdout in $OUT, stderr in $ERR, status in $RC.
+run() {
+    "$@" >"$T/stdout" 2>"$T/stderr"
+    RC=$?
+    OUT=$(cat "$T/stdout")
+    ERR=$(cat "$T/stderr")
+}
+
+# no_files DESC GLOB...: passes when nothing matches.
+no_files() {
+    local d=$1; shift
+    local f
+    for f in "$@"; do
+        if [ -e "$f" ]; then not_ok "$d"; diag "exists: $f"; return; fi
+    done
+    ok "$d"
+}
+
+# Expected `corpus info` output (minus file/producer lines) from `corpus cat`
+# JSON lines, computed independently.
+cat >"$T/expect_info.py" <<'EOF'
+import base64, collections, json, sys
+
+def body_len(r):
+    if "body_base64" in r:
+        return len(base64.b64decode(r["body_base64"]))
+    return len(r.get("body", "").encode("utf-8"))
+
+recs = [json.loads(l) for l in sys.stdin if l.strip() and "yangblast_corpus" not in l]
+n = len(recs)
+sizes = [body_len(r) for r in recs]
+ts = [r.get("timestamp_ns", 0) for r in recs]
+print("records:     %d" % n)
+print("body bytes:  %d total, %.1f mean, %d max" % (sum(sizes), sum(sizes) / n if n else 0.0,
+                                                   max(sizes) if sizes else 0))
+print("time span:   %.6f s" % ((max(ts) - min(ts)) / 1e9 if n else 0.0))
+print("connections: %d" % len({r.get("conn_id", 0) for r in recs}))
+for title, key in (("protocols", "protocol"), ("methods", "method"), ("paths", "path")):
+    c = collections.Counter(r[key] for r in recs)
+    items = sorted(c.items(), key=lambda kv: (-kv[1], kv[0].encode()))
+    print(title + ":")
+    for k, v in items[:10]:
+        print("  %10d  %s" % (v, k))
+    if len(items) > 10:
+        print("  %10d  (%d other values)" % (sum(v for _, v in items[10:]), len(items) - 10))
+EOF
+
+# info_check DESC FILE: compares `corpus info FILE` with the expectation.
+info_check() {
+    local d=$1 f=$2
+    "$YB" corpus cat "$f" >"$T/ic.jsonl" 2>"$T/ic.err" || { not_ok "$d (cat failed)"; cat "$T/ic.err"; return; }
+    $PY "$T/expect_info.py" <"$T/ic.jsonl" >"$T/ic.want"
+    "$YB" corpus info "$f" 2>&1 | sed -n '/^records:/,$p' >"$T/ic.got"
+    if cmp -s "$T/ic.got" "$T/ic.want"; then ok "$d"
+    else not_ok "$d"; diff "$T/ic.want" "$T/ic.got" | head -20 | sed 's/^/# /'; fi
+}
+
+# ---- synth + info ----------------------------------------------------------
+check "synth restconf" "$YB" synth acl --count 7 --rules 4 -o "$T/rc.ybc"
+check "synth gnmi" "$YB" synth acl --proto gnmi --count 3 -o "$T/gn.ybc"
+check "synth restconf delete" "$YB" synth acl --op delete --count 12 -o "$T/del.ybc"
+check "synth gnmi subscribe poll" "$YB" synth acl --proto gnmi --op subscribe --mode poll \
+    --polls 2 --count 2 -o "$T/sub.ybc"
+
+run "$YB" corpus info "$T/rc.ybc"
+is "info exits 0" "$RC" 0
+like "info names the file" "$OUT" "^file: +$T/rc.ybc$"
+like "info shows the record count" "$OUT" '^records: +7$'
+like "info shows the producer" "$OUT" '^producer: +yangblast 0\.1\.0 synth$'
+like "info shows the synth source" "$OUT" '^source: +synth acl --proto restconf --op create --count 7 --rules 4 --seed 1$'
+like "info counts PATCH" "$OUT" '^ +7  PATCH$'
+like "info counts restconf" "$OUT" '^ +7  restconf$'
+like "info counts the acl-sets path" "$OUT" '^ +7  /restconf/data/openconfig-acl:acl/acl-sets$'
+info_check "info matches cat: restconf create" "$T/rc.ybc"
+info_check "info matches cat: gnmi set" "$T/gn.ybc"
+info_check "info matches cat: 12 distinct paths (other values)" "$T/del.ybc"
+info_check "info matches cat: subscribe" "$T/sub.ybc"
+
+# A mixed corpus with timestamps and connections, built through import.
+{
+    "$YB" corpus cat "$T/rc.ybc"
+    "$YB" corpus cat "$T/gn.ybc"
+    "$YB" corpus cat "$T/del.ybc"
+} | $PY -c '
+import json, sys
+for i, l in enumerate(sys.stdin):
+    r = json.loads(l)
+    r["timestamp_ns"] = 1000000 + i * 1500000
+    r["conn_id"] = i % 4
+    r["conn_order"] = i // 4
+    if i == 5:
+        r["expected_status"] = 204
+    print(json.dumps(r, separators=(",", ":")))
+' >"$T/mixed.jsonl"
+check "import a mixed corpus" "$YB" corpus import "$T/mixed.jsonl" -o "$T/mixed.ybc"
+info_check "info matches cat: mixed protocols, methods, time span, connections" "$T/mixed.ybc"
+run "$YB" corpus info "$T/mixed.ybc"
+like "mixed: 22 records" "$OUT" '^records: +22$'
+like "mixed: 4 connections" "$OUT" '^connections: +4$'
+like "mixed: time span" "$OUT" '^time span: +0\.031500 s$'
+like "mixed: import is the producer" "$OUT" '^producer: +yangblast 0\.1\.0 import$'
+like "mixed: 3 gnmi" "$OUT" '^ +3  gnmi$'
+like "mixed: 12 DELETE" "$OUT" '^ +12  DELETE$'
+
+# ---- cat / import round trips ------------------------------------------------
+for f in rc gn del sub mixed; do
+    "$YB" corpus cat "$T/$f.ybc" >"$T/$f.1.jsonl"
+    "$YB" corpus import "$T/$f.1.jsonl" -o "$T/$f.2.ybc"
+    "$YB" corpus cat "$T/$f.2.ybc" >"$T/$f.2.jsonl"
+    check "cat | import | cat is identical: $f" cmp "$T/$f.1.jsonl" "$T/$f.2.jsonl"
+    "$YB" corpus cat --with-header "$T/$f.ybc" >"$T/$f.h1.jsonl"
+    "$YB" corpus import -o "$T/$f.h2.ybc" - <"$T/$f.h1.jsonl"
+    "$YB" corpus cat --with-header "$T/$f.h2.ybc" >"$T/$f.h2.jsonl"
+    check "with header: records identical: $f" cmp <(tail -n +2 "$T/$f.h1.jsonl") <(tail -n +2 "$T/$f.h2.jsonl")
+    # The header keeps source, time and redactions; the producer becomes import.
+    check "with header: header kept but producer: $f" $PY -c '
+import json, sys
+a = json.loads(open(sys.argv[1]).readline())["yangblast_corpus"]
+b = json.loads(open(sys.argv[2]).readline())["yangblast_corpus"]
+assert b["producer"] == "yangblast 0.1.0 import", b
+a.pop("producer"); b.pop("producer")
+assert a == b, (a, b)
+' "$T/$f.h1.jsonl" "$T/$f.h2.jsonl"
+    "$YB" corpus cat --with-header "$T/$f.h2.ybc" | "$YB" corpus import -o "$T/$f.h3.ybc"
+    check "second round trip is byte-identical: $f" cmp "$T/$f.h2.ybc" "$T/$f.h3.ybc"
+done
+run "$YB" corpus cat --with-header "$T/rc.ybc"
+like "--with-header: first line is the corpus header" "$(printf '%s\n' "$OUT" | head -1)" \
+    '^\{"yangblast_corpus":\{"format_version":1,'
+is "--with-header: one line per record plus the header" "$(printf '%s\n' "$OUT" | wc -l)" 8
+run "$YB" corpus cat "$T/gn.ybc"
+like "cat: gNMI bodies are base64" "$OUT" '"body_base64":"AAAA'
+run "$YB" corpus cat "$T/rc.ybc"
+like "cat: RESTCONF bodies are text" "$OUT" '"body":"\{\\n'
+
+# Import from stdin with redactions and an empty corpus.
+printf '%s\n' '{"yangblast_corpus":{"source":"hand","redactions":["authorization"]}}' \
+    '{"protocol":"http1","method":"GET","path":"/","headers":[{"name":"Authorization","value":"REDACTED"}],"expected_status":200}' \
+    | "$YB" corpus import -o "$T/red.ybc"
+run "$YB" corpus info "$T/red.ybc"
+like "import: header line sets redactions" "$OUT" '^redactions: +authorization$'
+like "import: header line sets source" "$OUT" '^source: +hand$'
+check "import of empty input" "$YB" corpus import /dev/null -o "$T/empty.ybc"
+run "$YB" corpus info "$T/empty.ybc"
+like "empty corpus has 0 records" "$OUT" '^records: +0$'
+run "$YB" corpus cat "$T/empty.ybc"
+is "empty corpus cats to nothing" "$OUT$RC" "0"
+run bash -c "'$YB' synth acl -n 4 -o - | '$YB' corpus info -"
+like "synth to stdout, info from stdin" "$OUT" '^records: +4$'
+
+# ---- import errors -------------------------------------------------------------
+good='{"protocol":"restconf","method":"GET","path":"/x"}'
+import_error() {
+    local d=$1 line=$2 want=$3; shift 3
+    printf '%s\n' "$@" >"$T/bad.jsonl"
+    rm -f "$T/badout.ybc"
+    run "$YB" corpus import "$T/bad.jsonl" -o "$T/badout.ybc"
+    is "import $d: exit 2" "$RC" 2
+    like "import $d: FILE:LINE: in the message" "$ERR" "$T/bad.jsonl:$line: "
+    like "import $d: message says why" "$ERR" "$want"
+    no_files "import $d: no output file" "$T/badout.ybc" "$T"/badout.ybc.tmp.*
+}
+import_error "invalid JSON" 3 'invalid JSON' "$good" "$good" '{"protocol": ' "$good"
+import_error "unknown key" 2 '"bogus"' "$good" '{"protocol":"restconf","method":"GET","path":"/x","bogus":1}'
+import_error "bad base64" 1 '"body_base64"' '{"protocol":"gnmi","method":"POST","path":"/x","body_base64":"!!"}'
+import_error "bad protocol" 2 '"protocol"' "$good" '{"protocol":"ftp","method":"GET","path":"/x"}'
+import_error "out-of-range status" 1 '"expected_status"' '{"protocol":"restconf","method":"GET","path":"/x","expected_status":1000}'
+import_error "invalid record" 2 'invalid record' "$good" '{"protocol":"restconf","method":"GET","path":"no-slash"}'
+import_error "late header line" 2 'header' "$good" '{"yangblast_corpus":{}}'
+import_error "not an object" 1 'object' '[1,2,3]'
+# An existing output survives a failed import.
+printf 'precious\n' >"$T/keep.ybc"
+printf '%s\n' "$good" 'nope' >"$T/bad.jsonl"
+"$YB" corpus import "$T/bad.jsonl" -o "$T/keep.ybc" 2>/dev/null
+is "failed import leaves an existing output untouched" "$(cat "$T/keep.ybc")" "precious"
+run "$YB" corpus import "$T/missing.jsonl" -o "$T/x.ybc"
+is "import of a missing file: exit 2" "$RC" 2
+like "import of a missing file names it" "$ERR" "$T/missing.jsonl"
+
+# ---- damaged and foreign files -----------------------------------------------
+"$YB" synth acl --count 50 --rules 40 -o "$T/big.ybc"
+size=$(stat -c %s "$T/big.ybc")
+head -c $((size / 2)) "$T/big.ybc" >"$T/trunc.ybc"
+for c in info cat; do
+    run "$YB" corpus $c "$T/trunc.ybc"
+    is "truncated: corpus $c exits 2" "$RC" 2
+    like "truncated: corpus $c names the file" "$ERR" "$T/trunc.ybc"
+    like "truncated: corpus $c names a record" "$ERR" 'record [0-9]+'
+done
+head -c $((size - 1)) "$T/big.ybc" >"$T/trunc1.ybc"
+run "$YB" corpus info "$T/trunc1.ybc"
+like "truncated by one byte: record named" "$RC $ERR" "^2 .*$T/trunc1.ybc: record [0-9]+"
+head -c 40 "$T/big.ybc" >"$T/trunc40.ybc"
+run "$YB" corpus cat "$T/trunc40.ybc"
+like "truncated to 40 bytes: record named" "$RC $ERR" "^2 .*$T/trunc40.ybc: record 0"
+
+printf 'hello, this is not a corpus\n' >"$T/text.txt"
+for c in info cat; do
+    run "$YB" corpus $c "$T/text.txt"
+    is "text file: corpus $c exits 2" "$RC" 2
+    like "text file: corpus $c says not a yangblast corpus" "$ERR" "$T/text.txt: .*not a yangblast corpus"
+done
+gzip -c "$T/text.txt" >"$T/text.gz"
+run "$YB" corpus info "$T/text.gz"
+like "gzip file: not a yangblast corpus" "$RC $ERR" '^2 .*not a yangblast corpus'
+: >"$T/zero.ybc"
+run "$YB" corpus info "$T/zero.ybc"
+like "empty file: not a yangblast corpus" "$RC $ERR" '^2 .*not a yangblast corpus'
+run "$YB" corpus info "$T"
+is "a directory: exit 2" "$RC" 2
+
+# ---- synth output handling ---------------------------------------------------
+mkdir "$T/outdir"
+run "$YB" synth acl --count 3 -o "$T/outdir/missing/x.ybc"
+if [ "$RC" != 0 ]; then ok "synth into a missing directory fails"; else not_ok "synth into a missing directory fails"; fi
+like "synth into a missing directory names the file" "$ERR" "$T/outdir/missing/x.ybc"
+is "synth into a missing directory leaves nothing" "$(ls -A "$T/outdir")" ""
+no_files "synth into a missing directory creates no directory" "$T/outdir/missing"
+
+SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --proto gnmi --count 20 --seed 5 -o "$T/sde1.ybc"
+SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --proto gnmi --count 20 --seed 5 -o "$T/sde2.ybc"
+check "SOURCE_DATE_EPOCH: synth twice is byte-identical" cmp "$T/sde1.ybc" "$T/sde2.ybc"
+run "$YB" corpus cat --with-header "$T/sde1.ybc"
+like "SOURCE_DATE_EPOCH: creation time" "$(printf '%s\n' "$OUT" | head -1)" '"created_unix_ns":1767225600000000000,'
+SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --proto gnmi --count 20 --seed 6 -o "$T/sde3.ybc"
+if cmp -s "$T/sde1.ybc" "$T/sde3.ybc"; then not_ok "another seed gives another corpus"
+else ok "another seed gives another corpus"; fi
+is "synth leaves no temporary files" "$(ls "$T" | grep -c '\.tmp\.')" 0
+
+# ---- bundled corpora: regenerate with the Makefile.am `corpora` rule ------------
+mkdir -p "$T/regen"
+if [ ! -e "$YB_SRCDIR/corpus/restconf-acl-1000.ybc" ] && [ ! -e "$YB_SRCDIR/corpus/gnmi-acl-1000.ybc" ]; then
+    ok "bundled corpora regenerate byte-identically # SKIP corpus/*.ybc not generated yet"
+else
+    # Replay the rule's commands, writing into $T/regen instead of the tree.
+    if $PY - "$YB_SRCDIR/Makefile.am" "$YB" "$T/regen" >"$T/regen.log" 2>&1 <<'EOF'
+import os, re, shlex, subprocess, sys
+mk, yb, out = sys.argv[1:4]
+text = open(mk).read().replace("\\\n", " ")
+env_m = re.search(r"^SYNTH_ENV\s*=\s*(.*)$", text, re.M)
+extra_env = dict(kv.split("=", 1) for kv in shlex.split(env_m.group(1))) if env_m else {}
+rule = re.search(r"^corpora:.*\n((?:\t.*\n)+)", text, re.M)
+assert rule, "no corpora rule in Makefile.am"
+n = 0
+for line in rule.group(1).splitlines():
+    line = line.strip().replace("$(SYNTH_ENV)", "")
+    words = shlex.split(line)
+    assert words[0] == "./yangblast", line
+    words[0] = yb
+    words = [w.replace("$(srcdir)/corpus/", out + "/") for w in words]
+    env = dict(os.environ, **extra_env)
+    subprocess.run(words, env=env, check=True)
+    n += 1
+assert n >= 1
+print("ran", n, "commands")
+EOF
+    then
+        same=1
+        for f in "$T"/regen/*.ybc; do
+            cmp "$f" "$YB_SRCDIR/corpus/$(basename "$f")" >>"$T/regen.log" 2>&1 || same=0
+        done
+        if [ "$same" = 1 ]; then ok "bundled corpora regenerate byte-identically"
+        else not_ok "bundled corpora regenerate byte-identically"; sed 's/^/# /' "$T/regen.log"; fi
+    else
+        not_ok "bundled corpora regenerate byte-identically"; sed 's/^/# /' "$T/regen.log"
+    fi
+fi
+
 done_testing

@@ -1,7 +1,1166 @@
+/* Unit tests for the .ybc corpus reader/writer (src/corpus/corpus.c):
+ * round trips, truncation and corruption, writer atomicity, record
+ * validation, forward compatibility, streaming in bounded memory. */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest ts[]={cmocka_unit_test(t)};return cmocka_run_group_tests(ts,NULL,NULL);}
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "corpus/corpus.h"
+#include "corpus/corpus.pb-c.h"
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+
+static char *g_dir; /* per-test temporary directory */
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, "%s/yb-corpus-test.XXXXXX", base && *base ? base : "/tmp");
+    g_dir = strdup(tmpl);
+    if (!g_dir || !mkdtemp(g_dir))
+        return -1;
+    return 0;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    if (g_dir) {
+        nftw(g_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(g_dir);
+        g_dir = NULL;
+    }
+    return 0;
+}
+
+/* Returns a static path name inside the test directory (two slots). */
+static const char *tpath(const char *name)
+{
+    static char bufs[4][1024];
+    static int slot;
+    char *b = bufs[slot++ & 3];
+    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, name);
+    return b;
+}
+
+/* Number of directory entries (excluding . and ..) in the test dir. */
+static int dir_entries(void)
+{
+    DIR *d = opendir(g_dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *b = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 65536;
+            b = realloc(b, cap);
+            assert_non_null(b);
+        }
+        size_t k = fread(b + n, 1, cap - n, f);
+        if (k == 0)
+            break;
+        n += k;
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+static void spit(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (n)
+        assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Deterministic pseudo-random bytes. */
+static uint64_t rng_state = 42;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void fill_random(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)rnd();
+}
+
+static void set_strs(yb_request *r, const char *method, const char *scheme, const char *auth,
+                     const char *path)
+{
+    assert_int_equal(yb_request_set_str(&r->method, method), 0);
+    assert_int_equal(yb_request_set_str(&r->scheme, scheme), 0);
+    assert_int_equal(yb_request_set_str(&r->authority, auth), 0);
+    assert_int_equal(yb_request_set_str(&r->path, path), 0);
+}
+
+/* A small valid request; variant k changes the contents. */
+static void small_req(yb_request *r, unsigned k, size_t body_len)
+{
+    yb_request_init(r);
+    r->protocol = k % 2 ? YB_PROTO_GNMI : YB_PROTO_RESTCONF;
+    set_strs(r, k % 2 ? "POST" : "PATCH", "https", "sw1:443", k % 2 ? "/gnmi.gNMI/Set" : "/x/y");
+    assert_int_equal(yb_request_add_header(r, "content-type", "application/grpc", 16), 0);
+    uint8_t *b = malloc(body_len ? body_len : 1);
+    assert_non_null(b);
+    fill_random(b, body_len);
+    assert_int_equal(yb_request_set_body(r, b, body_len), 0);
+    free(b);
+    r->timestamp_ns = 1000u * k;
+    r->conn_id = k / 2;
+    r->conn_order = k % 2;
+    r->expected_status = 200;
+    r->expected_grpc = k % 2 ? 0 : -1;
+}
+
+static void write_corpus(const char *path, yb_request *reqs, size_t n,
+                         const yb_corpus_header *h)
+{
+    yb_corpus_header def;
+    yb_corpus_header_init(&def);
+    char err[512] = "";
+    yb_corpus_writer *w = yb_corpus_writer_open(path, h ? h : &def, err, sizeof err);
+    if (!w)
+        fail_msg("writer_open: %s", err);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(yb_corpus_writer_add(w, &reqs[i]), 0);
+    assert_int_equal(yb_corpus_writer_count(w), n);
+    if (yb_corpus_writer_close(w, err, sizeof err) != 0)
+        fail_msg("writer_close: %s", err);
+}
+
+/* Reads path to the end.  Returns 0 when the corpus read cleanly (count in
+ * *n), -1 when open failed, -2 when a record failed; err holds the message. */
+static int read_all(const char *path, uint64_t *n, char *err, size_t errlen)
+{
+    err[0] = 0;
+    *n = 0;
+    yb_corpus_reader *r = yb_corpus_reader_open(path, err, errlen);
+    if (!r)
+        return -1;
+    const yb_request *q;
+    int rc;
+    while ((rc = yb_corpus_reader_next(r, &q, err, errlen)) == 1)
+        (*n)++;
+    yb_corpus_reader_close(r);
+    return rc == 0 ? 0 : -2;
+}
+
+/* ---- hand-built streams (magic + varint-prefixed entries, zstd) ---- */
+
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+} buf;
+
+static void buf_put(buf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->n + n)
+            nc *= 2;
+        b->p = realloc(b->p, nc);
+        assert_non_null(b->p);
+        b->cap = nc;
+    }
+    if (n)
+        memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void buf_varint(buf *b, uint64_t v)
+{
+    do {
+        uint8_t c = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            c |= 0x80;
+        buf_put(b, &c, 1);
+    } while (v);
+}
+
+static void buf_magic(buf *b)
+{
+    static const uint8_t m[4] = {0x89, 'Y', 'B', 'C'};
+    buf_put(b, m, 4);
+}
+
+/* Appends varint(len) + packed message. */
+static void buf_msg(buf *b, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *tmp = malloc(n ? n : 1);
+    assert_non_null(tmp);
+    assert_int_equal(protobuf_c_message_pack(m, tmp), n);
+    buf_varint(b, n);
+    buf_put(b, tmp, n);
+    free(tmp);
+}
+
+static void buf_header_entry(buf *b, uint32_t version)
+{
+    Yangblast__Header h = YANGBLAST__HEADER__INIT;
+    h.format_version = version;
+    h.producer = (char *)"hand-built";
+    h.source = (char *)"test_corpus";
+    Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
+    e.kind_case = YANGBLAST__ENTRY__KIND_HEADER;
+    e.header = &h;
+    buf_msg(b, &e.base);
+}
+
+static void buf_request_entry(buf *b, const char *path)
+{
+    Yangblast__Request q = YANGBLAST__REQUEST__INIT;
+    q.protocol = YANGBLAST__PROTOCOL__PROTOCOL_RESTCONF;
+    q.method = (char *)"GET";
+    q.scheme = (char *)"https";
+    q.authority = (char *)"h";
+    q.path = (char *)path;
+    Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
+    e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
+    e.request = &q;
+    buf_msg(b, &e.base);
+}
+
+static void buf_trailer_entry(buf *b, uint64_t count)
+{
+    Yangblast__Trailer t = YANGBLAST__TRAILER__INIT;
+    t.request_count = count;
+    Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
+    e.kind_case = YANGBLAST__ENTRY__KIND_TRAILER;
+    e.trailer = &t;
+    buf_msg(b, &e.base);
+}
+
+/* Compresses b as one zstd frame into path and frees b. */
+static void buf_write_zstd(buf *b, const char *path)
+{
+    size_t cap = ZSTD_compressBound(b->n);
+    uint8_t *z = malloc(cap);
+    assert_non_null(z);
+    size_t zn = ZSTD_compress(z, cap, b->p, b->n, 3);
+    assert_false(ZSTD_isError(zn));
+    spit(path, z, zn);
+    free(z);
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------------------ */
+/* round trips                                                         */
+
+static void test_roundtrip_all_fields(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    yb_request in[N];
+
+    /* 0: every field set, binary body with NULs, many headers, non-UTF-8
+     * header values, gRPC status 0 (OK, distinct from unknown). */
+    yb_request_init(&in[0]);
+    in[0].protocol = YB_PROTO_GNMI;
+    set_strs(&in[0], "POST", "https", "[2001:db8::1]:8080", "/gnmi.gNMI/Set");
+    for (int i = 0; i < 40; i++) {
+        char name[32];
+        uint8_t val[8] = {0xff, 0xfe, 'v', (uint8_t)i, 0x80, 0xc3, 0x28, 0x7f};
+        snprintf(name, sizeof name, "x-header-%d", i);
+        if (val[3] == 0 || val[3] == '\r' || val[3] == '\n')
+            val[3] = 'z';
+        assert_int_equal(yb_request_add_header(&in[0], name, val, sizeof val), 0);
+    }
+    assert_int_equal(yb_request_add_header(&in[0], "empty", "", 0), 0);
+    uint8_t body[300];
+    fill_random(body, sizeof body);
+    body[0] = 0;
+    body[1] = 0;
+    body[150] = 0;
+    body[299] = 0;
+    assert_int_equal(yb_request_set_body(&in[0], body, sizeof body), 0);
+    in[0].timestamp_ns = UINT64_MAX;
+    in[0].conn_id = UINT64_MAX - 1;
+    in[0].conn_order = UINT32_MAX;
+    in[0].expected_status = 200;
+    in[0].expected_grpc = 0;
+
+    /* 1: empty body, everything unknown. */
+    yb_request_init(&in[1]);
+    in[1].protocol = YB_PROTO_RESTCONF;
+    set_strs(&in[1], "DELETE", "http", "sw1", "/restconf/data/x=a%2Fb");
+    in[1].expected_status = 0;
+    in[1].expected_grpc = -1;
+
+    /* 2: largest gRPC status and a 3-digit HTTP status. */
+    yb_request_init(&in[2]);
+    in[2].protocol = YB_PROTO_HTTP2;
+    set_strs(&in[2], "POST", "https", "h", "/a.B/C");
+    assert_int_equal(yb_request_set_body(&in[2], "\0\0\0\0\0", 5), 0);
+    in[2].expected_status = 999;
+    in[2].expected_grpc = 16;
+
+    /* 3: HTTP/1, "*" path, empty scheme and authority. */
+    yb_request_init(&in[3]);
+    in[3].protocol = YB_PROTO_HTTP1;
+    set_strs(&in[3], "OPTIONS", "", "", "*");
+    in[3].expected_status = 204;
+
+    /* 4: unspecified protocol, text body. */
+    yb_request_init(&in[4]);
+    set_strs(&in[4], "PUT", "https", "h:1", "/");
+    assert_int_equal(yb_request_set_body(&in[4], "{\"a\": 1}", 8), 0);
+    in[4].expected_grpc = 2;
+
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    assert_int_equal(yb_request_set_str(&h.producer, "yangblast test"), 0);
+    assert_int_equal(yb_request_set_str(&h.source, "capture x.pcapng \xe2\x9c\x93"), 0);
+    assert_int_equal(yb_corpus_header_add_redaction(&h, "authorization"), 0);
+    assert_int_equal(yb_corpus_header_add_redaction(&h, "password"), 0);
+    assert_int_equal(yb_corpus_header_add_redaction(&h, "authorization"), 0); /* dup ignored */
+    assert_int_equal(h.n_redactions, 2);
+    h.created_unix_ns = 1767225600123456789ull;
+
+    const char *p = tpath("rt.ybc");
+    write_corpus(p, in, N, &h);
+
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    const yb_corpus_header *rh = yb_corpus_reader_header(r);
+    assert_int_equal(rh->format_version, YB_CORPUS_FORMAT_VERSION);
+    assert_true(rh->created_unix_ns == h.created_unix_ns);
+    assert_string_equal(rh->producer, "yangblast test");
+    assert_string_equal(rh->source, h.source);
+    assert_int_equal(rh->n_redactions, 2);
+    assert_string_equal(rh->redactions[0], "authorization");
+    assert_string_equal(rh->redactions[1], "password");
+
+    const yb_request *q;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(yb_corpus_reader_index(r), i);
+        int rc = yb_corpus_reader_next(r, &q, err, sizeof err);
+        if (rc != 1)
+            fail_msg("record %d: rc %d: %s", i, rc, err);
+        assert_true(yb_request_equal(q, &in[i]));
+    }
+    assert_int_equal(q->expected_grpc, 2);
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0); /* stays at end */
+    yb_corpus_reader_close(r);
+
+    /* Spot checks that equality is not vacuous. */
+    yb_request c;
+    yb_request_init(&c);
+    assert_false(yb_request_equal(&c, &in[1]));
+    in[0].expected_grpc = -1;
+    r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 1);
+    assert_false(yb_request_equal(q, &in[0]));
+    yb_corpus_reader_close(r);
+
+    for (int i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+    yb_corpus_header_cleanup(&h);
+}
+
+static void test_empty_corpus_and_creation_time(void **state)
+{
+    (void)state;
+    const char *p = tpath("empty.ybc");
+    setenv("SOURCE_DATE_EPOCH", "1767225600", 1);
+    write_corpus(p, NULL, 0, NULL);
+    unsetenv("SOURCE_DATE_EPOCH");
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    assert_true(yb_corpus_reader_header(r)->created_unix_ns == 1767225600ull * 1000000000ull);
+    assert_string_equal(yb_corpus_reader_header(r)->producer, "");
+    assert_int_equal(yb_corpus_reader_header(r)->n_redactions, 0);
+    const yb_request *q;
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+    yb_corpus_reader_close(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* truncation and corruption                                           */
+
+/* Reads every prefix of the file at src; each must fail with a message
+ * naming the file (and a record index once the header was read). */
+static void check_prefixes(const char *src, size_t stride)
+{
+    size_t n;
+    uint8_t *full = slurp(src, &n);
+    assert_true(n > 16);
+    const char *p = tpath("prefix.ybc");
+    char err[512];
+    uint64_t cnt;
+    size_t next;
+    for (size_t len = 0; len < n; len = next) {
+        next = len + stride;
+        if (next >= n && len != n - 1)
+            next = n - 1; /* always try the longest prefix too */
+        spit(p, full, len);
+        int rc = read_all(p, &cnt, err, sizeof err);
+        if (rc == 0)
+            fail_msg("prefix of %zu/%zu bytes read successfully (%llu records)", len, n,
+                     (unsigned long long)cnt);
+        if (!strstr(err, p))
+            fail_msg("prefix %zu: message does not name the file: %s", len, err);
+        if (len > 0 && !strstr(err, "record "))
+            fail_msg("prefix %zu: message does not name a record: %s", len, err);
+    }
+    free(full);
+}
+
+static void test_truncated_every_offset(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 40 + 30 * i);
+    const char *src = tpath("small.ybc");
+    write_corpus(src, in, N, NULL);
+    check_prefixes(src, 1);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
+/* A multi-block corpus (incompressible bodies larger than a zstd block),
+ * so truncation also lands after some records were decompressed. */
+static void test_truncated_multiblock(void **state)
+{
+    (void)state;
+    enum { N = 6 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 50000);
+    const char *src = tpath("big.ybc");
+    write_corpus(src, in, N, NULL);
+    check_prefixes(src, 2999);
+
+    /* A prefix ending after some complete records names a later record. */
+    size_t n;
+    uint8_t *full = slurp(src, &n);
+    const char *p = tpath("cut.ybc");
+    spit(p, full, n * 3 / 4);
+    char err[512];
+    uint64_t cnt;
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -2);
+    assert_true(cnt > 0);
+    char want[64];
+    snprintf(want, sizeof want, "record %llu", (unsigned long long)cnt);
+    if (!strstr(err, want))
+        fail_msg("expected \"%s\" in: %s", want, err);
+    free(full);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
+static void test_flipped_bytes(void **state)
+{
+    (void)state;
+    enum { N = 3 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 30);
+    const char *src = tpath("flip-src.ybc");
+    write_corpus(src, in, N, NULL);
+    size_t n;
+    uint8_t *full = slurp(src, &n);
+    uint8_t *mod = malloc(n);
+    assert_non_null(mod);
+    const char *p = tpath("flip.ybc");
+    static const uint8_t masks[] = {0x01, 0x80, 0xff};
+    unsigned errors = 0, successes = 0;
+    char err[512];
+    uint64_t cnt;
+    for (size_t off = 0; off < n; off++)
+        for (size_t m = 0; m < sizeof masks; m++) {
+            memcpy(mod, full, n);
+            mod[off] ^= masks[m];
+            spit(p, mod, n);
+            if (read_all(p, &cnt, err, sizeof err) == 0) {
+                successes++;
+            } else {
+                errors++;
+                if (!strstr(err, p))
+                    fail_msg("flip at %zu: message does not name the file: %s", off, err);
+            }
+        }
+    /* The zstd checksum catches nearly every flip. */
+    assert_true(errors > 0);
+    assert_true(successes <= errors / 10);
+    free(mod);
+    free(full);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
+static void test_not_a_corpus(void **state)
+{
+    (void)state;
+    char err[512];
+    uint64_t cnt;
+    const char *p = tpath("plain.txt");
+    spit(p, "hello, world\n", 13);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -1);
+    assert_non_null(strstr(err, p));
+    assert_non_null(strstr(err, "not a yangblast corpus"));
+
+    /* zstd, but not our magic. */
+    buf b = {0};
+    buf_put(&b, "PK\3\4 and more bytes", 20);
+    buf_write_zstd(&b, p);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a yangblast corpus"));
+
+    /* zstd holding fewer bytes than the magic. */
+    buf_put(&b, "x", 1);
+    buf_write_zstd(&b, p);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -1);
+    assert_non_null(strstr(err, p));
+    assert_non_null(strstr(err, "not a yangblast corpus"));
+
+    spit(p, "", 0);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a yangblast corpus"));
+
+    assert_int_equal(read_all(tpath("does-not-exist.ybc"), &cnt, err, sizeof err), -1);
+    assert_non_null(strstr(err, "does-not-exist.ybc"));
+}
+
+/* ------------------------------------------------------------------ */
+/* structural errors in hand-built streams                             */
+
+static void expect_read_error(const char *p, const char *needle)
+{
+    char err[512];
+    uint64_t cnt;
+    int rc = read_all(p, &cnt, err, sizeof err);
+    if (rc == 0)
+        fail_msg("read succeeded, expected an error with \"%s\"", needle);
+    if (!strstr(err, needle) || !strstr(err, p))
+        fail_msg("expected \"%s\" and the file name in: %s", needle, err);
+}
+
+static void test_trailer_mismatch(void **state)
+{
+    (void)state;
+    const char *p = tpath("mismatch.ybc");
+    buf b = {0};
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_request_entry(&b, "/a");
+    buf_request_entry(&b, "/b");
+    buf_trailer_entry(&b, 3);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "record 2");
+    expect_read_error(p, "end marker says 3");
+
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_request_entry(&b, "/a");
+    buf_request_entry(&b, "/b");
+    buf_trailer_entry(&b, 1);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "end marker says 1");
+
+    /* Correct count reads fine (control). */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_request_entry(&b, "/a");
+    buf_request_entry(&b, "/b");
+    buf_trailer_entry(&b, 2);
+    buf_write_zstd(&b, p);
+    char err[512];
+    uint64_t cnt;
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), 0);
+    assert_int_equal(cnt, 2);
+}
+
+static void test_structural_errors(void **state)
+{
+    (void)state;
+    const char *p = tpath("struct.ybc");
+    buf b = {0};
+
+    /* No trailer, but a complete zstd frame. */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_request_entry(&b, "/a");
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "record 1");
+    expect_read_error(p, "end marker missing");
+
+    /* Data after the trailer. */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_trailer_entry(&b, 0);
+    buf_request_entry(&b, "/a");
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "after end marker");
+
+    /* A second header. */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_header_entry(&b, 1);
+    buf_trailer_entry(&b, 0);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "second header");
+
+    /* First entry is not a header. */
+    buf_magic(&b);
+    buf_request_entry(&b, "/a");
+    buf_trailer_entry(&b, 1);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "not a header");
+
+    /* A newer format version is refused. */
+    buf_magic(&b);
+    buf_header_entry(&b, YB_CORPUS_FORMAT_VERSION + 1);
+    buf_trailer_entry(&b, 0);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "newer");
+
+    /* An entry longer than the 64 MiB limit. */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_varint(&b, (uint64_t)YB_CORPUS_MAX_ENTRY + 1);
+    buf_put(&b, "\x12\x00", 2);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "limit");
+
+    /* An over-long varint. */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_put(&b, "\xff\xff\xff\xff\xff\xff\x01", 7);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "record 0");
+
+    /* An entry that is not valid protobuf. */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_varint(&b, 3);
+    buf_put(&b, "\x12\x7f\x00", 3); /* request of 127 bytes, only 1 present */
+    buf_trailer_entry(&b, 0);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "record 0");
+
+    /* A stored record the writer would refuse (path without '/'). */
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_request_entry(&b, "no-slash");
+    buf_trailer_entry(&b, 1);
+    buf_write_zstd(&b, p);
+    expect_read_error(p, "invalid record");
+}
+
+/* ------------------------------------------------------------------ */
+/* forward compatibility                                               */
+
+static void test_unknown_fields_and_entries(void **state)
+{
+    (void)state;
+    const char *p = tpath("future.ybc");
+    buf b = {0};
+    buf_magic(&b);
+
+    /* A header with an unknown field 9 (string) appended. */
+    {
+        Yangblast__Header h = YANGBLAST__HEADER__INIT;
+        h.format_version = 1;
+        h.producer = (char *)"future yangblast";
+        size_t n = yangblast__header__get_packed_size(&h);
+        uint8_t hb[256];
+        assert_true(n < 200);
+        yangblast__header__pack(&h, hb);
+        memcpy(hb + n, "\x4a\x03xyz", 5);
+        n += 5;
+        buf_varint(&b, 1 + 1 + n); /* Entry: tag 0x0a, len, header */
+        buf_put(&b, "\x0a", 1);
+        buf_varint(&b, n);
+        buf_put(&b, hb, n);
+    }
+    /* An entry of an unknown kind (field 9, length-delimited). */
+    buf_varint(&b, 7);
+    buf_put(&b, "\x4a\x05hello", 7);
+    /* An entry of an unknown kind (field 10, varint) next to nothing else. */
+    buf_varint(&b, 2);
+    buf_put(&b, "\x50\x07", 2);
+    /* A request with unknown fields of every wire type appended. */
+    {
+        Yangblast__Request q = YANGBLAST__REQUEST__INIT;
+        q.protocol = YANGBLAST__PROTOCOL__PROTOCOL_GNMI;
+        q.method = (char *)"POST";
+        q.scheme = (char *)"https";
+        q.authority = (char *)"sw1:8080";
+        q.path = (char *)"/gnmi.gNMI/Get";
+        q.body.data = (uint8_t *)"\0\0\0\0\0";
+        q.body.len = 5;
+        q.expected_status = 200;
+        q.expected_grpc_status = 1; /* OK */
+        size_t n = yangblast__request__get_packed_size(&q);
+        uint8_t *rb = malloc(n + 64);
+        assert_non_null(rb);
+        yangblast__request__pack(&q, rb);
+        static const uint8_t extra[] = {
+            0x98, 0x06, 0x2a,                   /* field 99, varint 42 */
+            0xa2, 0x06, 0x03, 'a', 'b', 'c',    /* field 100, bytes "abc" */
+            0xa9, 0x06, 1, 2, 3, 4, 5, 6, 7, 8, /* field 101, fixed64 */
+            0xb5, 0x06, 1, 2, 3, 4,             /* field 102, fixed32 */
+            0x68, 0x01,                         /* field 13, varint 1 */
+        };
+        memcpy(rb + n, extra, sizeof extra);
+        n += sizeof extra;
+        buf b2 = {0};
+        buf_put(&b2, "\x12", 1);
+        buf_varint(&b2, n);
+        buf_put(&b2, rb, n);
+        buf_put(&b2, "\x78\x05", 2); /* Entry field 15, varint */
+        buf_varint(&b, b2.n);
+        buf_put(&b, b2.p, b2.n);
+        free(b2.p);
+        free(rb);
+    }
+    buf_varint(&b, 7);
+    buf_put(&b, "\x4a\x05world", 7);
+    buf_trailer_entry(&b, 1);
+    buf_write_zstd(&b, p);
+
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    assert_string_equal(yb_corpus_reader_header(r)->producer, "future yangblast");
+    const yb_request *q;
+    int rc = yb_corpus_reader_next(r, &q, err, sizeof err);
+    if (rc != 1)
+        fail_msg("rc %d: %s", rc, err);
+    assert_int_equal(q->protocol, YB_PROTO_GNMI);
+    assert_string_equal(q->method, "POST");
+    assert_string_equal(q->authority, "sw1:8080");
+    assert_string_equal(q->path, "/gnmi.gNMI/Get");
+    assert_int_equal(q->body_len, 5);
+    assert_int_equal(q->expected_status, 200);
+    assert_int_equal(q->expected_grpc, 0);
+    assert_int_equal(q->n_headers, 0);
+    rc = yb_corpus_reader_next(r, &q, err, sizeof err);
+    if (rc != 0)
+        fail_msg("rc %d: %s", rc, err);
+    yb_corpus_reader_close(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* writer                                                              */
+
+static void test_writer_abort_leaves_nothing(void **state)
+{
+    (void)state;
+    yb_request q;
+    small_req(&q, 0, 100);
+    char err[512];
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    yb_corpus_writer *w = yb_corpus_writer_open(tpath("out.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(dir_entries(), 1); /* the temporary file */
+    assert_int_equal(yb_corpus_writer_add(w, &q), 0);
+    assert_int_equal(access(tpath("out.ybc"), F_OK), -1);
+    yb_corpus_writer_abort(w);
+    assert_int_equal(dir_entries(), 0);
+    yb_corpus_writer_abort(NULL);
+    yb_request_cleanup(&q);
+}
+
+static void test_writer_preexisting_untouched(void **state)
+{
+    (void)state;
+    const char *p = tpath("keep.ybc");
+    spit(p, "OLD CONTENT", 11);
+    yb_request q;
+    small_req(&q, 1, 100);
+    char err[512];
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    size_t n;
+    uint8_t *b;
+
+    /* Abort: the old file stays as it was. */
+    yb_corpus_writer *w = yb_corpus_writer_open(p, &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_add(w, &q), 0);
+    b = slurp(p, &n);
+    assert_int_equal(n, 11);
+    assert_memory_equal(b, "OLD CONTENT", 11);
+    free(b);
+    yb_corpus_writer_abort(w);
+    b = slurp(p, &n);
+    assert_int_equal(n, 11);
+    assert_memory_equal(b, "OLD CONTENT", 11);
+    free(b);
+    assert_int_equal(dir_entries(), 1);
+
+    /* Success: replaced. */
+    w = yb_corpus_writer_open(p, &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_add(w, &q), 0);
+    b = slurp(p, &n);
+    assert_int_equal(n, 11);
+    free(b);
+    assert_int_equal(yb_corpus_writer_close(w, err, sizeof err), 0);
+    assert_int_equal(dir_entries(), 1);
+    uint64_t cnt;
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), 0);
+    assert_int_equal(cnt, 1);
+    yb_request_cleanup(&q);
+}
+
+static void test_writer_failed_close(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    yb_request q;
+    small_req(&q, 0, 10);
+
+    /* rename() onto a non-empty directory fails at close. */
+    const char *d = tpath("adir");
+    assert_int_equal(mkdir(d, 0755), 0);
+    spit(tpath("adir/inside"), "x", 1);
+    yb_corpus_writer *w = yb_corpus_writer_open(d, &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_add(w, &q), 0);
+    assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    assert_non_null(strstr(err, d));
+    assert_int_equal(dir_entries(), 1); /* only adir: no temporary file left */
+    struct stat st;
+    assert_int_equal(stat(d, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+
+    /* A refused record poisons the writer: close discards, and a
+     * pre-existing file stays untouched. */
+    const char *p = tpath("poison.ybc");
+    spit(p, "OLD", 3);
+    w = yb_corpus_writer_open(p, &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_add(w, &q), 0);
+    yb_request bad;
+    small_req(&bad, 0, 10);
+    assert_int_equal(yb_request_set_str(&bad.path, "no-slash"), 0);
+    assert_int_equal(yb_corpus_writer_add(w, &bad), -EINVAL);
+    assert_true(yb_corpus_writer_add(w, &q) < 0); /* stays poisoned */
+    assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    assert_non_null(strstr(err, p));
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    assert_int_equal(n, 3);
+    assert_memory_equal(b, "OLD", 3);
+    free(b);
+    assert_int_equal(dir_entries(), 2);
+
+    /* A missing directory fails at open, leaving nothing. */
+    w = yb_corpus_writer_open(tpath("missing/out.ybc"), &h, err, sizeof err);
+    assert_null(w);
+    assert_non_null(strstr(err, "missing/out.ybc"));
+    assert_int_equal(dir_entries(), 2);
+
+    yb_request_cleanup(&bad);
+    yb_request_cleanup(&q);
+}
+
+/* Opens a writer, adds r, expects -EINVAL, aborts. */
+static void expect_refused(yb_request *r, const char *what)
+{
+    char err[512];
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    yb_corpus_writer *w = yb_corpus_writer_open(tpath("inval.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    int rc = yb_corpus_writer_add(w, r);
+    if (rc != -EINVAL)
+        fail_msg("%s: writer_add returned %d, want -EINVAL", what, rc);
+    assert_int_equal(yb_corpus_writer_count(w), 0);
+    yb_corpus_writer_abort(w);
+    yb_request_cleanup(r);
+}
+
+static void test_writer_refuses_invalid(void **state)
+{
+    (void)state;
+    yb_request r;
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_set_str(&r.method, "GE T"), 0);
+    expect_refused(&r, "method with a space");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_set_str(&r.method, ""), 0);
+    expect_refused(&r, "empty method");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_add_header(&r, "x-a", "ok\r\nInjected: 1", 16), 0);
+    expect_refused(&r, "header value with CR/LF");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_add_header(&r, "x-a", "line\nbreak", 10), 0);
+    expect_refused(&r, "header value with LF");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_add_header(&r, "x-a", "nul\0byte", 8), 0);
+    expect_refused(&r, "header value with NUL");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_add_header(&r, "bad name", "v", 1), 0);
+    expect_refused(&r, "header name with a space");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_add_header(&r, ":path", "/", 1), 0);
+    expect_refused(&r, "pseudo-header");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_set_str(&r.path, "restconf/data"), 0);
+    expect_refused(&r, "path without '/'");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_set_str(&r.path, "/a b"), 0);
+    expect_refused(&r, "path with a space");
+
+    small_req(&r, 0, 4);
+    assert_int_equal(yb_request_set_str(&r.authority, "a b"), 0);
+    expect_refused(&r, "authority with a space");
+
+    small_req(&r, 0, 4);
+    r.expected_status = 1000;
+    expect_refused(&r, "4-digit status");
+}
+
+/* ------------------------------------------------------------------ */
+/* streaming, rewind                                                   */
+
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static void test_streaming_bounded_memory(void **state)
+{
+    (void)state;
+    enum { N = 20000, BODY = 1024 };
+    const char *p = tpath("stream.ybc");
+    char err[512];
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    yb_corpus_writer *w = yb_corpus_writer_open(p, &h, err, sizeof err);
+    assert_non_null(w);
+    yb_request q;
+    small_req(&q, 0, BODY);
+    for (unsigned i = 0; i < N; i++) {
+        /* Vary part of the body so the stream does not collapse to nothing. */
+        fill_random(q.body, 64);
+        q.conn_order = i;
+        assert_int_equal(yb_corpus_writer_add(w, &q), 0);
+    }
+    assert_int_equal(yb_corpus_writer_close(w, err, sizeof err), 0);
+    yb_request_cleanup(&q);
+
+    size_t base = heap_in_use();
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    size_t peak = 0;
+    const yb_request *out;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = yb_corpus_reader_next(r, &out, err, sizeof err)) == 1) {
+        if (out->conn_order != n || out->body_len != BODY)
+            fail_msg("record %llu: conn_order %u body %zu", (unsigned long long)n,
+                     out->conn_order, out->body_len);
+        n++;
+        size_t u = heap_in_use();
+        if (u > peak)
+            peak = u;
+    }
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(n, N);
+    yb_corpus_reader_close(r);
+    /* The stream decompresses to > 20 MB; the reader keeps about one record
+     * plus its I/O buffers and a zstd window. */
+    if (getenv("YB_TEST_VERBOSE"))
+        fprintf(stderr, "# streaming: reader peak %zu bytes\n", peak - base);
+    if (base > 0 && peak > 0 && peak > base)
+        if (peak - base > 4u * 1024 * 1024)
+            fail_msg("reader held %zu bytes", peak - base);
+}
+
+static void test_large_records_stream(void **state)
+{
+    (void)state;
+    enum { N = 200, BODY = 64 * 1024 };
+    yb_request in;
+    small_req(&in, 1, BODY);
+    for (size_t i = 64; i < BODY; i++) /* compressible: fast to write */
+        in.body[i] = (uint8_t)("0123456789abcdef"[i % 16] + i / 4096);
+    const char *p = tpath("large.ybc");
+    char err[512];
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    yb_corpus_writer *w = yb_corpus_writer_open(p, &h, err, sizeof err);
+    assert_non_null(w);
+    for (unsigned i = 0; i < N; i++) {
+        in.body[0] = (uint8_t)i;
+        assert_int_equal(yb_corpus_writer_add(w, &in), 0);
+    }
+    assert_int_equal(yb_corpus_writer_close(w, err, sizeof err), 0);
+
+    size_t base = heap_in_use(), peak = 0;
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    const yb_request *q;
+    unsigned n = 0;
+    while (yb_corpus_reader_next(r, &q, err, sizeof err) == 1) {
+        in.body[0] = (uint8_t)n;
+        assert_true(yb_request_equal(q, &in));
+        n++;
+        size_t u = heap_in_use();
+        if (u > peak)
+            peak = u;
+    }
+    assert_int_equal(n, N);
+    yb_corpus_reader_close(r);
+    /* 13 MB of records went through; the reader holds one record, its I/O
+     * buffers and the zstd window (2 MiB at level 3), far less. */
+    if (getenv("YB_TEST_VERBOSE"))
+        fprintf(stderr, "# large records: reader peak %zu bytes\n", peak - base);
+    if (base > 0 && peak > base && peak - base > 4u * 1024 * 1024)
+        fail_msg("reader held %zu bytes for %u records of %u bytes", peak - base, N, BODY);
+    yb_request_cleanup(&in);
+}
+
+static void test_rewind(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 20 + i);
+    const char *p = tpath("rewind.ybc");
+    write_corpus(p, in, N, NULL);
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    const yb_request *q;
+    for (int pass = 0; pass < 3; pass++) {
+        unsigned stop = pass == 0 ? 2 : N; /* rewind mid-way, then after the end */
+        for (unsigned i = 0; i < stop; i++) {
+            assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 1);
+            assert_true(yb_request_equal(q, &in[i]));
+        }
+        assert_int_equal(yb_corpus_reader_index(r), stop);
+        if (stop == N)
+            assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+        assert_int_equal(yb_corpus_reader_rewind(r, err, sizeof err), 0);
+        assert_int_equal(yb_corpus_reader_index(r), 0);
+        assert_string_equal(yb_corpus_reader_header(r)->producer, "");
+    }
+    yb_corpus_reader_close(r);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
+static void test_proto_names(void **state)
+{
+    (void)state;
+    static const yb_proto all[] = {YB_PROTO_RESTCONF, YB_PROTO_GNMI, YB_PROTO_HTTP1,
+                                   YB_PROTO_HTTP2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        yb_proto p;
+        assert_int_equal(yb_proto_parse(yb_proto_name(all[i]), &p), 0);
+        assert_int_equal(p, all[i]);
+    }
+    yb_proto p;
+    assert_int_equal(yb_proto_parse("unspecified", &p), -1);
+    assert_int_equal(yb_proto_parse("GNMI", &p), -1);
+    assert_string_equal(yb_proto_name((yb_proto)77), "unspecified");
+    assert_true(yb_proto_is_h2(YB_PROTO_GNMI));
+    assert_true(yb_proto_is_h2(YB_PROTO_HTTP2));
+    assert_false(yb_proto_is_h2(YB_PROTO_RESTCONF));
+    assert_false(yb_proto_is_h2(YB_PROTO_HTTP1));
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_roundtrip_all_fields),
+        T(test_empty_corpus_and_creation_time),
+        T(test_truncated_every_offset),
+        T(test_truncated_multiblock),
+        T(test_flipped_bytes),
+        T(test_not_a_corpus),
+        T(test_trailer_mismatch),
+        T(test_structural_errors),
+        T(test_unknown_fields_and_entries),
+        T(test_writer_abort_leaves_nothing),
+        T(test_writer_preexisting_untouched),
+        T(test_writer_failed_close),
+        T(test_writer_refuses_invalid),
+        T(test_streaming_bounded_memory),
+        T(test_large_records_stream),
+        T(test_rewind),
+        T(test_proto_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,7 +1,679 @@
+/* Unit tests for the openconfig-acl synthesizer (src/synth/acl.c) and the
+ * gNMI helpers it uses (src/gnmi/gnmi_msg.c). */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-static void t(void **s){(void)s;}
-int main(void){const struct CMUnitTest ts[]={cmocka_unit_test(t)};return cmocka_run_group_tests(ts,NULL,NULL);}
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corpus/corpus.h"
+#include "gnmi/gnmi_msg.h"
+#include "synth/acl.h"
+
+#define RC_SETS "/restconf/data/openconfig-acl:acl/acl-sets"
+
+static void gen(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
+{
+    yb_request_init(r);
+    int rc = yb_synth_acl_request(o, k, r);
+    if (rc)
+        fail_msg("yb_synth_acl_request(%llu): %d", (unsigned long long)k, rc);
+}
+
+static json_t *parse_body(const yb_request *r)
+{
+    json_error_t je;
+    json_t *j = json_loadb((const char *)r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        fail_msg("body does not parse: %s (line %d)", je.text, je.line);
+    return j;
+}
+
+static const char *hdr(const yb_request *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (!strcasecmp(r->headers[i].name, name))
+            return (const char *)r->headers[i].value;
+    return NULL;
+}
+
+static void expected_name(uint64_t k, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "YB_ACL_%06llu", (unsigned long long)(k + 1));
+}
+
+static int is_prefix(const char *s)
+{
+    unsigned a, b, c, d, len;
+    char tail;
+    return sscanf(s, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &len, &tail) == 5 && a < 256 &&
+           b < 256 && c < 256 && d < 256 && len <= 32;
+}
+
+/* Checks one openconfig-acl acl-set object. */
+static void check_set(json_t *set, const char *name, unsigned rules)
+{
+    assert_true(json_is_object(set));
+    assert_string_equal(json_string_value(json_object_get(set, "name")), name);
+    assert_string_equal(json_string_value(json_object_get(set, "type")), "openconfig-acl:ACL_IPV4");
+    json_t *cfg = json_object_get(set, "config");
+    assert_true(json_is_object(cfg));
+    assert_string_equal(json_string_value(json_object_get(cfg, "name")), name);
+    assert_string_equal(json_string_value(json_object_get(cfg, "type")), "openconfig-acl:ACL_IPV4");
+    json_t *list = json_object_get(json_object_get(set, "acl-entries"), "acl-entry");
+    assert_true(json_is_array(list));
+    assert_int_equal(json_array_size(list), rules);
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        json_int_t seq = json_integer_value(json_object_get(e, "sequence-id"));
+        assert_int_equal(seq, (json_int_t)i + 1);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "config"),
+                                                            "sequence-id")),
+                         seq);
+        json_t *ipc = json_object_get(json_object_get(e, "ipv4"), "config");
+        assert_true(json_is_object(ipc));
+        const char *src = json_string_value(json_object_get(ipc, "source-address"));
+        const char *dst = json_string_value(json_object_get(ipc, "destination-address"));
+        assert_non_null(src);
+        assert_non_null(dst);
+        if (!is_prefix(src) || !is_prefix(dst))
+            fail_msg("bad prefixes %s %s", src, dst);
+        const char *act = json_string_value(json_object_get(
+            json_object_get(json_object_get(e, "actions"), "config"), "forwarding-action"));
+        assert_non_null(act);
+        assert_true(!strcmp(act, "openconfig-acl:ACCEPT") || !strcmp(act, "openconfig-acl:DROP") ||
+                    !strcmp(act, "openconfig-acl:REJECT"));
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* RESTCONF                                                            */
+
+static void test_defaults_and_check(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    assert_int_equal(o.proto, YB_PROTO_RESTCONF);
+    assert_int_equal(o.op, YB_SYNTH_CREATE);
+    assert_string_equal(o.method, "PATCH");
+    assert_int_equal(o.count, 1000);
+    assert_int_equal(o.seed, 1);
+    assert_null(yb_synth_acl_check(&o));
+
+    yb_synth_acl_opts b = o;
+    b.proto = YB_PROTO_HTTP1;
+    assert_non_null(yb_synth_acl_check(&b));
+    b = o;
+    b.op = YB_SYNTH_SUBSCRIBE;
+    assert_non_null(yb_synth_acl_check(&b));
+    b.proto = YB_PROTO_GNMI;
+    assert_null(yb_synth_acl_check(&b));
+    b = o;
+    b.method = "DELETE";
+    assert_non_null(yb_synth_acl_check(&b));
+    b = o;
+    b.rules = 100001;
+    assert_non_null(yb_synth_acl_check(&b));
+    b = o;
+    b.name_prefix = "A/B";
+    assert_non_null(yb_synth_acl_check(&b));
+    b.name_prefix = "";
+    assert_non_null(yb_synth_acl_check(&b));
+    b = o;
+    b.authority = "a b";
+    assert_non_null(yb_synth_acl_check(&b));
+}
+
+static void test_restconf_shape(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    for (unsigned rules = 0; rules <= 5; rules += 5) {
+        o.rules = rules;
+        for (uint64_t k = 0; k < 20; k++) {
+            yb_request r;
+            gen(&o, k, &r);
+            char name[64];
+            expected_name(k, name, sizeof name);
+            assert_int_equal(r.protocol, YB_PROTO_RESTCONF);
+            assert_string_equal(r.method, "PATCH");
+            assert_string_equal(r.path, RC_SETS);
+            assert_string_equal(r.scheme, "https");
+            assert_string_equal(r.authority, "localhost");
+            assert_string_equal(hdr(&r, "content-type"), "application/yang-data+json");
+            assert_string_equal(hdr(&r, "accept"), "application/yang-data+json");
+            assert_int_equal(r.conn_order, k);
+            json_t *j = parse_body(&r);
+            json_t *sets = json_object_get(json_object_get(j, "openconfig-acl:acl-sets"), "acl-set");
+            assert_true(json_is_array(sets));
+            assert_int_equal(json_array_size(sets), 1);
+            check_set(json_array_get(sets, 0), name, rules);
+            json_decref(j);
+            yb_request_cleanup(&r);
+        }
+    }
+    /* Default rule count. */
+    o.rules = YB_SYNTH_RULES_AUTO;
+    yb_request r;
+    gen(&o, 0, &r);
+    json_t *j = parse_body(&r);
+    check_set(json_array_get(
+                  json_object_get(json_object_get(j, "openconfig-acl:acl-sets"), "acl-set"), 0),
+              "YB_ACL_000001", YB_SYNTH_DEFAULT_RULES_RESTCONF);
+    json_decref(j);
+    yb_request_cleanup(&r);
+}
+
+static void test_restconf_methods_and_ops(void **state)
+{
+    (void)state;
+    static const struct {
+        yb_synth_op op;
+        const char *method_opt, *method;
+        int keyed_path, body; /* path ends in acl-set=NAME,ACL_IPV4; has a body */
+    } cases[] = {
+        {YB_SYNTH_CREATE, "PATCH", "PATCH", 0, 1},  {YB_SYNTH_CREATE, "POST", "POST", 0, 1},
+        {YB_SYNTH_CREATE, "PUT", "PUT", 1, 1},      {YB_SYNTH_REPLACE, "PATCH", "PUT", 1, 1},
+        {YB_SYNTH_DELETE, "PATCH", "DELETE", 1, 0}, {YB_SYNTH_GET, "PATCH", "GET", 1, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        yb_synth_acl_opts o;
+        yb_synth_acl_defaults(&o);
+        o.op = cases[c].op;
+        o.method = cases[c].method_opt;
+        o.rules = 3;
+        o.authority = "sw1:8443";
+        o.scheme = "http";
+        assert_null(yb_synth_acl_check(&o));
+        yb_request r;
+        gen(&o, 41, &r);
+        assert_string_equal(r.method, cases[c].method);
+        assert_string_equal(r.authority, "sw1:8443");
+        assert_string_equal(r.scheme, "http");
+        if (cases[c].keyed_path)
+            assert_string_equal(r.path, RC_SETS "/acl-set=YB_ACL_000042,ACL_IPV4");
+        else
+            assert_string_equal(r.path, RC_SETS);
+        if (!cases[c].body) {
+            assert_int_equal(r.body_len, 0);
+            assert_null(hdr(&r, "content-type"));
+        } else {
+            assert_non_null(hdr(&r, "content-type"));
+            json_t *j = parse_body(&r);
+            json_t *sets = !strcmp(cases[c].method, "PATCH")
+                               ? json_object_get(json_object_get(j, "openconfig-acl:acl-sets"),
+                                                 "acl-set")
+                               : json_object_get(j, "openconfig-acl:acl-set");
+            assert_true(json_is_array(sets));
+            assert_int_equal(json_array_size(sets), 1);
+            check_set(json_array_get(sets, 0), "YB_ACL_000042", 3);
+            json_decref(j);
+        }
+        assert_string_equal(hdr(&r, "accept"), "application/yang-data+json");
+        yb_request_cleanup(&r);
+    }
+    /* Subscribe and capabilities are gNMI-only. */
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    o.op = YB_SYNTH_CAPABILITIES;
+    assert_non_null(yb_synth_acl_check(&o));
+}
+
+static void test_determinism(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts a, b;
+    for (int proto = 0; proto < 2; proto++) {
+        yb_synth_acl_defaults(&a);
+        a.proto = proto ? YB_PROTO_GNMI : YB_PROTO_RESTCONF;
+        a.seed = 7;
+        b = a;
+        b.seed = 8;
+        for (uint64_t k = 0; k < 30; k++) {
+            yb_request r1, r2, r3;
+            gen(&a, k, &r1);
+            gen(&a, k, &r2);
+            gen(&b, k, &r3);
+            assert_true(yb_request_equal(&r1, &r2));
+            /* A different seed changes the rules but not the names. */
+            assert_string_equal(r1.path, r3.path);
+            assert_false(r1.body_len == r3.body_len &&
+                         memcmp(r1.body, r3.body, r1.body_len) == 0);
+            char name[64];
+            expected_name(k, name, sizeof name);
+            assert_non_null(memmem(r1.body, r1.body_len, name, strlen(name)));
+            assert_non_null(memmem(r3.body, r3.body_len, name, strlen(name)));
+            yb_request_cleanup(&r1);
+            yb_request_cleanup(&r2);
+            yb_request_cleanup(&r3);
+        }
+    }
+    /* Request k does not depend on which requests were built before it. */
+    yb_synth_acl_defaults(&a);
+    yb_request r1, r2;
+    gen(&a, 500, &r1);
+    for (uint64_t k = 0; k < 3; k++) {
+        gen(&a, k, &r2);
+        yb_request_cleanup(&r2);
+    }
+    gen(&a, 500, &r2);
+    assert_true(yb_request_equal(&r1, &r2));
+    yb_request_cleanup(&r1);
+    yb_request_cleanup(&r2);
+
+    /* yb_synth_acl_set_json is the same set. */
+    char *s1 = yb_synth_acl_set_json(&a, 3), *s2 = yb_synth_acl_set_json(&a, 3);
+    assert_non_null(s1);
+    assert_string_equal(s1, s2);
+    json_t *j = json_loads(s1, 0, NULL);
+    assert_non_null(j);
+    check_set(j, "YB_ACL_000004", YB_SYNTH_DEFAULT_RULES_RESTCONF);
+    json_decref(j);
+    free(s1);
+    free(s2);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_unique_names_and_sizes(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    o.name_prefix = "T";
+    char **names = calloc(N, sizeof *names);
+    assert_non_null(names);
+    uint64_t total = 0;
+    for (uint64_t k = 0; k < N; k++) {
+        yb_request r;
+        gen(&o, k, &r);
+        total += r.body_len;
+        json_t *j = parse_body(&r);
+        json_t *set = json_array_get(
+            json_object_get(json_object_get(j, "openconfig-acl:acl-sets"), "acl-set"), 0);
+        const char *n = json_string_value(json_object_get(set, "name"));
+        assert_non_null(n);
+        assert_int_equal(strncmp(n, "T_", 2), 0);
+        names[k] = strdup(n);
+        assert_non_null(names[k]);
+        json_decref(j);
+        yb_request_cleanup(&r);
+    }
+    qsort(names, N, sizeof *names, cmp_str);
+    for (size_t i = 1; i < N; i++)
+        if (!strcmp(names[i - 1], names[i]))
+            fail_msg("duplicate ACL name %s", names[i]);
+    for (size_t i = 0; i < N; i++)
+        free(names[i]);
+    free(names);
+    /* The SONiC study's payload: about 14.5 KB per request, 14.5 MB per
+     * thousand. */
+    double mean = (double)total / N;
+    if (mean < 14000.0 || mean > 15000.0)
+        fail_msg("mean RESTCONF body %.1f bytes, want 14000..15000", mean);
+    if (total < 14000000u || total > 15000000u)
+        fail_msg("1000 RESTCONF requests = %llu bytes, want ~14.5 MB",
+                 (unsigned long long)total);
+
+    /* The gNMI default carries about as much data. */
+    o.proto = YB_PROTO_GNMI;
+    total = 0;
+    for (uint64_t k = 0; k < 200; k++) {
+        yb_request r;
+        gen(&o, k, &r);
+        total += r.body_len;
+        yb_request_cleanup(&r);
+    }
+    mean = (double)total / 200;
+    if (mean < 13500.0 || mean > 15500.0)
+        fail_msg("mean gNMI body %.1f bytes, want about 14.5 KB", mean);
+}
+
+/* ------------------------------------------------------------------ */
+/* gNMI                                                                */
+
+/* Returns the only gRPC message in r's body (a view into it). */
+static void one_message(const yb_request *r, const uint8_t **msg, size_t *len)
+{
+    size_t off = 0;
+    assert_int_equal(yb_grpc_next(r->body, r->body_len, &off, msg, len, 1u << 24), 1);
+    assert_int_equal(off, r->body_len);
+    const uint8_t *m2;
+    size_t l2;
+    assert_int_equal(yb_grpc_next(r->body, r->body_len, &off, &m2, &l2, 1u << 24), 0);
+}
+
+static void check_gnmi_headers(const yb_request *r, const char *rpc)
+{
+    assert_int_equal(r->protocol, YB_PROTO_GNMI);
+    assert_string_equal(r->method, "POST");
+    assert_string_equal(r->path, rpc);
+    assert_string_equal(hdr(r, "content-type"), "application/grpc");
+    assert_string_equal(hdr(r, "te"), "trailers");
+}
+
+static void check_path(const Gnmi__Path *p, const char *text)
+{
+    char buf[512];
+    yb_gnmi_path_format(p, buf, sizeof buf);
+    assert_string_equal(buf, text);
+}
+
+static const char *key_value(const Gnmi__PathElem *e, const char *key)
+{
+    for (size_t i = 0; i < e->n_key; i++)
+        if (!strcmp(e->key[i]->key, key))
+            return e->key[i]->value;
+    return NULL;
+}
+
+static void check_json_val(const Gnmi__TypedValue *v, const char *name, unsigned rules)
+{
+    assert_non_null(v);
+    assert_int_equal(v->value_case, GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL);
+    json_error_t je;
+    json_t *j = json_loadb((const char *)v->json_ietf_val.data, v->json_ietf_val.len, 0, &je);
+    if (!j)
+        fail_msg("json_ietf_val: %s", je.text);
+    json_t *sets = json_object_get(j, "openconfig-acl:acl-set");
+    assert_true(json_is_array(sets));
+    assert_int_equal(json_array_size(sets), 1);
+    check_set(json_array_get(sets, 0), name, rules);
+    json_decref(j);
+}
+
+static void test_gnmi_set(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    o.proto = YB_PROTO_GNMI;
+    for (int op = 0; op < 3; op++) {
+        o.op = op == 0 ? YB_SYNTH_CREATE : op == 1 ? YB_SYNTH_REPLACE : YB_SYNTH_DELETE;
+        for (uint64_t k = 0; k < 5; k++) {
+            yb_request r;
+            gen(&o, k, &r);
+            check_gnmi_headers(&r, "/gnmi.gNMI/Set");
+            const uint8_t *m;
+            size_t len;
+            one_message(&r, &m, &len);
+            Gnmi__SetRequest *s = gnmi__set_request__unpack(NULL, len, m);
+            assert_non_null(s);
+            char name[64], keyed[256];
+            expected_name(k, name, sizeof name);
+            snprintf(keyed, sizeof keyed,
+                     "/openconfig-acl:acl/acl-sets/acl-set[name=%s][type=ACL_IPV4]", name);
+            assert_null(s->prefix);
+            assert_int_equal(s->n_union_replace, 0);
+            if (o.op == YB_SYNTH_CREATE) {
+                assert_int_equal(s->n_update, 1);
+                assert_int_equal(s->n_replace, 0);
+                assert_int_equal(s->n_delete_, 0);
+                check_path(s->update[0]->path, "/openconfig-acl:acl/acl-sets");
+                assert_int_equal(s->update[0]->path->n_elem, 2);
+                assert_string_equal(s->update[0]->path->elem[0]->name, "openconfig-acl:acl");
+                assert_string_equal(s->update[0]->path->elem[1]->name, "acl-sets");
+                check_json_val(s->update[0]->val, name, YB_SYNTH_DEFAULT_RULES_GNMI);
+            } else if (o.op == YB_SYNTH_REPLACE) {
+                assert_int_equal(s->n_update, 0);
+                assert_int_equal(s->n_replace, 1);
+                assert_int_equal(s->n_delete_, 0);
+                check_path(s->replace[0]->path, keyed);
+                check_json_val(s->replace[0]->val, name, YB_SYNTH_DEFAULT_RULES_GNMI);
+            } else {
+                assert_int_equal(s->n_update, 0);
+                assert_int_equal(s->n_replace, 0);
+                assert_int_equal(s->n_delete_, 1);
+                check_path(s->delete_[0], keyed);
+                assert_int_equal(s->delete_[0]->n_elem, 3);
+                assert_string_equal(key_value(s->delete_[0]->elem[2], "name"), name);
+                assert_string_equal(key_value(s->delete_[0]->elem[2], "type"), "ACL_IPV4");
+            }
+            gnmi__set_request__free_unpacked(s, NULL);
+            yb_request_cleanup(&r);
+        }
+    }
+}
+
+static void test_gnmi_get_and_capabilities(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    o.proto = YB_PROTO_GNMI;
+    o.op = YB_SYNTH_GET;
+    yb_request r;
+    gen(&o, 9, &r);
+    check_gnmi_headers(&r, "/gnmi.gNMI/Get");
+    const uint8_t *m;
+    size_t len;
+    one_message(&r, &m, &len);
+    Gnmi__GetRequest *g = gnmi__get_request__unpack(NULL, len, m);
+    assert_non_null(g);
+    assert_int_equal(g->n_path, 1);
+    check_path(g->path[0], "/openconfig-acl:acl/acl-sets/acl-set[name=YB_ACL_000010][type=ACL_IPV4]");
+    assert_int_equal(g->encoding, GNMI__ENCODING__JSON_IETF);
+    gnmi__get_request__free_unpacked(g, NULL);
+    yb_request_cleanup(&r);
+
+    o.op = YB_SYNTH_CAPABILITIES;
+    assert_null(yb_synth_acl_check(&o));
+    gen(&o, 0, &r);
+    check_gnmi_headers(&r, "/gnmi.gNMI/Capabilities");
+    one_message(&r, &m, &len);
+    assert_int_equal(len, 0); /* an empty CapabilityRequest */
+    Gnmi__CapabilityRequest *c = gnmi__capability_request__unpack(NULL, len, m);
+    assert_non_null(c);
+    assert_int_equal(c->n_extension, 0);
+    gnmi__capability_request__free_unpacked(c, NULL);
+    assert_int_equal(r.body_len, YB_GRPC_PREFIX);
+    yb_request_cleanup(&r);
+}
+
+/* Decodes every SubscribeRequest in r's body into subs (up to max);
+ * returns the count. */
+static size_t subscribe_messages(const yb_request *r, Gnmi__SubscribeRequest **subs, size_t max)
+{
+    size_t off = 0, n = 0;
+    const uint8_t *m;
+    size_t len;
+    int rc;
+    while ((rc = yb_grpc_next(r->body, r->body_len, &off, &m, &len, 1u << 20)) == 1) {
+        assert_true(n < max);
+        subs[n] = gnmi__subscribe_request__unpack(NULL, len, m);
+        assert_non_null(subs[n]);
+        n++;
+    }
+    assert_int_equal(rc, 0);
+    return n;
+}
+
+static void test_gnmi_subscribe(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    o.proto = YB_PROTO_GNMI;
+    o.op = YB_SYNTH_SUBSCRIBE;
+    static const struct {
+        yb_sub_mode mode;
+        Gnmi__SubscriptionList__Mode want;
+        unsigned polls;
+    } cases[] = {
+        {YB_SUB_ONCE, GNMI__SUBSCRIPTION_LIST__MODE__ONCE, 3},
+        {YB_SUB_POLL, GNMI__SUBSCRIPTION_LIST__MODE__POLL, 4},
+        {YB_SUB_POLL, GNMI__SUBSCRIPTION_LIST__MODE__POLL, 0},
+        {YB_SUB_STREAM, GNMI__SUBSCRIPTION_LIST__MODE__STREAM, 3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        o.sub_mode = cases[c].mode;
+        o.polls = cases[c].polls;
+        o.sample_ns = 250000000ull;
+        assert_null(yb_synth_acl_check(&o));
+        yb_request r;
+        gen(&o, 0, &r);
+        check_gnmi_headers(&r, "/gnmi.gNMI/Subscribe");
+        Gnmi__SubscribeRequest *subs[16];
+        size_t n = subscribe_messages(&r, subs, 16);
+        size_t want_n = 1 + (cases[c].mode == YB_SUB_POLL ? cases[c].polls : 0);
+        assert_int_equal(n, want_n);
+        assert_int_equal(subs[0]->request_case, GNMI__SUBSCRIBE_REQUEST__REQUEST_SUBSCRIBE);
+        Gnmi__SubscriptionList *l = subs[0]->subscribe;
+        assert_int_equal(l->mode, cases[c].want);
+        assert_int_equal(l->encoding, GNMI__ENCODING__JSON_IETF);
+        assert_int_equal(l->n_subscription, 1);
+        check_path(l->subscription[0]->path, "/openconfig-acl:acl/acl-sets");
+        if (cases[c].mode == YB_SUB_STREAM) {
+            assert_int_equal(l->subscription[0]->mode, GNMI__SUBSCRIPTION_MODE__SAMPLE);
+            assert_true(l->subscription[0]->sample_interval == 250000000ull);
+        }
+        for (size_t i = 1; i < n; i++) {
+            assert_int_equal(subs[i]->request_case, GNMI__SUBSCRIBE_REQUEST__REQUEST_POLL);
+            assert_non_null(subs[i]->poll);
+        }
+        for (size_t i = 0; i < n; i++)
+            gnmi__subscribe_request__free_unpacked(subs[i], NULL);
+        yb_request_cleanup(&r);
+    }
+}
+
+static void test_gnmi_rules_option(void **state)
+{
+    (void)state;
+    yb_synth_acl_opts o;
+    yb_synth_acl_defaults(&o);
+    o.proto = YB_PROTO_GNMI;
+    o.rules = 2;
+    yb_request r;
+    gen(&o, 0, &r);
+    const uint8_t *m;
+    size_t len;
+    one_message(&r, &m, &len);
+    Gnmi__SetRequest *s = gnmi__set_request__unpack(NULL, len, m);
+    assert_non_null(s);
+    check_json_val(s->update[0]->val, "YB_ACL_000001", 2);
+    gnmi__set_request__free_unpacked(s, NULL);
+    yb_request_cleanup(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* gNMI helpers                                                        */
+
+static void test_path_parse(void **state)
+{
+    (void)state;
+    Gnmi__Path *p = NULL;
+    assert_int_equal(yb_gnmi_path_parse("/interfaces/interface[name=Ethernet0/1]/state", &p), 0);
+    assert_int_equal(p->n_elem, 3);
+    assert_string_equal(p->elem[1]->name, "interface");
+    assert_int_equal(p->elem[1]->n_key, 1);
+    assert_string_equal(key_value(p->elem[1], "name"), "Ethernet0/1");
+    assert_string_equal(p->elem[2]->name, "state");
+    check_path(p, "/interfaces/interface[name=Ethernet0/1]/state");
+    yb_gnmi_path_free(p);
+
+    /* No leading '/', two keys, '/' and '=' inside values. */
+    assert_int_equal(yb_gnmi_path_parse("a/b[k=x/y/z][k2=v=w]", &p), 0);
+    assert_int_equal(p->n_elem, 2);
+    assert_int_equal(p->elem[1]->n_key, 2);
+    assert_string_equal(key_value(p->elem[1], "k"), "x/y/z");
+    assert_string_equal(key_value(p->elem[1], "k2"), "v=w");
+    check_path(p, "/a/b[k=x/y/z][k2=v=w]");
+    yb_gnmi_path_free(p);
+
+    /* Empty value, trailing '/'. */
+    assert_int_equal(yb_gnmi_path_parse("/a[k=]/", &p), 0);
+    assert_int_equal(p->n_elem, 1);
+    assert_string_equal(key_value(p->elem[0], "k"), "");
+    yb_gnmi_path_free(p);
+
+    /* The root. */
+    assert_int_equal(yb_gnmi_path_parse("/", &p), 0);
+    assert_int_equal(p->n_elem, 0);
+    check_path(p, "/");
+    yb_gnmi_path_free(p);
+    assert_int_equal(yb_gnmi_path_parse("", &p), 0);
+    assert_int_equal(p->n_elem, 0);
+    yb_gnmi_path_free(p);
+
+    static const char *const bad[] = {
+        "a//b", "//", "a[", "a[k]", "a[=v]", "a[k=v", "a[k=v]x", "[k=v]", "/a/[k=v]", "a[k=v]]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = NULL;
+        int rc = yb_gnmi_path_parse(bad[i], &p);
+        if (rc != -EINVAL)
+            fail_msg("\"%s\": rc %d, want -EINVAL", bad[i], rc);
+    }
+
+    /* Truncated formatting reports the full length and stays terminated. */
+    assert_int_equal(yb_gnmi_path_parse("/aaaa/bbbb", &p), 0);
+    char small[6];
+    assert_int_equal(yb_gnmi_path_format(p, small, sizeof small), 10);
+    assert_string_equal(small, "/aaaa");
+    yb_gnmi_path_free(p);
+}
+
+static void test_grpc_framing(void **state)
+{
+    (void)state;
+    Gnmi__GetRequest g = GNMI__GET_REQUEST__INIT;
+    g.encoding = GNMI__ENCODING__JSON_IETF;
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(yb_grpc_frame(&g.base, &b, &n), 0);
+    assert_int_equal(n, YB_GRPC_PREFIX + 2);
+    assert_int_equal(b[0], 0);
+    assert_int_equal(b[4], 2);
+    size_t off = 0;
+    const uint8_t *m;
+    size_t len;
+    assert_int_equal(yb_grpc_next(b, n, &off, &m, &len, 100), 1);
+    assert_int_equal(len, 2);
+    assert_int_equal(yb_grpc_next(b, n, &off, &m, &len, 100), 0);
+    /* Truncated prefix, truncated message, compressed flag, over max. */
+    off = 0;
+    assert_int_equal(yb_grpc_next(b, 3, &off, &m, &len, 100), -1);
+    off = 0;
+    assert_int_equal(yb_grpc_next(b, n - 1, &off, &m, &len, 100), -1);
+    off = 0;
+    assert_int_equal(yb_grpc_next(b, n, &off, &m, &len, 1), -1);
+    b[0] = 1;
+    off = 0;
+    assert_int_equal(yb_grpc_next(b, n, &off, &m, &len, 100), -1);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_and_check),
+        cmocka_unit_test(test_restconf_shape),
+        cmocka_unit_test(test_restconf_methods_and_ops),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_unique_names_and_sizes),
+        cmocka_unit_test(test_gnmi_set),
+        cmocka_unit_test(test_gnmi_get_and_capabilities),
+        cmocka_unit_test(test_gnmi_subscribe),
+        cmocka_unit_test(test_gnmi_rules_option),
+        cmocka_unit_test(test_path_parse),
+        cmocka_unit_test(test_grpc_framing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
