@@ -1,6 +1,7 @@
 /* yangblast run: replay a corpus against a target. */
 #include "config.h"
 #include "cli/cli.h"
+#include "cli/runcommon.h"
 #include "engine/engine.h"
 #include "report/report.h"
 #include "util/util.h"
@@ -10,7 +11,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 static volatile sig_atomic_t stop_flag;
@@ -66,83 +66,6 @@ static void help(void)
         "      --json FILE         write the JSON report (yangblast-report(5))\n"
         "      --unit NAME         what one request is, for the table (e.g. ACL)\n"
         "  -h, --help              this help\n");
-}
-
-/* Reads the first line of path into a malloc'd string.  Returns NULL with
- * a message printed. */
-static char *read_secret_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        yb_errorf("%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, f);
-    fclose(f);
-    if (n < 0) {
-        free(line);
-        yb_errorf("%s: empty", path);
-        return NULL;
-    }
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = 0;
-    return line;
-}
-
-/* Builds "Basic base64(user:password)".  Returns a malloc'd string. */
-static char *basic_auth(const char *user, const char *pw)
-{
-    size_t n = strlen(user) + 1 + strlen(pw);
-    char *up = malloc(n + 1);
-    if (!up)
-        return NULL;
-    snprintf(up, n + 1, "%s:%s", user, pw);
-    char *b64 = yb_base64_encode(up, n);
-    explicit_bzero(up, n);
-    free(up);
-    if (!b64)
-        return NULL;
-    size_t m = strlen(b64) + 7;
-    char *h = malloc(m);
-    if (h)
-        snprintf(h, m, "Basic %s", b64);
-    explicit_bzero(b64, strlen(b64));
-    free(b64);
-    return h;
-}
-
-/* Peeks at the corpus' first record to pick the codec.  Returns 0 or
- * YB_EXIT_USAGE with a message printed. */
-static int pick_codec(const char *path, const yb_codec_ops **ops, const char **proto)
-{
-    char err[512];
-    yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
-    if (!r) {
-        yb_errorf("%s", err);
-        return YB_EXIT_USAGE;
-    }
-    const yb_request *q;
-    int rc = yb_corpus_reader_next(r, &q, err, sizeof err);
-    if (rc <= 0) {
-        if (rc == 0)
-            yb_errorf("%s: the corpus has no records", path);
-        else
-            yb_errorf("%s", err);
-        yb_corpus_reader_close(r);
-        return YB_EXIT_USAGE;
-    }
-    *proto = yb_proto_name(q->protocol);
-    int h2 = yb_proto_is_h2(q->protocol);
-    yb_corpus_reader_close(r);
-    *ops = h2 ? &yb_h2_client_ops : &yb_h1_client_ops;
-    return 0;
-}
-
-static double tv_s(struct timeval tv)
-{
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
 int yb_cmd_run(int argc, char **argv)
@@ -299,36 +222,19 @@ int yb_cmd_run(int argc, char **argv)
         return YB_EXIT_USAGE;
     }
     const char *proto = "";
-    int rc = pick_codec(o.corpus_path, &o.ops, &proto);
+    int rc = yb_pick_codec(o.corpus_path, &o.ops, &proto);
     if (rc)
         return rc;
 
     /* Credentials: from the environment or files only, never argv. */
-    char *password = NULL, *token = NULL, *auth = NULL;
-    if (user) {
-        if (pwfile)
-            password = read_secret_file(pwfile);
-        else if (getenv("YANGBLAST_PASSWORD"))
-            password = strdup(getenv("YANGBLAST_PASSWORD"));
-        else
-            yb_errorf("--user given but no password: set YANGBLAST_PASSWORD or --password-file");
-        if (!password)
-            return YB_EXIT_USAGE;
-        auth = basic_auth(user, password);
-    } else if (tokfile || getenv("YANGBLAST_TOKEN")) {
-        token = tokfile ? read_secret_file(tokfile) : strdup(getenv("YANGBLAST_TOKEN"));
-        if (!token)
-            return YB_EXIT_USAGE;
-        size_t m = strlen(token) + 8;
-        auth = malloc(m);
-        if (auth)
-            snprintf(auth, m, "Bearer %s", token);
-    }
+    yb_credentials cred;
+    if (yb_credentials_load(user, pwfile, tokfile, &cred) < 0)
+        return YB_EXIT_USAGE;
     o.codec.authority = o.target.authority;
     o.codec.scheme = o.target.tls ? "https" : "http";
-    o.codec.auth_header = auth;
+    o.codec.auth_header = cred.auth_header;
     o.codec.user = user;
-    o.codec.password = password;
+    o.codec.password = cred.password;
     o.codec.extra = extra;
     o.codec.n_extra = n_extra;
     o.codec.timeout_ns = o.timeout_ns;
@@ -348,10 +254,8 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_RUNTIME;
         goto out;
     }
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
-    rc = yb_engine_run(&o, &rec, err, sizeof err);
-    getrusage(RUSAGE_SELF, &ru1);
+    double cpu_user = 0, cpu_sys = 0;
+    rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
     if (rc < 0) {
         yb_errorf("%s", err);
         yb_recorder_cleanup(&rec);
@@ -372,8 +276,8 @@ int yb_cmd_run(int argc, char **argv)
         .streams = o.streams,
         .unit = unit,
         .rate = o.sched.kind == YB_SCHED_RATE ? o.sched.rate : 0,
-        .cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime),
-        .cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
+        .cpu_user_s = cpu_user,
+        .cpu_sys_s = cpu_sys,
         .max_errors = max_errors,
     };
     if (yb_report_text(stdout, &rec, &info) < 0)
@@ -392,17 +296,6 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_THRESHOLD;
     yb_recorder_cleanup(&rec);
 out:
-    if (password) {
-        explicit_bzero(password, strlen(password));
-        free(password);
-    }
-    if (token) {
-        explicit_bzero(token, strlen(token));
-        free(token);
-    }
-    if (auth) {
-        explicit_bzero(auth, strlen(auth));
-        free(auth);
-    }
+    yb_credentials_cleanup(&cred);
     return ret;
 }

@@ -1,0 +1,140 @@
+#include "config.h"
+#include "cli/runcommon.h"
+#include "cli/cli.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* Reads the first line of path into a malloc'd string.  Returns NULL with
+ * a message printed. */
+static char *read_secret_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        yb_errorf("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    fclose(f);
+    if (n < 0) {
+        free(line);
+        yb_errorf("%s: empty", path);
+        return NULL;
+    }
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = 0;
+    return line;
+}
+
+/* Returns "PREFIX VALUE" in a malloc'd string (NULL on ENOMEM). */
+static char *join(const char *prefix, const char *value)
+{
+    size_t m = strlen(prefix) + strlen(value) + 2;
+    char *h = malloc(m);
+    if (h)
+        snprintf(h, m, "%s %s", prefix, value);
+    return h;
+}
+
+static void wipe(char **s)
+{
+    if (*s) {
+        explicit_bzero(*s, strlen(*s));
+        free(*s);
+        *s = NULL;
+    }
+}
+
+int yb_credentials_load(const char *user, const char *password_file, const char *token_file,
+                        yb_credentials *c)
+{
+    memset(c, 0, sizeof *c);
+    if (user) {
+        if (password_file)
+            c->password = read_secret_file(password_file);
+        else if (getenv("YANGBLAST_PASSWORD"))
+            c->password = strdup(getenv("YANGBLAST_PASSWORD"));
+        else
+            yb_errorf("--user given but no password: set YANGBLAST_PASSWORD or --password-file");
+        if (!c->password)
+            return -1;
+        size_t n = strlen(user) + 1 + strlen(c->password);
+        char *up = malloc(n + 1);
+        if (up) {
+            snprintf(up, n + 1, "%s:%s", user, c->password);
+            char *b64 = yb_base64_encode(up, n);
+            explicit_bzero(up, n);
+            free(up);
+            if (b64) {
+                c->auth_header = join("Basic", b64);
+                wipe(&b64);
+            }
+        }
+    } else if (token_file || getenv("YANGBLAST_TOKEN")) {
+        c->token = token_file ? read_secret_file(token_file) : strdup(getenv("YANGBLAST_TOKEN"));
+        if (!c->token)
+            return -1;
+        c->auth_header = join("Bearer", c->token);
+    } else {
+        return 0;
+    }
+    if (!c->auth_header) {
+        yb_errorf("out of memory");
+        yb_credentials_cleanup(c);
+        return -1;
+    }
+    return 0;
+}
+
+void yb_credentials_cleanup(yb_credentials *c)
+{
+    wipe(&c->password);
+    wipe(&c->token);
+    wipe(&c->auth_header);
+}
+
+int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto)
+{
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
+    if (!r) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    const yb_request *q;
+    int rc = yb_corpus_reader_next(r, &q, err, sizeof err);
+    if (rc <= 0) {
+        if (rc == 0)
+            yb_errorf("%s: the corpus has no records", path);
+        else
+            yb_errorf("%s", err);
+        yb_corpus_reader_close(r);
+        return YB_EXIT_USAGE;
+    }
+    *proto = yb_proto_name(q->protocol);
+    *ops = yb_proto_is_h2(q->protocol) ? &yb_h2_client_ops : &yb_h1_client_ops;
+    yb_corpus_reader_close(r);
+    return 0;
+}
+
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
+                 double *cpu_sys_s, char *err, size_t errlen)
+{
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    int rc = yb_engine_run(o, rec, err, errlen);
+    getrusage(RUSAGE_SELF, &ru1);
+    *cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+    *cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* What `run` and `experiment` share: credentials (from the environment or
+ * files, never argv), picking the codec from a corpus, and one timed
+ * engine run. */
+#ifndef YB_RUNCOMMON_H
+#define YB_RUNCOMMON_H
+
+#include "engine/engine.h"
+
+typedef struct {
+    char *password;    /* secret or NULL */
+    char *token;       /* secret or NULL */
+    char *auth_header; /* "Basic ..." / "Bearer ..." or NULL */
+} yb_credentials;
+
+/* Loads credentials: with user, the password from password_file or the
+ * YANGBLAST_PASSWORD environment variable; else a bearer token from
+ * token_file or YANGBLAST_TOKEN (if any).  Returns 0, or -1 with a message
+ * printed (c is then empty). */
+int yb_credentials_load(const char *user, const char *password_file, const char *token_file,
+                        yb_credentials *c);
+/* Wipes and frees the secrets. */
+void yb_credentials_cleanup(yb_credentials *c);
+
+/* Reads the corpus' first record to choose the codec (HTTP/1.1 or
+ * HTTP/2) and its protocol name (static).  Returns 0 or YB_EXIT_USAGE with
+ * a message printed. */
+int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto);
+
+/* Runs the engine and measures the process' CPU time around it.  Returns
+ * what yb_engine_run returns. */
+int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
+                 double *cpu_sys_s, char *err, size_t errlen);
+
+#endif
