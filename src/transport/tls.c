@@ -16,12 +16,21 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-/* One cached session per target.  Entries live as long as the context so
- * that an SSL can point at its entry (app data) without reference
- * counting; the number of distinct targets of a run is small. */
+/* A few cached sessions per target, newest last.  TLS 1.2 sessions may
+ * be resumed again and again, but OpenSSL's client treats a TLS 1.3
+ * ticket as single-use: once a handshake has offered it, it is no longer
+ * resumable.  So a TLS 1.3 ticket is taken out of the cache when a
+ * connection uses it, and the spare tickets a server issues (OpenSSL and
+ * nginx: two per full handshake, one per resumption) keep concurrent
+ * connections resuming instead of all offering the one newest ticket.
+ * Entries live as long as the context so that an SSL can point at its
+ * entry (app data) without reference counting; the number of distinct
+ * targets of a run is small. */
+#define SESS_KEEP 16
 typedef struct sess_entry {
     struct sess_entry *next;
-    SSL_SESSION *sess;          /* owned; NULL until the first handshake */
+    SSL_SESSION *sess[SESS_KEEP]; /* owned; oldest first */
+    unsigned n;
     char key[];
 } sess_entry;
 
@@ -139,9 +148,12 @@ static int new_session_cb(SSL *ssl, SSL_SESSION *sess)
 
     if (!e)
         return 0;                       /* not ours: OpenSSL frees it */
-    if (e->sess)
-        SSL_SESSION_free(e->sess);
-    e->sess = sess;
+    if (e->n == SESS_KEEP) {            /* full: drop the oldest */
+        SSL_SESSION_free(e->sess[0]);
+        memmove(e->sess, e->sess + 1, (SESS_KEEP - 1) * sizeof e->sess[0]);
+        e->n--;
+    }
+    e->sess[e->n++] = sess;
     return 1;                           /* we keep the reference */
 }
 
@@ -391,7 +403,8 @@ void yb_tls_ctx_free(yb_tls_ctx *c)
         return;
     for (e = c->sessions; e; e = next) {
         next = e->next;
-        SSL_SESSION_free(e->sess);
+        while (e->n)
+            SSL_SESSION_free(e->sess[--e->n]);
         free(e);
     }
     SSL_CTX_free(c->ctx);
@@ -472,10 +485,20 @@ SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
             goto fail;
         }
         SSL_set_app_data(ssl, e);
-        if (e->sess && SSL_SESSION_is_resumable(e->sess) &&
-            SSL_set_session(ssl, e->sess) != 1) {
-            set_err(err, errlen, "cannot reuse TLS session for", key);
-            goto fail;
+        /* The newest resumable session; spent ones are dropped. */
+        while (e->n && !SSL_SESSION_is_resumable(e->sess[e->n - 1]))
+            SSL_SESSION_free(e->sess[--e->n]);
+        if (e->n) {
+            SSL_SESSION *sess = e->sess[e->n - 1];
+
+            if (SSL_set_session(ssl, sess) != 1) {
+                set_err(err, errlen, "cannot reuse TLS session for", key);
+                goto fail;
+            }
+            if (SSL_SESSION_get_protocol_version(sess) == TLS1_3_VERSION) {
+                e->n--;                 /* single-use: ssl holds it now */
+                SSL_SESSION_free(sess);
+            }
         }
     }
     return ssl;

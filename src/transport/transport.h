@@ -22,7 +22,7 @@ typedef struct {
     int min_version, max_version; /* TLS1_2_VERSION... ; 0 = library default */
     const char *ciphers;     /* TLS <= 1.2 cipher list; NULL = default */
     const char *ciphersuites;/* TLS 1.3 suites; NULL = default */
-    int session_cache;       /* 1 = keep the last session per target for resumption */
+    int session_cache;       /* 1 = keep recent sessions per target for resumption */
     const char *keylog;      /* file to append NSS key log lines to, or NULL */
 } yb_tls_client_opts;
 
