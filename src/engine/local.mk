@@ -5,4 +5,5 @@ libyangblast_a_SOURCES += \
 	src/engine/source.c src/engine/source.h \
 	src/engine/worker.c \
 	src/codec/codec.h src/codec/h1_client.c src/codec/h2_client.c \
-	src/cli/runcommon.c src/cli/runcommon.h src/cli/run.c
+	src/cli/runcommon.c src/cli/runcommon.h src/cli/run.c src/cli/experiment.c \
+	src/report/study.c

@@ -41,6 +41,18 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info);
 /* Returns the JSON report object (caller json_decref's) or NULL. */
 json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info);
 
+/* Prints one study table titled `title` with a row per run:
+ *   # Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) | UNIT/s
+ * Returns 0 or -1 on a write error. */
+int yb_report_study_table(FILE *f, const char *title, const yb_recorder *const *runs, size_t n,
+                          const char *unit);
+
+/* Prints, per run, the mean time per request spent in each phase
+ * (connect, TLS, HTTP/2 set-up, TTFB, service, end-to-end; ms) and the
+ * set-up share of end-to-end.  Returns 0 or -1 on a write error. */
+int yb_report_phase_breakdown(FILE *f, const char *const *labels, const yb_recorder *const *runs,
+                              size_t n);
+
 /* Writes json to path through a temporary file renamed into place, so a
  * failed write never leaves a partial file.  Returns 0 or -1 with err. */
 int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen);

@@ -1,0 +1,375 @@
+/* yangblast experiment sessions: the session-reuse study in one command.
+ * For each protocol given (RESTCONF, gNMI), each session policy (one
+ * persistent session, a new session per request) and each request count,
+ * replay an openconfig-acl corpus and print the study's tables, then where
+ * the per-request sessions lose their time. */
+#include "config.h"
+#include "cli/cli.h"
+#include "cli/runcommon.h"
+#include "engine/engine.h"
+#include "report/report.h"
+#include "synth/acl.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_COUNTS 8
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void help(void)
+{
+    printf("Usage: yangblast experiment sessions [--restconf URL] [--gnmi URL] [OPTIONS]\n\n"
+           "Replay openconfig-acl ACL sets (~14.5 KB each) over one persistent session\n"
+           "and over a new session per request, for each protocol given, and print\n"
+           "the study's tables and the phase breakdown.\n\n"
+           "      --restconf URL      RESTCONF target (https://host:443 or http://)\n"
+           "      --gnmi URL          gNMI target (grpcs://host:8080 or grpc://)\n"
+           "  -n, --requests LIST     request counts, comma-separated (default 1000)\n"
+           "      --restconf-corpus F corpus to replay over RESTCONF (default: synthesized)\n"
+           "      --gnmi-corpus F     corpus to replay over gNMI (default: synthesized)\n"
+           "  -c, --concurrency N     sessions in flight (default 1, as in the study)\n"
+           "      --tls-resume        also run per-request sessions with TLS resumption\n"
+           "      --cacert FILE, -k/--insecure, --cert FILE, --key FILE   TLS\n"
+           "      --user NAME         credentials (password from YANGBLAST_PASSWORD or\n"
+           "      --password-file F   the file's first line)\n"
+           "      --timeout D         per request (default 30s)\n"
+           "      --json FILE         write every run's report (yangblast-report(5))\n"
+           "  -h, --help              this help\n");
+}
+
+typedef struct {
+    const char *proto;  /* "restconf" / "gnmi" */
+    const char *label;  /* "RESTCONF" / "gNMI" */
+    const char *url;
+    const char *corpus;
+} target_spec;
+
+typedef struct {
+    int policy;      /* YB_SESS_REUSE / YB_SESS_PER_REQUEST */
+    int resume;
+    const char *title;
+} policy_spec;
+
+/* Synthesizes the default corpus for proto into dir.  Returns a malloc'd
+ * path or NULL with a message printed. */
+static char *synth_default(const char *dir, yb_proto proto, const char *authority)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-acl.ybc", dir, yb_proto_name(proto));
+    yb_synth_acl_opts so;
+    yb_synth_acl_defaults(&so);
+    so.proto = proto;
+    so.authority = authority;
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.producer = (char *)PACKAGE_NAME " " PACKAGE_VERSION " experiment";
+    h.source = (char *)"experiment sessions: synth acl defaults";
+    char err[512];
+    yb_corpus_writer *w = yb_corpus_writer_open(path, &h, err, sizeof err);
+    if (!w) {
+        yb_errorf("%s", err);
+        return NULL;
+    }
+    int rc = 0;
+    for (uint64_t k = 0; k < so.count && !rc; k++) {
+        yb_request r;
+        yb_request_init(&r);
+        rc = yb_synth_acl_request(&so, k, &r);
+        if (!rc)
+            rc = yb_corpus_writer_add(w, &r);
+        yb_request_cleanup(&r);
+    }
+    if (rc) {
+        yb_corpus_writer_abort(w);
+        yb_errorf("%s: cannot synthesize: %s", path, strerror(-rc));
+        return NULL;
+    }
+    if (yb_corpus_writer_close(w, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        return NULL;
+    }
+    return strdup(path);
+}
+
+static int parse_counts(const char *s, uint64_t *out, size_t *n)
+{
+    *n = 0;
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_COUNTS || yb_parse_u64(tok, 1, 100000000, &out[*n]) < 0)
+            return -1;
+        (*n)++;
+    }
+    return *n ? 0 : -1;
+}
+
+int yb_cmd_experiment(int argc, char **argv)
+{
+    enum { O_RC = 256, O_GN, O_RCC, O_GNC, O_RESUME, O_CACERT, O_CERT, O_KEY, O_USER, O_PWFILE,
+           O_TIMEOUT, O_JSON };
+    static const struct option opts[] = {
+        {"restconf", required_argument, NULL, O_RC}, {"gnmi", required_argument, NULL, O_GN},
+        {"requests", required_argument, NULL, 'n'},
+        {"restconf-corpus", required_argument, NULL, O_RCC},
+        {"gnmi-corpus", required_argument, NULL, O_GNC},
+        {"concurrency", required_argument, NULL, 'c'},
+        {"tls-resume", no_argument, NULL, O_RESUME}, {"cacert", required_argument, NULL, O_CACERT},
+        {"insecure", no_argument, NULL, 'k'}, {"cert", required_argument, NULL, O_CERT},
+        {"key", required_argument, NULL, O_KEY}, {"user", required_argument, NULL, O_USER},
+        {"password-file", required_argument, NULL, O_PWFILE},
+        {"timeout", required_argument, NULL, O_TIMEOUT}, {"json", required_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    if (argc < 2 || (strcmp(argv[1], "sessions") && strcmp(argv[1], "--help") &&
+                     strcmp(argv[1], "-h")))
+        return yb_usage_error("experiment", "expected 'sessions' (the only experiment)");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        help();
+        return YB_EXIT_OK;
+    }
+    argc--;
+    argv++;
+    target_spec tg[2] = {{"restconf", "RESTCONF", NULL, NULL}, {"gnmi", "gNMI", NULL, NULL}};
+    uint64_t counts[MAX_COUNTS] = {1000}, v;
+    size_t n_counts = 1;
+    unsigned conc = 1;
+    int resume = 0;
+    uint64_t timeout = 30ull * 1000000000ull;
+    yb_tls_client_opts tls;
+    memset(&tls, 0, sizeof tls);
+    const char *user = NULL, *pwfile = NULL, *json = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:c:kh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_RC: tg[0].url = optarg; break;
+        case O_GN: tg[1].url = optarg; break;
+        case O_RCC: tg[0].corpus = optarg; break;
+        case O_GNC: tg[1].corpus = optarg; break;
+        case 'n':
+            if (parse_counts(optarg, counts, &n_counts) < 0)
+                return yb_usage_error("experiment", "-n wants counts like 1000,10000 (at most %d)",
+                                      MAX_COUNTS);
+            break;
+        case 'c':
+            if (yb_parse_u64(optarg, 1, 10000, &v) < 0)
+                return yb_usage_error("experiment", "-c must be an integer in 1..10000");
+            conc = (unsigned)v;
+            break;
+        case O_RESUME: resume = 1; break;
+        case O_CACERT: tls.cacert = optarg; break;
+        case 'k': tls.insecure = 1; break;
+        case O_CERT: tls.cert = optarg; break;
+        case O_KEY: tls.key = optarg; break;
+        case O_USER: user = optarg; break;
+        case O_PWFILE: pwfile = optarg; break;
+        case O_TIMEOUT:
+            if (yb_parse_duration(optarg, &timeout) < 0)
+                return yb_usage_error("experiment", "--timeout must be a duration like 10s");
+            break;
+        case O_JSON: json = optarg; break;
+        case 'h': help(); return YB_EXIT_OK;
+        default: return yb_usage_error("experiment", "bad option");
+        }
+    }
+    if (optind != argc)
+        return yb_usage_error("experiment", "unexpected argument '%s'", argv[optind]);
+    if (!tg[0].url && !tg[1].url)
+        return yb_usage_error("experiment", "give --restconf URL, --gnmi URL or both");
+
+    policy_spec pol[3] = {{YB_SESS_REUSE, 0, "single persistent session"},
+                          {YB_SESS_PER_REQUEST, 0, "new session per request"},
+                          {YB_SESS_PER_REQUEST, 1, "new session per request, TLS resumed"}};
+    size_t n_pol = resume ? 3 : 2;
+
+    yb_credentials cred;
+    if (yb_credentials_load(user, pwfile, NULL, &cred) < 0)
+        return YB_EXIT_USAGE;
+    int ret = YB_EXIT_OK;
+    char tmpdir[] = "/tmp/yangblast-exp.XXXXXX";
+    int have_tmp = 0;
+    char *made[2] = {NULL, NULL};
+    yb_recorder *recs = calloc(2 * 3 * MAX_COUNTS, sizeof *recs);
+    int *have = calloc(2 * 3 * MAX_COUNTS, sizeof *have);
+    json_t *jruns = json_array();
+    if (!recs || !have || !jruns) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    for (int t = 0; t < 2 && ret == YB_EXIT_OK && !stop_flag; t++) {
+        if (!tg[t].url)
+            continue;
+        yb_engine_opts o;
+        memset(&o, 0, sizeof o);
+        char err[512];
+        if (yb_target_parse(tg[t].url, &o.target, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_USAGE;
+            break;
+        }
+        const char *corpus = tg[t].corpus;
+        if (!corpus) {
+            if (!have_tmp && !mkdtemp(tmpdir)) {
+                yb_errorf("%s: %s", tmpdir, strerror(errno));
+                ret = YB_EXIT_RUNTIME;
+                break;
+            }
+            have_tmp = 1;
+            made[t] = synth_default(tmpdir, t ? YB_PROTO_GNMI : YB_PROTO_RESTCONF,
+                                    o.target.authority);
+            if (!made[t]) {
+                ret = YB_EXIT_RUNTIME;
+                break;
+            }
+            corpus = made[t];
+        }
+        const char *proto;
+        if (yb_pick_codec(corpus, &o.ops, &proto)) {
+            ret = YB_EXIT_USAGE;
+            break;
+        }
+        o.corpus_path = corpus;
+        o.threads = 1;
+        o.concurrency = conc;
+        o.streams = 1;
+        o.timeout_ns = timeout;
+        o.cache_bytes = 256ull << 20;
+        o.grace_ns = 2ull * 1000000000ull;
+        o.tls = tls;
+        o.stop = &stop_flag;
+        o.codec.max_body = 64ull << 20;
+        o.codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
+        o.codec.authority = o.target.authority;
+        o.codec.scheme = o.target.tls ? "https" : "http";
+        o.codec.auth_header = cred.auth_header;
+        o.codec.user = user;
+        o.codec.password = cred.password;
+        o.codec.timeout_ns = timeout;
+        o.codec.streams = 1;
+        for (size_t p = 0; p < n_pol && ret == YB_EXIT_OK && !stop_flag; p++) {
+            for (size_t k = 0; k < n_counts && !stop_flag; k++) {
+                size_t idx = (size_t)t * 3 * MAX_COUNTS + p * MAX_COUNTS + k;
+                yb_recorder *rec = &recs[idx];
+                o.policy = pol[p].policy;
+                o.tls_resume = pol[p].resume;
+                o.requests = counts[k];
+                fprintf(stderr, "experiment: %s, %s, %llu requests...\n", tg[t].label,
+                        pol[p].title, (unsigned long long)counts[k]);
+                if (yb_recorder_init(rec) < 0) {
+                    ret = YB_EXIT_RUNTIME;
+                    break;
+                }
+                have[idx] = 1;
+                double cu = 0, cs = 0;
+                if (yb_run_timed(&o, rec, &cu, &cs, err, sizeof err) < 0) {
+                    yb_errorf("%s", err);
+                    ret = YB_EXIT_USAGE;
+                    break;
+                }
+                yb_run_info info = {.corpus = corpus, .target = tg[t].url, .protocol = proto,
+                                    .sessions = p ? "per-request" : "reuse",
+                                    .tls_resume = o.tls_resume, .concurrency = conc,
+                                    .threads = 1, .streams = 1, .unit = "ACL",
+                                    .cpu_user_s = cu, .cpu_sys_s = cs};
+                json_t *j = yb_report_json(rec, &info);
+                if (j)
+                    json_array_append_new(jruns, j);
+                if (rec->completed != rec->ok && ret == YB_EXIT_OK)
+                    ret = YB_EXIT_THRESHOLD;
+            }
+        }
+    }
+
+    /* The study's tables, then the phase breakdown at the largest count. */
+    for (int t = 0; t < 2; t++) {
+        if (!tg[t].url)
+            continue;
+        for (size_t p = 0; p < n_pol; p++) {
+            const yb_recorder *rows[MAX_COUNTS];
+            size_t n = 0;
+            for (size_t k = 0; k < n_counts; k++) {
+                size_t idx = (size_t)t * 3 * MAX_COUNTS + p * MAX_COUNTS + k;
+                if (have[idx])
+                    rows[n++] = &recs[idx];
+            }
+            if (!n)
+                continue;
+            char title[160];
+            snprintf(title, sizeof title, "%s, %s", tg[t].label, pol[p].title);
+            printf("\n");
+            yb_report_study_table(stdout, title, rows, n, "ACL");
+        }
+    }
+    printf("\nWhere the time goes (mean per request, ms; largest run of each):\n");
+    const yb_recorder *brk[6];
+    const char *labels[6];
+    char lbuf[6][96];
+    size_t nb = 0;
+    for (int t = 0; t < 2; t++) {
+        if (!tg[t].url)
+            continue;
+        for (size_t p = 0; p < n_pol; p++) {
+            for (size_t k = n_counts; k-- > 0;) {
+                size_t idx = (size_t)t * 3 * MAX_COUNTS + p * MAX_COUNTS + k;
+                if (!have[idx])
+                    continue;
+                snprintf(lbuf[nb], sizeof lbuf[nb], "%s %s", tg[t].label,
+                         p == 0 ? "reuse" : p == 1 ? "per-request" : "per-request+resume");
+                labels[nb] = lbuf[nb];
+                brk[nb++] = &recs[idx];
+                break;
+            }
+        }
+    }
+    yb_report_phase_breakdown(stdout, labels, brk, nb);
+    if (json) {
+        json_t *top = json_object();
+        char err[512];
+        json_object_set_new(top, "schema", json_string("yangblast-experiment/1"));
+        json_object_set(top, "runs", jruns);
+        if (yb_write_json_file(json, top, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_RUNTIME;
+        }
+        json_decref(top);
+    }
+out:
+    for (size_t i = 0; recs && i < 2 * 3 * MAX_COUNTS; i++)
+        if (have[i])
+            yb_recorder_cleanup(&recs[i]);
+    free(recs);
+    free(have);
+    json_decref(jruns);
+    for (int t = 0; t < 2; t++)
+        if (made[t]) {
+            unlink(made[t]);
+            free(made[t]);
+        }
+    if (have_tmp)
+        rmdir(tmpdir);
+    yb_credentials_cleanup(&cred);
+    return ret;
+}
