@@ -39,13 +39,17 @@ static void help(void)
         "                          measured from the due time (coordinated omission\n"
         "                          corrected); also ramp:FROM..TO/DURATION and\n"
         "                          step:R1@D1,R2@D2,...\n"
+        "      --timing original   open loop at the corpus' recorded times (e.g. from a\n"
+        "      --speed X           capture), X times faster (default 1)\n"
         "      --max-backlog N     open loop: due requests that may wait for a free\n"
         "                          session per worker (default 10000); more are\n"
         "                          counted as backlog_overflow errors\n"
         "Sessions:\n"
         "      --sessions P        reuse (default): persistent sessions, one per slot;\n"
         "                          per-request: new TCP+TLS session per request;\n"
-        "                          pool=N: N persistent sessions shared by all slots\n"
+        "                          pool=N: N persistent sessions shared by all slots;\n"
+        "                          original: one session per recorded connection,\n"
+        "                          its requests in recorded order\n"
         "      --tls-resume        per-request sessions resume TLS (tickets / ids)\n"
         "TLS:\n"
         "      --cacert FILE       CA certificates to verify the target with\n"
@@ -72,7 +76,7 @@ int yb_cmd_run(int argc, char **argv)
 {
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET, O_RATE, O_BACKLOG };
+           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
         {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
@@ -92,6 +96,8 @@ int yb_cmd_run(int argc, char **argv)
         {"target", required_argument, NULL, O_TARGET}, {"help", no_argument, NULL, 'h'},
         {"rate", required_argument, NULL, O_RATE},
         {"max-backlog", required_argument, NULL, O_BACKLOG},
+        {"timing", required_argument, NULL, O_TIMING},
+        {"speed", required_argument, NULL, O_SPEED},
         {NULL, 0, NULL, 0}};
     yb_engine_opts o;
     memset(&o, 0, sizeof o);
@@ -184,6 +190,15 @@ int yb_cmd_run(int argc, char **argv)
         case O_UNIT: unit = optarg; break;
         case O_TARGET: target = optarg; break;
         case O_RATE: rate = optarg; break;
+        case O_TIMING:
+            if (strcmp(optarg, "original"))
+                return yb_usage_error("run", "--timing takes 'original'");
+            o.timing_original = 1;
+            break;
+        case O_SPEED:
+            if (yb_parse_double(optarg, &o.speed) < 0 || o.speed <= 0 || o.speed > 1e6)
+                return yb_usage_error("run", "--speed must be a positive number");
+            break;
         case O_BACKLOG:
             if (yb_parse_u64(optarg, 0, 100000000, &o.max_backlog) < 0)
                 return yb_usage_error("run", "--max-backlog must be a non-negative integer");
@@ -201,11 +216,19 @@ int yb_cmd_run(int argc, char **argv)
         o.policy = YB_SESS_REUSE;
     else if (!strcmp(sessions, "per-request"))
         o.policy = YB_SESS_PER_REQUEST;
+    else if (!strcmp(sessions, "original"))
+        o.policy = YB_SESS_ORIGINAL;
     else if (!strncmp(sessions, "pool=", 5) && yb_parse_u64(sessions + 5, 1, 100000, &v) == 0) {
         o.policy = YB_SESS_POOL;
         o.pool_size = (unsigned)v;
     } else
-        return yb_usage_error("run", "--sessions must be reuse, per-request or pool=N");
+        return yb_usage_error("run", "--sessions must be reuse, per-request, pool=N or original");
+    if (rate && o.timing_original)
+        return yb_usage_error("run", "--rate and --timing original exclude each other");
+    if (o.speed && !o.timing_original)
+        return yb_usage_error("run", "--speed goes with --timing original");
+    if (!o.speed)
+        o.speed = 1.0;
     if (o.concurrency < o.threads)
         return yb_usage_error("run", "-c (%u) must be at least -t (%u)", o.concurrency, o.threads);
     if (o.policy == YB_SESS_POOL && o.pool_size < o.threads)
@@ -269,7 +292,8 @@ int yb_cmd_run(int argc, char **argv)
         .target = target,
         .protocol = proto,
         .sessions = o.policy == YB_SESS_REUSE ? "reuse"
-                    : o.policy == YB_SESS_PER_REQUEST ? "per-request" : sess_desc,
+                    : o.policy == YB_SESS_PER_REQUEST ? "per-request"
+                    : o.policy == YB_SESS_ORIGINAL ? "original" : sess_desc,
         .tls_resume = o.tls_resume,
         .concurrency = o.concurrency,
         .threads = o.threads,

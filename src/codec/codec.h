@@ -36,6 +36,7 @@ typedef struct yb_prepared {
     uint64_t body_len;    /* request body bytes (for the report) */
     uint64_t record;      /* corpus index it came from */
     uint64_t conn_id;     /* original connection (for --sessions original) */
+    uint64_t timestamp_ns;/* original time, relative to the first record */
     uint32_t expected_status; /* from the record; 0 = unknown */
     int32_t expected_grpc;    /* from the record; -1 = unknown */
     unsigned refs;        /* engine bookkeeping: exchanges using it */

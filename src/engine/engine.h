@@ -19,6 +19,7 @@ typedef enum {
     YB_SESS_REUSE = 0,   /* persistent sessions, one per concurrency slot */
     YB_SESS_PER_REQUEST, /* a new session (TCP + TLS [+ HTTP/2]) per request */
     YB_SESS_POOL,        /* N persistent sessions shared by all slots */
+    YB_SESS_ORIGINAL,    /* one session per recorded connection, in recorded order */
 } yb_sess_policy;
 
 /* A parsed --target URL. */
@@ -54,6 +55,8 @@ typedef struct {
     yb_codec_cfg codec;
     yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE */
     uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
+    int timing_original;     /* open loop at the corpus' recorded times */
+    double speed;            /* timing_original: time scale (2 = twice as fast) */
     volatile sig_atomic_t *stop; /* set asynchronously to stop the run */
     uint64_t grace_ns;       /* in-flight grace period after a stop */
 } yb_engine_opts;

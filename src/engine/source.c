@@ -8,6 +8,8 @@
 struct yb_source {
     yb_corpus_reader *rd;
     unsigned worker, n;
+    int by_conn;
+    uint64_t passes;
     const yb_codec_ops *ops;
     const yb_codec_cfg *cfg;
     uint64_t budget, cached_bytes;
@@ -19,8 +21,9 @@ struct yb_source {
     uint64_t pass_yield;   /* requests produced in the current pass */
 };
 
-yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, const yb_codec_ops *ops,
-                         const yb_codec_cfg *cfg, uint64_t cache_bytes, char *err, size_t errlen)
+yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
+                         const yb_codec_ops *ops, const yb_codec_cfg *cfg, uint64_t cache_bytes,
+                         char *err, size_t errlen)
 {
     yb_source *s = calloc(1, sizeof *s);
     if (!s) {
@@ -34,6 +37,7 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, const yb
     }
     s->worker = worker;
     s->n = n;
+    s->by_conn = by_conn;
     s->ops = ops;
     s->cfg = cfg;
     s->budget = cache_bytes;
@@ -108,6 +112,7 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped
             if (!cycle)
                 return 0;
             s->pos = 0;
+            s->passes++;
         }
         *out = s->cache[s->pos++];
         (*out)->refs++;
@@ -119,6 +124,7 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped
         if (rc < 0)
             return -1;
         if (rc == 0) {
+            s->passes++;
             if (s->caching) {
                 s->caching = 0;
                 s->cycling = 1;
@@ -137,7 +143,7 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped
             continue;
         }
         uint64_t k = yb_corpus_reader_index(s->rd) - 1;
-        if (k % s->n != s->worker)
+        if ((s->by_conn ? r->conn_id : k) % s->n != s->worker)
             continue;
         yb_prepared *p = calloc(1, sizeof *p);
         if (!p) {
@@ -157,6 +163,10 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped
             return -1;
         }
         p->record = k;
+        p->conn_id = r->conn_id;
+        p->timestamp_ns = r->timestamp_ns;
+        p->expected_status = r->expected_status;
+        p->expected_grpc = r->expected_grpc;
         s->pass_yield++;
         cache_add(s, p);
         p->refs = 1;
@@ -169,6 +179,11 @@ void yb_source_release(yb_source *s, yb_prepared *p)
 {
     if (--p->refs == 0 && !p->cached)
         prepared_drop(s, p);
+}
+
+uint64_t yb_source_passes(const yb_source *s)
+{
+    return s->passes;
 }
 
 void yb_source_free(yb_source *s)

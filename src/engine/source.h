@@ -9,9 +9,14 @@
 
 typedef struct yb_source yb_source;
 
-/* Opens path for worker `worker` of `n`.  Returns NULL with err. */
-yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, const yb_codec_ops *ops,
-                         const yb_codec_cfg *cfg, uint64_t cache_bytes, char *err, size_t errlen);
+/* Opens path for worker `worker` of `n`.  by_conn = 1 shares whole
+ * recorded connections (conn_id mod n) instead of records (index mod n).
+ * Returns NULL with err. */
+yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
+                         const yb_codec_ops *ops, const yb_codec_cfg *cfg, uint64_t cache_bytes,
+                         char *err, size_t errlen);
+/* Number of completed passes over the share (cycles so far). */
+uint64_t yb_source_passes(const yb_source *s);
 /* Next prepared request, cycling at the end of the share when cycle = 1.
  * Returns 1 with *out (release it with yb_source_release), 0 when the
  * share is exhausted (or empty), -1 with err on a corpus error.  Records

@@ -27,8 +27,13 @@ typedef struct session {
     unsigned n_inflight;
     yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
     yb_exchange *opener; /* the exchange that pays the set-up phases */
+    uint64_t conn_id;    /* --sessions original: the recorded connection */
+    int mapped;          /* in the worker's conn_id map */
     struct session *next, *prev;
+    struct session *hnext; /* conn_id map chain */
 } session;
+
+#define CONN_BUCKETS 1024
 
 struct worker {
     unsigned id;
@@ -59,6 +64,10 @@ struct worker {
     uint64_t next_k;     /* this worker's next request index */
     uint64_t next_due;   /* absolute due time of request next_k */
     uint64_t start;
+    yb_exchange *next_x; /* --timing original: the next request, read ahead */
+    uint64_t pass_offset;/* --timing original: added to recorded times per pass */
+    uint64_t last_ts, last_pass;
+    session *conn_map[CONN_BUCKETS]; /* --sessions original */
     yb_exchange *free_x; /* recycled exchanges */
     uint64_t deadline;   /* stop issuing at (0 = none) */
     uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
@@ -184,6 +193,24 @@ static void sess_close(session *s, yb_err_class why)
     yb_transport_close(s->t);
 }
 
+static session **conn_slot(worker *w, uint64_t conn_id)
+{
+    session **pp = &w->conn_map[(conn_id * 0x9e3779b97f4a7c15ull) >> 54];
+    while (*pp && (*pp)->conn_id != conn_id)
+        pp = &(*pp)->hnext;
+    return pp;
+}
+
+static void conn_unmap(worker *w, session *s)
+{
+    if (!s->mapped)
+        return;
+    session **pp = conn_slot(w, s->conn_id);
+    if (*pp == s)
+        *pp = s->hnext;
+    s->mapped = 0;
+}
+
 /* Submits x on s.  Returns 0, or < 0 when the codec refused it (x is then
  * still the caller's). */
 static int sess_submit(session *s, yb_exchange *x, uint64_t now)
@@ -244,8 +271,11 @@ static void host_done(void *hd, yb_exchange *x)
     }
     if (s->one_shot && !s->n_inflight && !s->pend_head)
         sess_close(s, YB_ERR_NONE);
-    else if (!s->closing)
+    else if (!s->closing) {
         sess_to_front(s->w, s);
+        if (s->ready && s->pend_head)
+            sess_drain_pending(s); /* --sessions original: its next recorded request */
+    }
 }
 
 static void host_close(void *hd, int fatal, yb_err_class why)
@@ -320,6 +350,7 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
     while (s->pend_head)
         x_fail(w, fifo_pop(&s->pend_head, &s->pend_tail), why);
     sess_unlink(w, s);
+    conn_unmap(w, s);
     if (!s->one_shot)
         w->n_persistent--;
     else
@@ -420,6 +451,26 @@ static void dispatch(worker *w, yb_exchange *x)
             wait_push(w, x);
         return;
     }
+    if (w->o->policy == YB_SESS_ORIGINAL) {
+        /* The recorded connection's own session, in recorded order: queue
+         * behind its earlier requests. */
+        uint64_t cid = x->req->conn_id;
+        session *s = *conn_slot(w, cid);
+        if (!s) {
+            if (sess_open(w, x, 0) == 0) {
+                s = w->sessions; /* sess_open links the new session first */
+                s->conn_id = cid;
+                s->mapped = 1;
+                s->hnext = NULL;
+                *conn_slot(w, cid) = s;
+            }
+            return;
+        }
+        if (!s->pend_head && sess_has_room(s) && sess_submit(s, x, now) == 0)
+            return;
+        fifo_push(&s->pend_head, &s->pend_tail, x);
+        return;
+    }
     for (session *s = w->sessions; s; s = s->next) {
         if (sess_has_room(s)) {
             if (sess_submit(s, x, now) == 0)
@@ -510,10 +561,71 @@ static void arm_timer(worker *w)
     timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* --timing original: reads the next request ahead and computes its due
+ * time from its recorded timestamp (scaled by --speed; each new pass over
+ * the corpus continues after the previous one).  Returns 0 at the end. */
+static uint64_t original_next(worker *w)
+{
+    if (!w->next_x) {
+        w->next_x = take_request(w, 0);
+        if (!w->next_x)
+            return 0;
+        uint64_t pass = yb_source_passes(w->src);
+        if (pass != w->last_pass) {
+            w->pass_offset += w->last_ts + 1000000; /* next pass: 1 ms after the last */
+            w->last_pass = pass;
+        }
+        uint64_t ts = w->next_x->req->timestamp_ns;
+        w->last_ts = ts;
+        double scaled = (double)(ts + w->pass_offset) / (w->o->speed > 0 ? w->o->speed : 1.0);
+        w->next_x->res.due = w->start + (uint64_t)scaled;
+    }
+    return w->next_x->res.due;
+}
+
+/* Gives back a read-ahead request that will never be sent (the run
+ * ended before its time came); it was never started, so it is not counted. */
+static void drop_readahead(worker *w)
+{
+    if (!w->next_x)
+        return;
+    yb_source_release(w->src, (yb_prepared *)w->next_x->req);
+    w->outstanding--;
+    w->issued--;
+    free(w->next_x);
+    w->next_x = NULL;
+}
+
+static void issue_original(worker *w)
+{
+    uint64_t now = uv_hrtime(), due;
+    while (!w->exhausted && !w->grace_end && (due = original_next(w)) && due <= now) {
+        if (w->deadline && due >= w->deadline) {
+            w->exhausted = 1;
+            break;
+        }
+        yb_exchange *x = w->next_x;
+        w->next_x = NULL;
+        dispatch(w, x);
+        now = uv_hrtime();
+    }
+    if (!w->exhausted && !w->grace_end && w->next_x) {
+        w->next_due = w->next_x->res.due;
+        arm_timer(w);
+    } else {
+        drop_readahead(w);
+    }
+    pump(w);
+}
+
 /* Open loop: issues every request whose due time has come, whatever the
  * responses, then sleeps until the next one. */
 static void issue_due(worker *w)
 {
+    if (w->o->timing_original) {
+        issue_original(w);
+        return;
+    }
     uint64_t now = uv_hrtime();
     while (!w->exhausted && !w->grace_end && w->next_due <= now) {
         if (!w->next_due || (w->deadline && w->next_due >= w->deadline)) {
@@ -661,6 +773,8 @@ static void on_tick(uv_timer_t *t)
         if (w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop) && w->o->timeout_ns)
             w->grace_end = now + w->o->timeout_ns; /* -D: let in-flight work finish */
     }
+    if (w->grace_end || w->exhausted)
+        drop_readahead(w);
     if (w->grace_end && now >= w->grace_end && w->outstanding)
         cut_off(w);
     if (w->o->timeout_ns)
@@ -749,7 +863,8 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
         return -1;
     }
     w->rec.run_start = start;
-    w->src = yb_source_new(o->corpus_path, i, o->threads, w->ops, &o->codec, o->cache_bytes, err,
+    w->src = yb_source_new(o->corpus_path, i, o->threads, o->policy == YB_SESS_ORIGINAL, w->ops,
+                           &o->codec, o->cache_bytes, err,
                            errlen);
     if (!w->src)
         return -1;
@@ -770,9 +885,10 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
         if (!w->sess_limit)
             w->sess_limit = 1;
         break;
+    case YB_SESS_ORIGINAL: w->sess_limit = UINT32_MAX; break;
     default: w->sess_limit = 0; break;
     }
-    w->open_loop = o->sched.kind != YB_SCHED_NONE;
+    w->open_loop = o->sched.kind != YB_SCHED_NONE || o->timing_original;
     uint64_t sched_len = w->open_loop ? yb_sched_length(&o->sched) : 0;
     if (o->requests) {
         w->budget = o->requests / o->threads + (i < o->requests % o->threads ? 1 : 0);
