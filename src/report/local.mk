@@ -1,1 +1,11 @@
 ## report module: sources and tests (included from Makefile.am)
+libyangblast_a_SOURCES += src/report/report.c src/report/report.h
+dist_man_MANS += man/yangblast-report.5
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_report
+TESTS += tests/unit/test_report
+tests_unit_test_report_SOURCES = tests/unit/test_report.c
+tests_unit_test_report_LDADD = $(UNIT_LDADD)
+tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+endif

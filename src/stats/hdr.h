@@ -32,6 +32,13 @@ double yb_hdr_mean(const yb_hdr *h);   /* 0 when empty */
 double yb_hdr_stddev(const yb_hdr *h);
 /* Value at percentile p (0..100), as HdrHistogram computes it; 0 when empty. */
 int64_t yb_hdr_percentile(const yb_hdr *h, double p);
+/* How many recorded values fell outside [lowest, highest] and were clamped
+ * (a count of values, not of calls); 0 for NULL. */
+uint64_t yb_hdr_clamped(const yb_hdr *h);
+/* The smallest / largest value sharing value's slot: the histogram cannot
+ * tell them apart.  value >= 0; returns 0 for NULL or a negative value. */
+int64_t yb_hdr_lowest_equivalent(const yb_hdr *h, int64_t value);
+int64_t yb_hdr_highest_equivalent(const yb_hdr *h, int64_t value);
 
 /* Writes the percentile distribution in HdrHistogram's .hgrm text format,
  * values divided by scale (e.g. 1000.0 for µs → ms).  Returns 0 or -1. */

@@ -68,6 +68,7 @@ typedef struct yb_recorder {
     uint64_t bytes_out, bytes_in;
     uint64_t sessions_opened, tls_full, tls_resumed;
     uint64_t cut_off;          /* in flight when the run was stopped */
+    uint64_t retried;          /* re-run on another session (HTTP/2 refused / GOAWAY) */
     uint64_t run_start, run_end; /* uv_hrtime of the first due time and the last completion */
     yb_interval *iv;           /* per-second series, iv[i].t == i */
     size_t n_iv, cap_iv;
@@ -78,7 +79,15 @@ typedef struct yb_recorder {
 int yb_recorder_init(yb_recorder *r);
 void yb_recorder_cleanup(yb_recorder *r);
 /* Records one finished request.  Never allocates except to grow the
- * per-second series (amortised). */
+ * per-second series (amortised).
+ * Counts completed, ok / errors[class], status ([0] also takes statuses
+ * outside 0..599), grpc (unless grpc_status == -1), bytes, and the set-up
+ * the request paid: sessions_opened when conn_start != 0, tls_full or
+ * tls_resumed when tls_done != 0.  Raises run_end to done.  It does not
+ * touch started or cut_off: the engine counts those itself.
+ * Durations are rounded up to whole µs (a sub-µs phase records 1 µs); a
+ * phase whose end precedes its start is dropped; a request sent before its
+ * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
 /* Adds src into dst (histograms, counters, intervals aligned on
  * run_start; dst->run_start/run_end become the min/max).  Returns 0 or

@@ -1,0 +1,477 @@
+/* Text and JSON rendering of a merged recorder.  The JSON schema is the
+ * stable interface (man/yangblast-report.5); the text is for people. */
+#include "config.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SCHEMA "yangblast-report/1"
+/* 15 significant digits: more than any measurement here carries, and
+ * few enough that 2.00225 is not written as 2.0022500000000001. */
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+static const char *const PHASE_LABEL[YB_H__COUNT] = {
+    "end-to-end", "service", "connect", "tls", "h2", "write", "ttfb", "lateness",
+};
+
+static const char *const GRPC_NAMES[YB_GRPC_CODES] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED",
+};
+
+double yb_report_duration_s(const yb_recorder *r)
+{
+    if (!r || r->run_start == 0 || r->run_end <= r->run_start)
+        return 0.0;
+    return (double)(r->run_end - r->run_start) / 1e9;
+}
+
+/* The study's numbers, computed once for the table and the JSON alike. */
+typedef struct {
+    double duration_s, data_mb, speed_mbps, rate_per_s;
+} summary;
+
+static summary summarize(const yb_recorder *r)
+{
+    summary s;
+
+    s.duration_s = yb_report_duration_s(r);
+    s.data_mb = (double)r->bytes_out / 1e6;
+    s.speed_mbps = s.duration_s > 0.0 ? s.data_mb / s.duration_s : 0.0;
+    s.rate_per_s = s.duration_s > 0.0 ? (double)r->ok / s.duration_s : 0.0;
+    return s;
+}
+
+static uint64_t error_total(const yb_recorder *r)
+{
+    uint64_t n = 0;
+
+    for (int i = 1; i < YB_ERR__COUNT; i++)
+        n += r->errors[i];
+    return n;
+}
+
+static double cpu_per_request_us(const yb_recorder *r, const yb_run_info *info)
+{
+    if (!info || r->completed == 0)
+        return 0.0;
+    return (info->cpu_user_s + info->cpu_sys_s) * 1e6 / (double)r->completed;
+}
+
+static const char *or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+int yb_report_table(FILE *f, const yb_recorder *r, const yb_run_info *info, const char *title)
+{
+    char rate_title[64];
+    summary s;
+    int w;
+
+    if (!f || !r)
+        return -1;
+    s = summarize(r);
+    if (info && info->unit && *info->unit)
+        snprintf(rate_title, sizeof(rate_title), "%s/s", info->unit);
+    else
+        snprintf(rate_title, sizeof(rate_title), "Requests/s");
+    w = (int)strlen(rate_title);
+    if (w < 10)
+        w = 10;
+    if (title && *title)
+        fprintf(f, "%s\n", title);
+    /* Laid out as a Markdown table (right-aligned columns), so a run can be
+     * pasted into a write-up as it is. */
+    fprintf(f, "# Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) | %*s\n", w, rate_title);
+    fprintf(f, "---------: | ---------------: | --------: | -----------: | ");
+    for (int i = 0; i < w - 1; i++)
+        fputc('-', f);
+    fprintf(f, ":\n");
+    fprintf(f, "%10" PRIu64 " | %16.2f | %9.2f | %12.3f | %*.1f\n", r->ok, s.speed_mbps, s.data_mb,
+            s.duration_s, w, s.rate_per_s);
+    return ferror(f) ? -1 : 0;
+}
+
+static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
+{
+    if (info) {
+        fprintf(f, "Run: corpus %s, target %s, protocol %s, sessions %s, TLS resumption %s\n",
+                or_dash(info->corpus), or_dash(info->target), or_dash(info->protocol),
+                or_dash(info->sessions), info->tls_resume ? "on" : "off");
+        fprintf(f, "     concurrency %u, threads %u, streams %u, ", info->concurrency, info->threads,
+                info->streams);
+        if (info->rate > 0.0)
+            fprintf(f, "open loop at %.1f/s\n", info->rate);
+        else
+            fprintf(f, "closed loop\n");
+    }
+    fprintf(f,
+            "Requests: started %" PRIu64 ", completed %" PRIu64 ", ok %" PRIu64 ", errors %" PRIu64
+            ", cut off %" PRIu64
+            ", retried %" PRIu64 "\n",
+            r->started, r->completed, r->ok, error_total(r), r->cut_off, r->retried);
+}
+
+static void text_latency(FILE *f, const yb_recorder *r)
+{
+    uint64_t clamped = 0;
+
+    fprintf(f, "\n%-12s %10s %10s %10s %10s %10s %10s %10s\n", "Latency (ms)", "count", "p50", "p90",
+            "p99", "p99.9", "max", "mean");
+    for (int i = 0; i < YB_H__COUNT; i++) {
+        const yb_hdr *h = r->h[i];
+        int64_t n = yb_hdr_count(h);
+
+        clamped += yb_hdr_clamped(h);
+        /* A phase nobody paid (no TLS, sessions reused) is noise in the
+         * table; end-to-end always shows, even empty, so a run with no
+         * completion is visibly empty. */
+        if (n == 0 && i != YB_H_E2E)
+            continue;
+        fprintf(f, "%-12s %10" PRId64 " %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+                PHASE_LABEL[i], n, (double)yb_hdr_percentile(h, 50.0) / 1e3,
+                (double)yb_hdr_percentile(h, 90.0) / 1e3, (double)yb_hdr_percentile(h, 99.0) / 1e3,
+                (double)yb_hdr_percentile(h, 99.9) / 1e3, (double)yb_hdr_max(h) / 1e3,
+                yb_hdr_mean(h) / 1e3);
+    }
+    if (clamped)
+        fprintf(f, "(%" PRIu64 " values outside 1 us .. 1 h were clamped)\n", clamped);
+}
+
+static void text_counts(FILE *f, const yb_recorder *r)
+{
+    const char *sep;
+
+    fprintf(f, "\nSessions opened: %" PRIu64 "; TLS handshakes: %" PRIu64 " full, %" PRIu64
+               " resumed\n",
+            r->sessions_opened, r->tls_full, r->tls_resumed);
+
+    fprintf(f, "HTTP status:");
+    sep = " ";
+    for (int i = 1; i < YB_MAX_STATUS; i++) {
+        if (r->status[i]) {
+            fprintf(f, "%s%d: %" PRIu64, sep, i, r->status[i]);
+            sep = ", ";
+        }
+    }
+    if (r->status[0]) {
+        fprintf(f, "%snone: %" PRIu64, sep, r->status[0]);
+        sep = ", ";
+    }
+    fprintf(f, "%s\n", *sep == ' ' ? " -" : "");
+
+    sep = " ";
+    for (int i = 0; i <= YB_GRPC_CODES; i++) {
+        if (!r->grpc[i])
+            continue;
+        if (*sep == ' ')
+            fprintf(f, "gRPC status:");
+        if (i < YB_GRPC_CODES)
+            fprintf(f, "%s%d %s: %" PRIu64, sep, i, GRPC_NAMES[i], r->grpc[i]);
+        else
+            fprintf(f, "%sother: %" PRIu64, sep, r->grpc[i]);
+        sep = ", ";
+    }
+    if (*sep != ' ')
+        fprintf(f, "\n");
+
+    fprintf(f, "Errors:");
+    sep = " ";
+    for (int i = 1; i < YB_ERR__COUNT; i++) {
+        if (r->errors[i]) {
+            fprintf(f, "%s%s %" PRIu64, sep, yb_err_name((yb_err_class)i), r->errors[i]);
+            sep = ", ";
+        }
+    }
+    fprintf(f, "%s\n", *sep == ' ' ? " none" : "");
+}
+
+int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
+{
+    if (!f || !r)
+        return -1;
+    if (yb_report_table(f, r, info, NULL) < 0)
+        return -1;
+    fputc('\n', f);
+    text_run(f, r, info);
+    text_latency(f, r);
+    text_counts(f, r);
+    if (info)
+        fprintf(f, "Generator CPU: %.3f s user + %.3f s sys = %.3f s; %.1f us per request\n",
+                info->cpu_user_s, info->cpu_sys_s, info->cpu_user_s + info->cpu_sys_s,
+                cpu_per_request_us(r, info));
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+/* Counters are uint64; JSON integers are int64 in jansson.  No real run
+ * reaches 2^63, but saturate rather than wrap to a negative number. */
+static json_t *juint(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX : (json_int_t)v);
+}
+
+/* Paths and URLs come from the command line and need not be UTF-8, which
+ * JSON strings must be: such a value is written as null. */
+static json_t *jstr(const char *s)
+{
+    json_t *v = s ? json_string(s) : NULL;
+
+    return v ? v : json_null();
+}
+
+/* Sets key and remembers any failure in *bad (set_new frees v on error). */
+static void put(json_t *o, const char *key, json_t *v, int *bad)
+{
+    if (!v || json_object_set_new(o, key, v) < 0)
+        *bad = 1;
+}
+
+static json_t *json_run(const yb_run_info *info, int *bad)
+{
+    json_t *o = json_object();
+
+    if (!o) {
+        *bad = 1;
+        return NULL;
+    }
+    put(o, "corpus", jstr(info ? info->corpus : NULL), bad);
+    put(o, "target", jstr(info ? info->target : NULL), bad);
+    put(o, "protocol", jstr(info ? info->protocol : NULL), bad);
+    put(o, "sessions", jstr(info ? info->sessions : NULL), bad);
+    put(o, "tls_resume", json_boolean(info && info->tls_resume), bad);
+    put(o, "concurrency", json_integer(info ? info->concurrency : 0), bad);
+    put(o, "threads", json_integer(info ? info->threads : 0), bad);
+    put(o, "streams", json_integer(info ? info->streams : 0), bad);
+    put(o, "rate_target_per_s", json_real(info ? info->rate : 0.0), bad);
+    put(o, "unit", jstr(info ? info->unit : NULL), bad);
+    put(o, "max_errors", juint(info ? info->max_errors : 0), bad);
+    return o;
+}
+
+static json_t *json_hist(const yb_hdr *h, int *bad)
+{
+    json_t *o = json_object();
+
+    if (!o) {
+        *bad = 1;
+        return NULL;
+    }
+    put(o, "count", json_integer(yb_hdr_count(h)), bad);
+    put(o, "min", json_integer(yb_hdr_min(h)), bad);
+    put(o, "p50", json_integer(yb_hdr_percentile(h, 50.0)), bad);
+    put(o, "p90", json_integer(yb_hdr_percentile(h, 90.0)), bad);
+    put(o, "p99", json_integer(yb_hdr_percentile(h, 99.0)), bad);
+    put(o, "p99_9", json_integer(yb_hdr_percentile(h, 99.9)), bad);
+    put(o, "max", json_integer(yb_hdr_max(h)), bad);
+    put(o, "mean", json_real(yb_hdr_mean(h)), bad);
+    put(o, "stddev", json_real(yb_hdr_stddev(h)), bad);
+    put(o, "clamped", juint(yb_hdr_clamped(h)), bad);
+    return o;
+}
+
+json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
+{
+    json_t *root = NULL, *o;
+    summary s;
+    char key[16];
+    int bad = 0;
+
+    if (!r)
+        return NULL;
+    s = summarize(r);
+    root = json_object();
+    if (!root)
+        return NULL;
+    put(root, "schema", json_string(SCHEMA), &bad);
+    put(root, "run", json_run(info, &bad), &bad);
+
+    o = json_object();
+    if (o) {
+        put(o, "requests_ok", juint(r->ok), &bad);
+        put(o, "requests_completed", juint(r->completed), &bad);
+        put(o, "requests_started", juint(r->started), &bad);
+        put(o, "requests_error", juint(error_total(r)), &bad);
+        put(o, "requests_retried", juint(r->retried), &bad);
+        put(o, "data_bytes", juint(r->bytes_out), &bad);
+        put(o, "data_in_bytes", juint(r->bytes_in), &bad);
+        put(o, "duration_s", json_real(s.duration_s), &bad);
+        put(o, "avg_speed_mbps", json_real(s.speed_mbps), &bad);
+        put(o, "rate_per_s", json_real(s.rate_per_s), &bad);
+    }
+    put(root, "summary", o, &bad);
+
+    o = json_object();
+    for (int i = 0; o && i < YB_H__COUNT; i++)
+        put(o, yb_hist_name((yb_hist_id)i), json_hist(r->h[i], &bad), &bad);
+    put(root, "latency_us", o, &bad);
+
+    o = json_object();
+    if (o) {
+        put(o, "opened", juint(r->sessions_opened), &bad);
+        put(o, "tls_full", juint(r->tls_full), &bad);
+        put(o, "tls_resumed", juint(r->tls_resumed), &bad);
+    }
+    put(root, "sessions", o, &bad);
+
+    o = json_object();
+    for (int i = 1; o && i < YB_MAX_STATUS; i++) {
+        if (r->status[i]) {
+            snprintf(key, sizeof(key), "%d", i);
+            put(o, key, juint(r->status[i]), &bad);
+        }
+    }
+    if (o && r->status[0])
+        put(o, "none", juint(r->status[0]), &bad);
+    put(root, "status", o, &bad);
+
+    o = json_object();
+    for (int i = 0; o && i < YB_GRPC_CODES; i++) {
+        if (r->grpc[i]) {
+            snprintf(key, sizeof(key), "%d", i);
+            put(o, key, juint(r->grpc[i]), &bad);
+        }
+    }
+    if (o && r->grpc[YB_GRPC_CODES])
+        put(o, "other", juint(r->grpc[YB_GRPC_CODES]), &bad);
+    put(root, "grpc_status", o, &bad);
+
+    /* Every class, zeros included: consumers can index without checking. */
+    o = json_object();
+    for (int i = 1; o && i < YB_ERR__COUNT; i++)
+        put(o, yb_err_name((yb_err_class)i), juint(r->errors[i]), &bad);
+    put(root, "errors", o, &bad);
+
+    o = json_object();
+    if (o) {
+        put(o, "user_s", json_real(info ? info->cpu_user_s : 0.0), &bad);
+        put(o, "sys_s", json_real(info ? info->cpu_sys_s : 0.0), &bad);
+        put(o, "per_request_us", json_real(cpu_per_request_us(r, info)), &bad);
+    }
+    put(root, "cpu", o, &bad);
+
+    o = json_array();
+    for (size_t i = 0; o && i < r->n_iv; i++) {
+        const yb_interval *iv = &r->iv[i];
+        json_t *e = json_object();
+
+        if (e) {
+            put(e, "t_s", juint(iv->t), &bad);
+            put(e, "requests", juint(iv->requests), &bad);
+            put(e, "errors", juint(iv->errors), &bad);
+            put(e, "bytes_out", juint(iv->bytes_out), &bad);
+            put(e, "bytes_in", juint(iv->bytes_in), &bad);
+        }
+        if (!e || json_array_append_new(o, e) < 0)
+            bad = 1;
+    }
+    put(root, "intervals", o, &bad);
+    put(root, "cut_off", juint(r->cut_off), &bad);
+
+    if (bad) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* ---- atomic file write ------------------------------------------------------ */
+
+int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen)
+{
+    const char *slash, *base;
+    char *tmp = NULL;
+    size_t dirlen, n;
+    int fd = -1, rc = -1, made = 0;
+    FILE *f = NULL;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!path || !json) {
+        if (err && errlen)
+            snprintf(err, errlen, "no path or no JSON to write");
+        return -1;
+    }
+    if (strcmp(path, "-") == 0) {
+        if (json_dumpf(json, stdout, JSON_FLAGS) < 0 || fputc('\n', stdout) == EOF ||
+            fflush(stdout) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "stdout: write failed");
+            return -1;
+        }
+        return 0;
+    }
+    slash = strrchr(path, '/');
+    dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    base = path + dirlen;
+    if (*base == '\0') {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: not a file name", path);
+        return -1;
+    }
+    /* The temporary lives in the target's directory so rename() stays on
+     * one file system and is atomic; the leading dot hides it from ls. */
+    n = dirlen + strlen(base) + sizeof("..XXXXXX");
+    tmp = malloc(n);
+    if (!tmp) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: out of memory", path);
+        goto out;
+    }
+    snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot create temporary file: %s", path, strerror(errno));
+        goto out;
+    }
+    made = 1;
+    /* mkstemp creates 0600; a report is meant to be shared. */
+    if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    fd = -1; /* owned by f now */
+    if (json_dumpf(json, f, JSON_FLAGS) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 ||
+        fsync(fileno(f)) < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        if (err && errlen)
+            snprintf(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
+        goto out;
+    }
+    f = NULL;
+    if (rename(tmp, path) < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot rename into place: %s", path, strerror(errno));
+        goto out;
+    }
+    made = 0;
+    rc = 0;
+out:
+    if (f)
+        fclose(f);
+    if (fd >= 0)
+        close(fd);
+    if (made)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,286 @@
+/* Recorder: which histogram each timestamp pair feeds, the counters, the
+ * per-second series and the merge of recorders that started apart. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "stats/recorder.h"
+
+#define MS UINT64_C(1000000)
+#define SEC UINT64_C(1000000000)
+#define T0 (UINT64_C(5000) * SEC) /* uv_hrtime is never near 0 */
+
+static int setup(void **st)
+{
+    yb_recorder *r = test_malloc(sizeof(*r));
+
+    if (yb_recorder_init(r) != 0)
+        return -1;
+    r->run_start = T0;
+    *st = r;
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    yb_recorder_cleanup(*st);
+    test_free(*st);
+    return 0;
+}
+
+/* A request on an already open session: no set-up timestamps. */
+static yb_result reused(uint64_t due)
+{
+    yb_result res;
+
+    memset(&res, 0, sizeof(res));
+    res.due = due;
+    res.send_start = due + 2 * MS;    /* 2 ms late */
+    res.sent = res.send_start + 1 * MS;
+    res.first_byte = res.sent + 10 * MS;
+    res.done = res.first_byte + 3 * MS;
+    res.bytes_out = 14500;
+    res.bytes_in = 300;
+    res.status = 204;
+    res.grpc_status = -1;
+    res.err = YB_ERR_NONE;
+    return res;
+}
+
+static void test_names(void **st)
+{
+    (void)st;
+    assert_string_equal(yb_hist_name(YB_H_E2E), "e2e");
+    assert_string_equal(yb_hist_name(YB_H_SERVICE), "service");
+    assert_string_equal(yb_hist_name(YB_H_CONNECT), "connect");
+    assert_string_equal(yb_hist_name(YB_H_TLS), "tls");
+    assert_string_equal(yb_hist_name(YB_H_H2), "h2");
+    assert_string_equal(yb_hist_name(YB_H_WRITE), "write");
+    assert_string_equal(yb_hist_name(YB_H_TTFB), "ttfb");
+    assert_string_equal(yb_hist_name(YB_H_LATENESS), "lateness");
+    assert_string_equal(yb_hist_name(YB_H__COUNT), "unknown");
+}
+
+static void test_reused_session_phases(void **st)
+{
+    yb_recorder *r = *st;
+    yb_result res = reused(T0);
+
+    yb_recorder_add(r, &res);
+    /* connected == 0: the set-up was paid by another request */
+    assert_int_equal(yb_hdr_count(r->h[YB_H_CONNECT]), 0);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_TLS]), 0);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_H2]), 0);
+    assert_int_equal(r->sessions_opened, 0);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_E2E], 50), 16007);     /* done - due, 8-wide slot */
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_SERVICE], 50), 14007); /* done - send_start */
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_LATENESS], 50), 2000);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_WRITE], 50), 1000);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_TTFB], 50), 10007);
+    assert_int_equal(r->completed, 1);
+    assert_int_equal(r->ok, 1);
+    assert_int_equal(r->status[204], 1);
+    assert_int_equal(r->run_end, res.done);
+}
+
+static void test_new_session_phases(void **st)
+{
+    yb_recorder *r = *st;
+    yb_result res;
+
+    memset(&res, 0, sizeof(res));
+    res.due = T0;
+    res.send_start = T0;            /* the session open starts the request */
+    res.conn_start = T0;
+    res.connected = T0 + 1 * MS;    /* connect 1 ms */
+    res.tls_done = T0 + 4 * MS;     /* TLS 3 ms */
+    res.h2_ready = T0 + 5 * MS;     /* h2 1 ms */
+    res.sent = T0 + 5 * MS + 500;   /* write 0.5 µs -> rounds up to 1 µs */
+    res.first_byte = T0 + 8 * MS;
+    res.done = T0 + 9 * MS;
+    res.status = 200;
+    res.grpc_status = 0;
+    res.tls_resumed = 1;
+    yb_recorder_add(r, &res);
+
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_CONNECT], 50), 1000);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_TLS], 50), 3001); /* 2-wide slot */
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_H2], 50), 1000);
+    /* write excludes the set-up: it starts at h2_ready, not send_start */
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_WRITE], 50), 1);
+    assert_int_equal(yb_hdr_clamped(r->h[YB_H_WRITE]), 0);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_TTFB], 50), 3001); /* 2999.5 µs rounds up */
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_E2E], 50), 9007);  /* 9 ms, 8-wide slot */
+    /* due == send_start: not late; the 1 µs floor */
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_LATENESS], 50), 1);
+    assert_int_equal(r->sessions_opened, 1);
+    assert_int_equal(r->tls_resumed, 1);
+    assert_int_equal(r->tls_full, 0);
+    assert_int_equal(r->grpc[0], 1);
+
+    /* Plain TCP + h2c: the h2 phase starts at connected. */
+    res.tls_done = 0;
+    res.tls_resumed = 0;
+    yb_recorder_add(r, &res);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_TLS]), 1);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_H2]), 2);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_H2], 100), 4001); /* 4 ms */
+    assert_int_equal(r->tls_full, 0);
+    assert_int_equal(r->sessions_opened, 2);
+}
+
+static void test_counters(void **st)
+{
+    yb_recorder *r = *st;
+    yb_result res = reused(T0);
+
+    res.err = YB_ERR_TIMEOUT;
+    res.status = 0;
+    yb_recorder_add(r, &res);
+    res.err = YB_ERR_STATUS;
+    res.status = 503;
+    yb_recorder_add(r, &res);
+    res.err = YB_ERR_STATUS;
+    res.status = 200;
+    res.grpc_status = 14;
+    yb_recorder_add(r, &res);
+    res.err = (yb_err_class)99; /* out of range: counted as other */
+    res.status = 1000;          /* out of range: counted with "none" */
+    res.grpc_status = 42;       /* out of range: the overflow slot */
+    yb_recorder_add(r, &res);
+    res = reused(T0);
+    yb_recorder_add(r, &res);
+
+    assert_int_equal(r->completed, 5);
+    assert_int_equal(r->ok, 1);
+    assert_int_equal(r->errors[YB_ERR_TIMEOUT], 1);
+    assert_int_equal(r->errors[YB_ERR_STATUS], 2);
+    assert_int_equal(r->errors[YB_ERR_OTHER], 1);
+    assert_int_equal(r->errors[YB_ERR_NONE], 0);
+    assert_int_equal(r->status[0], 2);
+    assert_int_equal(r->status[503], 1);
+    assert_int_equal(r->status[200], 1);
+    assert_int_equal(r->status[204], 1);
+    assert_int_equal(r->grpc[14], 1);
+    assert_int_equal(r->grpc[YB_GRPC_CODES], 1);
+    assert_int_equal(r->bytes_out, 5 * 14500);
+    assert_int_equal(r->bytes_in, 5 * 300);
+    assert_int_equal(r->started, 0); /* the engine's job */
+}
+
+static void test_intervals(void **st)
+{
+    yb_recorder *r = *st;
+    yb_result res;
+
+    /* completions at 0.02 s, 0.5 s, 2.3 s and 130 s (the series grows) */
+    res = reused(T0);
+    yb_recorder_add(r, &res);
+    res = reused(T0 + 480 * MS);
+    yb_recorder_add(r, &res);
+    res = reused(T0 + 2280 * MS);
+    res.err = YB_ERR_RESET;
+    yb_recorder_add(r, &res);
+    res = reused(T0 + 130 * SEC);
+    yb_recorder_add(r, &res);
+
+    assert_int_equal(r->n_iv, 131);
+    assert_true(r->cap_iv >= 131);
+    for (size_t i = 0; i < r->n_iv; i++)
+        assert_int_equal(r->iv[i].t, i);
+    assert_int_equal(r->iv[0].requests, 2);
+    assert_int_equal(r->iv[0].bytes_out, 29000);
+    assert_int_equal(r->iv[1].requests, 0);
+    assert_int_equal(r->iv[2].requests, 1);
+    assert_int_equal(r->iv[2].errors, 1);
+    assert_int_equal(r->iv[130].requests, 1);
+    assert_int_equal(r->iv[130].bytes_in, 300);
+}
+
+static void test_merge_different_start(void **st)
+{
+    yb_recorder *a = *st, b;
+    yb_result res;
+
+    assert_int_equal(yb_recorder_init(&b), 0);
+    /* b started 2 s before a: a's second 0 is b's second 2 */
+    b.run_start = T0 - 2 * SEC;
+    res = reused(T0 - 2 * SEC);          /* b second 0 */
+    yb_recorder_add(&b, &res);
+    res = reused(T0);                    /* b second 2 */
+    yb_recorder_add(&b, &res);
+    b.started = 5;
+    b.cut_off = 3;
+    b.sessions_opened = 4;
+    b.retried = 6;
+
+    res = reused(T0);                    /* a second 0 */
+    yb_recorder_add(a, &res);
+    res = reused(T0 + 1 * SEC);          /* a second 1 */
+    res.err = YB_ERR_CLOSED;
+    yb_recorder_add(a, &res);
+    a->started = 2;
+
+    assert_int_equal(yb_recorder_merge(a, &b), 0);
+    assert_int_equal(a->run_start, T0 - 2 * SEC);
+    assert_int_equal(a->run_end, T0 + 1 * SEC + 16 * MS);
+    assert_int_equal(a->n_iv, 4);
+    for (size_t i = 0; i < a->n_iv; i++)
+        assert_int_equal(a->iv[i].t, i);
+    assert_int_equal(a->iv[0].requests, 1);
+    assert_int_equal(a->iv[1].requests, 0);
+    assert_int_equal(a->iv[2].requests, 2); /* b's second 2 + a's second 0 */
+    assert_int_equal(a->iv[3].requests, 1);
+    assert_int_equal(a->iv[3].errors, 1);
+    assert_int_equal(a->completed, 4);
+    assert_int_equal(a->ok, 3);
+    assert_int_equal(a->started, 7);
+    assert_int_equal(a->cut_off, 3);
+    assert_int_equal(a->retried, 6);
+    assert_int_equal(a->sessions_opened, 4);
+    assert_int_equal(a->errors[YB_ERR_CLOSED], 1);
+    assert_int_equal(a->status[204], 4);
+    assert_int_equal(yb_hdr_count(a->h[YB_H_E2E]), 4);
+
+    /* b later than the aggregate: b's second 0 lands at a's second 3 */
+    yb_recorder_cleanup(&b);
+    assert_int_equal(yb_recorder_init(&b), 0);
+    b.run_start = T0 + 1 * SEC;
+    res = reused(T0 + 1 * SEC);
+    yb_recorder_add(&b, &res);
+    assert_int_equal(yb_recorder_merge(a, &b), 0);
+    assert_int_equal(a->run_start, T0 - 2 * SEC);
+    assert_int_equal(a->iv[3].requests, 2);
+
+    /* Merging into a fresh aggregate (run_start unset) takes src's start. */
+    {
+        yb_recorder agg;
+
+        assert_int_equal(yb_recorder_init(&agg), 0);
+        assert_int_equal(yb_recorder_merge(&agg, a), 0);
+        assert_int_equal(agg.run_start, a->run_start);
+        assert_int_equal(agg.n_iv, a->n_iv);
+        assert_int_equal(agg.iv[2].requests, 2);
+        assert_int_equal(agg.completed, a->completed);
+        yb_recorder_cleanup(&agg);
+    }
+    yb_recorder_cleanup(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test_setup_teardown(test_reused_session_phases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_session_phases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_intervals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_different_start, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

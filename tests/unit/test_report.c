@@ -1,0 +1,427 @@
+/* Report: the study's table numbers, the text sections, the JSON schema
+ * and the atomic JSON file write, for a synthetic recorder. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/report.h"
+
+#define MS UINT64_C(1000000)
+#define SEC UINT64_C(1000000000)
+#define T0 (UINT64_C(7000) * SEC)
+
+/* 1000 ok requests of 14,500 bytes over exactly 2 s (500 completing in
+ * each second), each 4 ms end to end; 10 of them opened a TLS session;
+ * plus 3 timeouts and 2 refusals that sent nothing. */
+static int setup(void **st)
+{
+    yb_recorder *r = test_malloc(sizeof(*r));
+
+    if (yb_recorder_init(r) != 0)
+        return -1;
+    r->run_start = T0 + 4 * MS; /* the first completion is at second 0.000 */
+    for (int i = 0; i < 1000; i++) {
+        yb_result res;
+
+        memset(&res, 0, sizeof(res));
+        res.due = T0 + (uint64_t)i * 2 * MS;
+        res.send_start = res.due;
+        if (i % 100 == 0) {
+            res.conn_start = res.send_start;
+            res.connected = res.conn_start + 1 * MS;
+            res.tls_done = res.connected + 1 * MS;
+            res.tls_resumed = i >= 500;
+        }
+        res.sent = res.send_start + 2 * MS + 100 * 1000;
+        res.first_byte = res.send_start + 3 * MS;
+        res.done = res.due + 4 * MS;
+        res.bytes_out = 14500;
+        res.bytes_in = 100;
+        res.status = 200;
+        res.grpc_status = -1;
+        yb_recorder_add(r, &res);
+    }
+    for (int i = 0; i < 5; i++) {
+        yb_result res;
+
+        memset(&res, 0, sizeof(res));
+        res.due = T0 + 100 * MS;
+        res.send_start = res.due;
+        res.done = res.due + 50 * MS;
+        res.grpc_status = -1;
+        res.err = i < 3 ? YB_ERR_TIMEOUT : YB_ERR_REFUSED;
+        yb_recorder_add(r, &res);
+    }
+    r->started = 1007;
+    r->cut_off = 2;
+    r->retried = 4;
+    r->run_end = r->run_start + 2 * SEC;
+    *st = r;
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    yb_recorder_cleanup(*st);
+    test_free(*st);
+    return 0;
+}
+
+static yb_run_info info_for(const char *unit)
+{
+    yb_run_info info;
+
+    memset(&info, 0, sizeof(info));
+    info.corpus = "acl.ybc";
+    info.target = "https://sw1:443";
+    info.protocol = "restconf";
+    info.sessions = "reuse";
+    info.concurrency = 8;
+    info.threads = 2;
+    info.streams = 1;
+    info.unit = unit;
+    info.cpu_user_s = 0.75;
+    info.cpu_sys_s = 0.25;
+    info.max_errors = 10;
+    return info;
+}
+
+__attribute__((noinline)) static char *render(int (*fn)(FILE *, const yb_recorder *, const yb_run_info *),
+                    const yb_recorder *r, const yb_run_info *info)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    assert_int_equal(fn(f, r, info), 0);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+static int table_plain(FILE *f, const yb_recorder *r, const yb_run_info *info)
+{
+    return yb_report_table(f, r, info, NULL);
+}
+
+static void test_table_numbers(void **st)
+{
+    yb_recorder *r = *st;
+    yb_run_info info = info_for(NULL);
+    char *text = render(table_plain, r, &info);
+    char *row;
+    unsigned long long n;
+    double speed, data, dur, rate;
+
+    assert_true(yb_report_duration_s(r) == 2.0);
+    assert_memory_equal(text,
+                        "# Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) | Requests/s\n",
+                        70);
+    row = strchr(strchr(text, '\n') + 1, '\n') + 1; /* skip header and rule */
+    assert_int_equal(sscanf(row, "%llu | %lf | %lf | %lf | %lf", &n, &speed, &data, &dur, &rate),
+                     5);
+    /* ok requests only (the 5 errors are not in # Requests) */
+    assert_int_equal(n, 1000);
+    assert_true(data == 14.50);
+    assert_true(speed == 7.25);
+    assert_true(dur == 2.0);
+    assert_true(rate == 500.0);
+    free(text);
+}
+
+/* The study's exact numbers, with only the 1000 ok requests recorded. */
+static void test_table_study_numbers(void **st)
+{
+    yb_recorder r;
+    yb_run_info info = info_for("ACL");
+    char *text, *row;
+    unsigned long long n;
+    double speed, data, dur, rate;
+
+    (void)st;
+    assert_int_equal(yb_recorder_init(&r), 0);
+    r.run_start = T0;
+    r.run_end = T0 + 2 * SEC;
+    r.ok = r.completed = r.started = 1000;
+    r.bytes_out = 1000 * 14500;
+    text = render(table_plain, &r, &info);
+    assert_memory_equal(text, "# Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) |      ACL/s\n",
+                        70);
+    row = strchr(strchr(text, '\n') + 1, '\n') + 1;
+    assert_int_equal(sscanf(row, "%llu | %lf | %lf | %lf | %lf", &n, &speed, &data, &dur, &rate),
+                     5);
+    assert_int_equal(n, 1000);
+    assert_true(data == 14.50);
+    assert_true(speed == 7.25);
+    assert_true(dur == 2.0);
+    assert_true(rate == 500.0);
+    assert_non_null(strstr(row, "      7.25 |"));
+    assert_non_null(strstr(row, "     14.50 |"));
+    assert_non_null(strstr(row, "500.0\n"));
+    free(text);
+
+    /* Nothing ran: zeros, no division by zero. */
+    yb_recorder_cleanup(&r);
+    assert_int_equal(yb_recorder_init(&r), 0);
+    text = render(table_plain, &r, NULL);
+    assert_non_null(strstr(text, "Requests/s\n"));
+    row = strchr(strchr(text, '\n') + 1, '\n') + 1;
+    assert_int_equal(sscanf(row, "%llu | %lf | %lf | %lf | %lf", &n, &speed, &data, &dur, &rate),
+                     5);
+    assert_true(n == 0 && speed == 0.0 && data == 0.0 && dur == 0.0 && rate == 0.0);
+    free(text);
+    yb_recorder_cleanup(&r);
+}
+
+/* The count column of a latency row, or -1 when the row is absent. */
+static long long row_count(const char *text, const char *label)
+{
+    char key[32];
+    const char *p;
+    long long n;
+
+    snprintf(key, sizeof(key), "\n%s ", label);
+    p = strstr(text, key);
+    if (!p)
+        return -1;
+    assert_int_equal(sscanf(p + strlen(key), "%lld", &n), 1);
+    return n;
+}
+
+static void test_text_sections(void **st)
+{
+    yb_recorder *r = *st;
+    yb_run_info info = info_for("ACL");
+    char *text = render(yb_report_text, r, &info);
+
+    assert_memory_equal(text, "# Requests |", 12);
+    assert_non_null(strstr(text, "ACL/s"));
+    assert_non_null(strstr(text, "corpus acl.ybc"));
+    assert_non_null(strstr(text, "target https://sw1:443"));
+    assert_non_null(strstr(text, "closed loop"));
+    assert_non_null(strstr(text, "cut off 2, retried 4\n"));
+    assert_non_null(strstr(text, "Latency (ms)"));
+    assert_non_null(strstr(text, "\nend-to-end "));
+    assert_int_equal(row_count(text, "end-to-end"), 1005);
+    assert_int_equal(row_count(text, "connect"), 10);
+    assert_int_equal(row_count(text, "tls"), 10);
+    assert_int_equal(row_count(text, "h2"), -1); /* nobody paid it: row omitted */
+    assert_int_equal(row_count(text, "ttfb"), 1000);
+    assert_int_equal(row_count(text, "write"), 1000);
+    assert_non_null(strstr(text, "TLS handshakes: 5 full, 5 resumed"));
+    assert_non_null(strstr(text, "Sessions opened: 10"));
+    assert_non_null(strstr(text, "HTTP status: 200: 1000, none: 5\n"));
+    assert_null(strstr(text, "gRPC status"));
+    assert_non_null(strstr(text, "Errors: refused 2, timeout 3\n"));
+    /* 1.0 s of CPU over 1005 completed requests */
+    assert_non_null(strstr(text, "= 1.000 s; 995.0 us per request"));
+    free(text);
+}
+
+static json_int_t jint(json_t *o, const char *path)
+{
+    char buf[128], *save = NULL, *tok;
+    json_t *v = o;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+        v = json_object_get(v, tok);
+        assert_non_null(v);
+    }
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+static double jnum(json_t *o, const char *path)
+{
+    char buf[128], *save = NULL, *tok;
+    json_t *v = o;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+        v = json_object_get(v, tok);
+        assert_non_null(v);
+    }
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static void test_json(void **st)
+{
+    yb_recorder *r = *st;
+    yb_run_info info = info_for("ACL");
+    json_t *j = yb_report_json(r, &info), *iv, *lat;
+    const char *k;
+    json_t *v;
+    size_t n_err = 0;
+
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "schema")), "yangblast-report/1");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "run"), "corpus")),
+                        "acl.ybc");
+    assert_true(json_is_false(json_object_get(json_object_get(j, "run"), "tls_resume")));
+    assert_int_equal(jint(j, "run.concurrency"), 8);
+    assert_int_equal(jint(j, "summary.requests_ok"), 1000);
+    assert_int_equal(jint(j, "summary.requests_completed"), 1005);
+    assert_int_equal(jint(j, "summary.requests_started"), 1007);
+    assert_int_equal(jint(j, "summary.requests_error"), 5);
+    assert_int_equal(jint(j, "summary.requests_retried"), 4);
+    assert_int_equal(jint(j, "summary.data_bytes"), 1000 * 14500);
+    assert_int_equal(jint(j, "summary.data_in_bytes"), 1000 * 100);
+    assert_true(jnum(j, "summary.duration_s") == 2.0);
+    assert_true(jnum(j, "summary.avg_speed_mbps") == 7.25);
+    assert_true(jnum(j, "summary.rate_per_s") == 500.0);
+
+    lat = json_object_get(j, "latency_us");
+    assert_int_equal(json_object_size(lat), 8);
+    json_object_foreach(lat, k, v) {
+        assert_non_null(json_object_get(v, "count"));
+        assert_non_null(json_object_get(v, "min"));
+        assert_non_null(json_object_get(v, "p50"));
+        assert_non_null(json_object_get(v, "p90"));
+        assert_non_null(json_object_get(v, "p99"));
+        assert_non_null(json_object_get(v, "p99_9"));
+        assert_non_null(json_object_get(v, "max"));
+        assert_non_null(json_object_get(v, "mean"));
+    }
+    /* 1000 x 4 ms + 5 x 50 ms; 4000 µs is exact in the default layout */
+    assert_int_equal(jint(j, "latency_us.e2e.count"), 1005);
+    assert_int_equal(jint(j, "latency_us.e2e.min"), 4000);
+    assert_int_equal(jint(j, "latency_us.e2e.p50"), 4001);
+    assert_int_equal(jint(j, "latency_us.e2e.p99"), 4001);
+    assert_int_equal(jint(j, "latency_us.e2e.max"), 50015); /* 50000 in a 32-wide slot */
+    /* slot middles: 4001 for [4000, 4001], 50000 for [49984, 50015] */
+    assert_true(fabs(jnum(j, "latency_us.e2e.mean") - (1000 * 4001.0 + 5 * 50000.0) / 1005) < 1e-6);
+    assert_int_equal(jint(j, "latency_us.connect.count"), 10);
+    assert_int_equal(jint(j, "latency_us.connect.p50"), 1000);
+    assert_int_equal(jint(j, "latency_us.h2.count"), 0);
+    /* write starts after the set-up: 100 µs for the 10 that opened a
+     * session, 2100 µs (2-wide slot) for the others */
+    assert_int_equal(jint(j, "latency_us.write.min"), 100);
+    assert_int_equal(jint(j, "latency_us.write.p50"), 2101);
+
+    assert_int_equal(jint(j, "sessions.opened"), 10);
+    assert_int_equal(jint(j, "sessions.tls_full"), 5);
+    assert_int_equal(jint(j, "sessions.tls_resumed"), 5);
+    assert_int_equal(jint(j, "status.200"), 1000);
+    assert_int_equal(jint(j, "status.none"), 5);
+    assert_int_equal(json_object_size(json_object_get(j, "grpc_status")), 0);
+    json_object_foreach(json_object_get(j, "errors"), k, v) {
+        assert_true(json_is_integer(v));
+        n_err++;
+    }
+    assert_int_equal(n_err, YB_ERR__COUNT - 1); /* every class but "none" */
+    assert_int_equal(jint(j, "errors.refused"), 2);
+    assert_int_equal(jint(j, "errors.timeout"), 3);
+    assert_int_equal(jint(j, "errors.tls"), 0);
+    assert_true(jnum(j, "cpu.user_s") == 0.75);
+    assert_true(jnum(j, "cpu.sys_s") == 0.25);
+    assert_true(fabs(jnum(j, "cpu.per_request_us") - 1e6 / 1005.0) < 1e-6);
+    assert_int_equal(jint(j, "cut_off"), 2);
+
+    iv = json_object_get(j, "intervals");
+    assert_true(json_is_array(iv));
+    assert_int_equal(json_array_size(iv), 2);
+    assert_int_equal(jint(json_array_get(iv, 0), "t_s"), 0);
+    assert_int_equal(jint(json_array_get(iv, 0), "requests"), 505);
+    assert_int_equal(jint(json_array_get(iv, 0), "errors"), 5);
+    assert_int_equal(jint(json_array_get(iv, 1), "t_s"), 1);
+    assert_int_equal(jint(json_array_get(iv, 1), "requests"), 500);
+    assert_int_equal(jint(json_array_get(iv, 1), "errors"), 0);
+    assert_int_equal(jint(json_array_get(iv, 1), "bytes_out"), 500 * 14500);
+    assert_int_equal(jint(json_array_get(iv, 1), "bytes_in"), 500 * 100);
+    json_decref(j);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void test_json_file_atomic(void **st)
+{
+    yb_recorder *r = *st;
+    yb_run_info info = info_for(NULL);
+    char dir[] = "/tmp/yb-report-XXXXXX", path[256], err[256];
+    json_t *j = yb_report_json(r, &info), *back;
+    json_error_t jerr;
+    struct stat sb;
+    FILE *f;
+
+    assert_non_null(j);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/out.json", dir);
+    /* An old file is replaced whole. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("old", f);
+    fclose(f);
+    assert_int_equal(yb_write_json_file(path, j, err, sizeof(err)), 0);
+    assert_int_equal(count_entries(dir), 1); /* no temporary left behind */
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0644);
+    back = json_load_file(path, 0, &jerr);
+    assert_non_null(back);
+    {
+        /* Reals are written with 15 digits: compare the texts, which
+         * the same rendering makes identical. */
+        size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
+        char *a = json_dumps(back, flags), *b = json_dumps(j, flags);
+
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "summary"),
+                                                        "requests_ok")),
+                     1000);
+    json_decref(back);
+
+    /* Failure: an unwritable place leaves nothing and says why. */
+    snprintf(path, sizeof(path), "%s/missing/out.json", dir);
+    assert_int_equal(yb_write_json_file(path, j, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "missing/out.json"));
+    assert_int_equal(yb_write_json_file(NULL, j, err, sizeof(err)), -1);
+    snprintf(path, sizeof(path), "%s/", dir);
+    assert_int_equal(yb_write_json_file(path, j, err, sizeof(err)), -1);
+    assert_int_equal(count_entries(dir), 1);
+
+    snprintf(path, sizeof(path), "%s/out.json", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_table_numbers, setup, teardown),
+        cmocka_unit_test(test_table_study_numbers),
+        cmocka_unit_test_setup_teardown(test_text_sections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_file_atomic, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
