@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop_flag;
 
@@ -19,6 +20,20 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop_flag = 1;
+}
+
+/* The live progress line (stderr, a TTY only). */
+static void show_progress(const yb_progress *p, void *ud)
+{
+    (void)ud;
+    char target[48] = "";
+    if (p->target_rate > 0)
+        snprintf(target, sizeof target, " (target %.0f)", p->target_rate);
+    fprintf(stderr,
+            "\r\033[K%7.1fs  %7llu req/s%s  p50 %.2f ms  p99 %.2f ms  errors %llu  backlog %llu",
+            p->elapsed_s, (unsigned long long)p->last_completed, target, p->p50_ms, p->p99_ms,
+            (unsigned long long)p->errors, (unsigned long long)p->backlog);
+    fflush(stderr);
 }
 
 static void help(void)
@@ -69,6 +84,7 @@ static void help(void)
         "      --max-errors N      exit 1 when more than N requests fail (default 0)\n"
         "      --json FILE         write the JSON report (yangblast-report(5))\n"
         "      --unit NAME         what one request is, for the table (e.g. ACL)\n"
+        "  -q, --quiet             no live progress line (shown only on a terminal)\n"
         "  -h, --help              this help\n");
 }
 
@@ -76,7 +92,7 @@ int yb_cmd_run(int argc, char **argv)
 {
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED };
+           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
         {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
@@ -97,6 +113,7 @@ int yb_cmd_run(int argc, char **argv)
         {"rate", required_argument, NULL, O_RATE},
         {"max-backlog", required_argument, NULL, O_BACKLOG},
         {"timing", required_argument, NULL, O_TIMING},
+        {"quiet", no_argument, NULL, 'q'},
         {"speed", required_argument, NULL, O_SPEED},
         {NULL, 0, NULL, 0}};
     yb_engine_opts o;
@@ -117,7 +134,8 @@ int yb_cmd_run(int argc, char **argv)
     size_t n_extra = 0;
     int c, ret = YB_EXIT_OK;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:D:c:t:m:kH:h", opts, NULL)) != -1) {
+    int quiet = 0;
+    while ((c = getopt_long(argc, argv, "n:D:c:t:m:kH:hq", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (yb_parse_u64(optarg, 1, UINT64_MAX / 2, &o.requests) < 0)
@@ -190,6 +208,7 @@ int yb_cmd_run(int argc, char **argv)
         case O_UNIT: unit = optarg; break;
         case O_TARGET: target = optarg; break;
         case O_RATE: rate = optarg; break;
+        case 'q': quiet = 1; break;
         case O_TIMING:
             if (strcmp(optarg, "original"))
                 return yb_usage_error("run", "--timing takes 'original'");
@@ -263,6 +282,9 @@ int yb_cmd_run(int argc, char **argv)
     o.codec.timeout_ns = o.timeout_ns;
     o.codec.streams = o.streams;
     o.stop = &stop_flag;
+    int live = !quiet && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
+    if (live)
+        o.progress = show_progress;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -279,6 +301,8 @@ int yb_cmd_run(int argc, char **argv)
     }
     double cpu_user = 0, cpu_sys = 0;
     rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
+    if (live)
+        fputs("\r\033[K", stderr);
     if (rc < 0) {
         yb_errorf("%s", err);
         yb_recorder_cleanup(&rec);

@@ -37,6 +37,17 @@ typedef struct {
  * with a message in err. */
 int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen);
 
+/* A once-a-second snapshot for live progress (merged across workers). */
+typedef struct {
+    double elapsed_s;
+    double target_rate;     /* open loop: the schedule's rate now; 0 = closed loop */
+    uint64_t completed;     /* so far */
+    uint64_t last_completed;/* in the last second */
+    uint64_t errors;        /* so far */
+    uint64_t backlog;       /* waiting for a session now */
+    double p50_ms, p99_ms;  /* end-to-end, last second (p99: worst worker) */
+} yb_progress;
+
 typedef struct {
     const char *corpus_path;
     const yb_codec_ops *ops; /* codec for the corpus' protocol */
@@ -58,6 +69,10 @@ typedef struct {
     int timing_original;     /* open loop at the corpus' recorded times */
     double speed;            /* timing_original: time scale (2 = twice as fast) */
     volatile sig_atomic_t *stop; /* set asynchronously to stop the run */
+    /* Called from the calling thread about once a second while the run
+     * goes on (NULL = no progress). */
+    void (*progress)(const yb_progress *p, void *ud);
+    void *progress_ud;
     uint64_t grace_ns;       /* in-flight grace period after a stop */
 } yb_engine_opts;
 

@@ -8,12 +8,22 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct worker worker;
+
+/* What a worker publishes for the progress line (relaxed atomics: the
+ * reader only wants a recent value, never a consistent snapshot). */
+typedef struct {
+    _Atomic uint64_t completed, errors, backlog, sec, sec_count;
+    _Atomic uint64_t p50_us, p99_us;
+    _Atomic int running;
+} live_stats;
 
 typedef struct session {
     worker *w;
@@ -46,6 +56,9 @@ struct worker {
     yb_source *src;
     yb_recorder rec;
     yb_codec_host host;
+    yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
+    uint64_t live_sec;   /* second index live_h covers */
+    live_stats live;
     uint64_t budget;     /* requests to issue; UINT64_MAX = until the end */
     int cycle;           /* wrap around the corpus share */
     uint64_t issued;
@@ -95,11 +108,39 @@ static yb_exchange *x_new(worker *w, yb_prepared *p, uint64_t now)
 }
 
 /* Records x and recycles it.  x must be on no list. */
+/* Publishes the last complete second's figures for the progress line. */
+static void live_roll(worker *w, uint64_t sec)
+{
+    atomic_store_explicit(&w->live.p50_us, (uint64_t)yb_hdr_percentile(w->live_h, 50),
+                          memory_order_relaxed);
+    atomic_store_explicit(&w->live.p99_us, (uint64_t)yb_hdr_percentile(w->live_h, 99),
+                          memory_order_relaxed);
+    atomic_store_explicit(&w->live.sec_count, (uint64_t)yb_hdr_count(w->live_h),
+                          memory_order_relaxed);
+    atomic_store_explicit(&w->live.sec, w->live_sec, memory_order_relaxed);
+    yb_hdr_reset(w->live_h);
+    w->live_sec = sec;
+}
+
+static void live_add(worker *w, const yb_result *res)
+{
+    uint64_t sec = (res->done - w->rec.run_start) / 1000000000ull;
+    if (sec != w->live_sec)
+        live_roll(w, sec);
+    if (res->due && res->done > res->due)
+        yb_hdr_record(w->live_h, (int64_t)((res->done - res->due) / 1000));
+    atomic_fetch_add_explicit(&w->live.completed, 1, memory_order_relaxed);
+    if (res->err != YB_ERR_NONE)
+        atomic_fetch_add_explicit(&w->live.errors, 1, memory_order_relaxed);
+}
+
 static void x_finish(worker *w, yb_exchange *x)
 {
     if (!x->res.done)
         x->res.done = uv_hrtime();
     yb_recorder_add(&w->rec, &x->res);
+    if (w->live_h)
+        live_add(w, &x->res);
     yb_source_release(w->src, (yb_prepared *)x->req);
     w->outstanding--;
     x->next = w->free_x;
@@ -767,6 +808,9 @@ static void on_tick(uv_timer_t *t)
     uint64_t now = uv_hrtime();
     if (w->finished)
         return;
+    atomic_store_explicit(&w->live.backlog, w->n_wait, memory_order_relaxed);
+    if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
+        live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
     if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline))) {
         w->exhausted = 1;
         w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
@@ -817,6 +861,7 @@ static void *worker_main(void *arg)
         pump(w);
     }
     uv_run(&w->loop, UV_RUN_DEFAULT);
+    atomic_store(&w->live.running, 0);
     return NULL;
 }
 
@@ -832,6 +877,7 @@ static void worker_cleanup(worker *w)
         close(w->tfd);
     yb_source_free(w->src);
     yb_tls_ctx_free(w->tls);
+    yb_hdr_free(w->live_h);
     while (w->free_x) {
         yb_exchange *x = w->free_x;
         w->free_x = x->next;
@@ -863,6 +909,10 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
         return -1;
     }
     w->rec.run_start = start;
+    if (o->progress && !(w->live_h = yb_hdr_new_default())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     w->src = yb_source_new(o->corpus_path, i, o->threads, o->policy == YB_SESS_ORIGINAL, w->ops,
                            &o->codec, o->cache_bytes, err,
                            errlen);
@@ -922,6 +972,47 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
     return 0;
 }
 
+/* Calls o->progress about once a second until every worker has ended. */
+static void progress_loop(const yb_engine_opts *o, worker *ws, unsigned n, uint64_t start)
+{
+    uint64_t next = start + 1000000000ull;
+    for (;;) {
+        unsigned running = 0;
+        for (unsigned i = 0; i < n; i++)
+            running += (unsigned)atomic_load_explicit(&ws[i].live.running, memory_order_relaxed);
+        if (!running)
+            return;
+        uint64_t now = uv_hrtime();
+        if (now >= next) {
+            yb_progress p;
+            memset(&p, 0, sizeof p);
+            p.elapsed_s = (double)(now - start) / 1e9;
+            p.target_rate = o->sched.kind ? yb_sched_rate_at(&o->sched, now - start) : 0;
+            double p50w = 0;
+            for (unsigned i = 0; i < n; i++) {
+                live_stats *l = &ws[i].live;
+                uint64_t cnt = atomic_load_explicit(&l->sec_count, memory_order_relaxed);
+                p.completed += atomic_load_explicit(&l->completed, memory_order_relaxed);
+                p.errors += atomic_load_explicit(&l->errors, memory_order_relaxed);
+                p.backlog += atomic_load_explicit(&l->backlog, memory_order_relaxed);
+                p.last_completed += cnt;
+                double p50 = (double)atomic_load_explicit(&l->p50_us, memory_order_relaxed) / 1e3;
+                double p99 = (double)atomic_load_explicit(&l->p99_us, memory_order_relaxed) / 1e3;
+                p50w += p50 * (double)cnt;
+                if (p99 > p.p99_ms)
+                    p.p99_ms = p99;
+            }
+            p.p50_ms = p.last_completed ? p50w / (double)p.last_completed : 0;
+            o->progress(&p, o->progress_ud);
+            next += 1000000000ull;
+            if (next < now)
+                next = now + 1000000000ull;
+        }
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen)
 {
     worker *ws = calloc(o->threads, sizeof *ws);
@@ -942,6 +1033,7 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
             ws[i].deadline = start + (o->duration_ns ? o->duration_ns : yb_sched_length(&o->sched));
     }
     for (unsigned i = 0; i < o->threads && !rc; i++) {
+        atomic_store(&ws[i].live.running, 1);
         if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
             snprintf(err, errlen, "cannot start worker thread %u", i);
             rc = -1;
@@ -949,6 +1041,8 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
             started++;
         }
     }
+    if (o->progress && !rc)
+        progress_loop(o, ws, started, start);
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].thread, NULL);
     out->run_start = start;
