@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_flag;
@@ -84,6 +85,9 @@ static void help(void)
         "      --max-errors N      exit 1 when more than N requests fail (default 0)\n"
         "      --json FILE         write the JSON report (yangblast-report(5))\n"
         "      --unit NAME         what one request is, for the table (e.g. ACL)\n"
+        "      --hgrm FILE         end-to-end percentiles in HdrHistogram's .hgrm format\n"
+        "      --hlog FILE         per-second HdrHistogram interval log (.hlog, V2)\n"
+        "      --csv FILE          append one row for this run (header when new)\n"
         "  -q, --quiet             no live progress line (shown only on a terminal)\n"
         "  -h, --help              this help\n");
 }
@@ -92,7 +96,7 @@ int yb_cmd_run(int argc, char **argv)
 {
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET };
+           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
         {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
@@ -114,6 +118,9 @@ int yb_cmd_run(int argc, char **argv)
         {"max-backlog", required_argument, NULL, O_BACKLOG},
         {"timing", required_argument, NULL, O_TIMING},
         {"quiet", no_argument, NULL, 'q'},
+        {"hgrm", required_argument, NULL, O_HGRM},
+        {"hlog", required_argument, NULL, O_HLOG},
+        {"csv", required_argument, NULL, O_CSV},
         {"speed", required_argument, NULL, O_SPEED},
         {NULL, 0, NULL, 0}};
     yb_engine_opts o;
@@ -127,6 +134,7 @@ int yb_cmd_run(int argc, char **argv)
     o.codec.max_body = 64ull << 20;
     o.max_backlog = 10000;
     o.codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
+    const char *hgrm = NULL, *hlog = NULL, *csv = NULL;
     const char *rate = NULL, *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
                *tokfile = NULL, *sessions = "reuse";
     uint64_t max_errors = 0, v;
@@ -209,6 +217,9 @@ int yb_cmd_run(int argc, char **argv)
         case O_TARGET: target = optarg; break;
         case O_RATE: rate = optarg; break;
         case 'q': quiet = 1; break;
+        case O_HGRM: hgrm = optarg; break;
+        case O_HLOG: hlog = optarg; break;
+        case O_CSV: csv = optarg; break;
         case O_TIMING:
             if (strcmp(optarg, "original"))
                 return yb_usage_error("run", "--timing takes 'original'");
@@ -300,6 +311,8 @@ int yb_cmd_run(int argc, char **argv)
         goto out;
     }
     double cpu_user = 0, cpu_sys = 0;
+    struct timespec wall0;
+    clock_gettime(CLOCK_REALTIME, &wall0);
     rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
     if (live)
         fputs("\r\033[K", stderr);
@@ -338,6 +351,19 @@ int yb_cmd_run(int argc, char **argv)
             ret = YB_EXIT_RUNTIME;
         }
         json_decref(j);
+    }
+    if (hgrm && yb_report_hgrm(hgrm, &rec, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_RUNTIME;
+    }
+    if (hlog && yb_report_hlog(hlog, &rec, (double)wall0.tv_sec + (double)wall0.tv_nsec / 1e9,
+                               err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_RUNTIME;
+    }
+    if (csv && yb_report_csv(csv, &rec, &info, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_RUNTIME;
     }
     uint64_t errors = rec.completed - rec.ok;
     if (ret == YB_EXIT_OK && errors > max_errors)

@@ -6,4 +6,4 @@ libyangblast_a_SOURCES += \
 	src/engine/worker.c \
 	src/codec/codec.h src/codec/h1_client.c src/codec/h2_client.c \
 	src/cli/runcommon.c src/cli/runcommon.h src/cli/run.c src/cli/experiment.c \
-	src/report/study.c
+	src/report/study.c src/report/outputs.c

@@ -1051,7 +1051,8 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
             snprintf(err, errlen, "%s: %s", o->corpus_path, ws[i].err);
             rc = -1;
         }
-        if (yb_recorder_merge(out, &ws[i].rec) < 0 && !rc) {
+        if ((yb_recorder_finish(&ws[i].rec) < 0 || yb_recorder_merge(out, &ws[i].rec) < 0) &&
+            !rc) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }

@@ -373,6 +373,9 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
             put(e, "errors", juint(iv->errors), &bad);
             put(e, "bytes_out", juint(iv->bytes_out), &bad);
             put(e, "bytes_in", juint(iv->bytes_in), &bad);
+            put(e, "p50_us", juint((uint64_t)iv->p50_us), &bad);
+            put(e, "p99_us", juint((uint64_t)iv->p99_us), &bad);
+            put(e, "max_us", juint((uint64_t)iv->max_us), &bad);
         }
         if (!e || json_array_append_new(o, e) < 0)
             bad = 1;
@@ -389,7 +392,8 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
 
 /* ---- atomic file write ------------------------------------------------------ */
 
-int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen)
+int yb_write_atomic(const char *path, int (*emit)(FILE *f, void *ud), void *ud, char *err,
+                    size_t errlen)
 {
     const char *slash, *base;
     char *tmp = NULL;
@@ -399,14 +403,13 @@ int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen)
 
     if (err && errlen)
         err[0] = '\0';
-    if (!path || !json) {
+    if (!path || !emit) {
         if (err && errlen)
-            snprintf(err, errlen, "no path or no JSON to write");
+            snprintf(err, errlen, "nothing to write");
         return -1;
     }
     if (strcmp(path, "-") == 0) {
-        if (json_dumpf(json, stdout, JSON_FLAGS) < 0 || fputc('\n', stdout) == EOF ||
-            fflush(stdout) != 0) {
+        if (emit(stdout, ud) < 0 || fflush(stdout) != 0) {
             if (err && errlen)
                 snprintf(err, errlen, "stdout: write failed");
             return -1;
@@ -445,8 +448,7 @@ int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen)
         goto out;
     }
     fd = -1; /* owned by f now */
-    if (json_dumpf(json, f, JSON_FLAGS) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 ||
-        fsync(fileno(f)) < 0) {
+    if (emit(f, ud) < 0 || fflush(f) != 0 || fsync(fileno(f)) < 0) {
         if (err && errlen)
             snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
         goto out;
@@ -474,4 +476,19 @@ out:
         unlink(tmp);
     free(tmp);
     return rc;
+}
+
+static int emit_json(FILE *f, void *ud)
+{
+    return json_dumpf(ud, f, JSON_FLAGS) < 0 || fputc('\n', f) == EOF ? -1 : 0;
+}
+
+int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen)
+{
+    if (!json) {
+        if (err && errlen)
+            snprintf(err, errlen, "no JSON to write");
+        return -1;
+    }
+    return yb_write_atomic(path, emit_json, json, err, errlen);
 }

@@ -53,6 +53,28 @@ int yb_report_study_table(FILE *f, const char *title, const yb_recorder *const *
 int yb_report_phase_breakdown(FILE *f, const char *const *labels, const yb_recorder *const *runs,
                               size_t n);
 
+/* Writes what emit prints (it returns 0 or -1) to path through a
+ * temporary file in the same directory, fsynced and renamed into place, so
+ * a failed or interrupted write never leaves a partial file under path;
+ * "-" writes to stdout.  Returns 0 or -1 with err. */
+int yb_write_atomic(const char *path, int (*emit)(FILE *f, void *ud), void *ud, char *err,
+                    size_t errlen);
+
+/* The end-to-end distribution in HdrHistogram's .hgrm text format
+ * (values in ms), written atomically.  Returns 0 or -1 with err. */
+int yb_report_hgrm(const char *path, const yb_recorder *r, char *err, size_t errlen);
+
+/* An HdrHistogram interval log (format 1.3): one line per second with the
+ * V2-compressed, base64 end-to-end histogram (values in µs; Interval_Max
+ * in ms), start_unix_s being the wall-clock start.  Returns 0 or -1. */
+int yb_report_hlog(const char *path, const yb_recorder *r, double start_unix_s, char *err,
+                   size_t errlen);
+
+/* Appends one row for this run to a CSV file (with a header line when the
+ * file is new or empty), in one write.  Returns 0 or -1 with err. */
+int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *info, char *err,
+                  size_t errlen);
+
 /* Writes json to path through a temporary file renamed into place, so a
  * failed write never leaves a partial file.  Returns 0 or -1 with err. */
 int yb_write_json_file(const char *path, json_t *json, char *err, size_t errlen);

@@ -32,6 +32,9 @@ int yb_recorder_init(yb_recorder *r)
         if (!r->h[i])
             goto fail;
     }
+    r->iv_h = yb_hdr_new_default();
+    if (!r->iv_h)
+        goto fail;
     return 0;
 fail:
     yb_recorder_cleanup(r);
@@ -46,7 +49,10 @@ void yb_recorder_cleanup(yb_recorder *r)
         return;
     for (i = 0; i < YB_H__COUNT; i++)
         yb_hdr_free(r->h[i]);
+    for (size_t k = 0; k < r->n_iv; k++)
+        free(r->iv[k].hist);
     free(r->iv);
+    yb_hdr_free(r->iv_h);
     memset(r, 0, sizeof(*r));
 }
 
@@ -73,6 +79,46 @@ static int ensure_intervals(yb_recorder *r, size_t n)
     if (n > r->n_iv)
         r->n_iv = n;
     return 0;
+}
+
+/* Stores h as interval sec's compressed histogram (adding to what is
+ * there) and refreshes its percentiles.  Returns 0 or -ENOMEM. */
+static int iv_store(yb_recorder *r, uint64_t sec, const yb_hdr *h)
+{
+    if (yb_hdr_count(h) == 0 || sec >= r->n_iv)
+        return 0;
+    yb_interval *iv = &r->iv[sec];
+    yb_hdr *sum = NULL;
+    if (iv->hist) {
+        sum = yb_hdr_decode_compressed(iv->hist, iv->hist_len);
+        if (!sum || yb_hdr_add(sum, h) < 0) {
+            yb_hdr_free(sum);
+            return -ENOMEM;
+        }
+        h = sum;
+    }
+    uint8_t *buf;
+    size_t len;
+    int rc = yb_hdr_encode_compressed(h, &buf, &len);
+    if (rc == 0) {
+        free(iv->hist);
+        iv->hist = buf;
+        iv->hist_len = len;
+        iv->p50_us = yb_hdr_percentile(h, 50);
+        iv->p99_us = yb_hdr_percentile(h, 99);
+        iv->max_us = yb_hdr_max(h);
+    }
+    yb_hdr_free(sum);
+    return rc == 0 ? 0 : -ENOMEM;
+}
+
+int yb_recorder_finish(yb_recorder *r)
+{
+    if (!r->iv_h)
+        return 0;
+    int rc = iv_store(r, r->iv_sec, r->iv_h);
+    yb_hdr_reset(r->iv_h);
+    return rc;
 }
 
 /* Records end - start (ns) as µs when both timestamps happened.  Rounded
@@ -150,6 +196,17 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
                 iv->errors++;
             iv->bytes_out += res->bytes_out;
             iv->bytes_in += res->bytes_in;
+            /* A second is sealed once a later one starts (completions come
+             * in time order; a straggler joins the open second). */
+            if (sec > r->iv_sec) {
+                iv_store(r, r->iv_sec, r->iv_h);
+                yb_hdr_reset(r->iv_h);
+                r->iv_sec = sec;
+            }
+            if (res->due && res->done >= res->due) {
+                uint64_t us = (res->done - res->due + 999) / 1000;
+                yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
+            }
         }
     }
 }
@@ -203,6 +260,13 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
         d->errors += src->iv[k].errors;
         d->bytes_out += src->iv[k].bytes_out;
         d->bytes_in += src->iv[k].bytes_in;
+        if (src->iv[k].hist) {
+            yb_hdr *h = yb_hdr_decode_compressed(src->iv[k].hist, src->iv[k].hist_len);
+            rc = h ? iv_store(dst, k + sshift, h) : -ENOMEM;
+            yb_hdr_free(h);
+            if (rc < 0)
+                return rc;
+        }
     }
 
     for (i = 0; i < YB_H__COUNT; i++)

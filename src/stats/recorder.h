@@ -52,6 +52,12 @@ typedef struct {
     uint64_t requests;   /* completed (ok or error) in that second */
     uint64_t errors;
     uint64_t bytes_out, bytes_in;
+    /* End-to-end latency of the requests completed in that second, as a
+     * V2-compressed HdrHistogram (NULL when none), and its p50/p99/max in
+     * µs; set by yb_recorder_finish and kept right by yb_recorder_merge. */
+    uint8_t *hist;
+    size_t hist_len;
+    int64_t p50_us, p99_us, max_us;
 } yb_interval;
 
 #define YB_MAX_STATUS 600
@@ -72,6 +78,8 @@ typedef struct yb_recorder {
     uint64_t run_start, run_end; /* uv_hrtime of the first due time and the last completion */
     yb_interval *iv;           /* per-second series, iv[i].t == i */
     size_t n_iv, cap_iv;
+    yb_hdr *iv_h;              /* end-to-end of the second being filled */
+    uint64_t iv_sec;           /* which second iv_h holds */
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
@@ -89,6 +97,9 @@ void yb_recorder_cleanup(yb_recorder *r);
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* Closes the per-second histogram being filled (call once the last
+ * result is in, before merging or reporting).  Returns 0 or -ENOMEM. */
+int yb_recorder_finish(yb_recorder *r);
 /* Adds src into dst (histograms, counters, intervals aligned on
  * run_start; dst->run_start/run_end become the min/max).  Returns 0 or
  * -ENOMEM. */
