@@ -17,6 +17,7 @@ enum {
 int yb_cmd_synth(int argc, char **argv);
 int yb_cmd_corpus(int argc, char **argv);
 int yb_cmd_run(int argc, char **argv);
+int yb_cmd_serve(int argc, char **argv);
 int yb_cmd_experiment(int argc, char **argv);
 
 /* Prints "yangblast: " + message + newline to stderr. */

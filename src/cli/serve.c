@@ -1,0 +1,221 @@
+/* yangblast serve: options -> the serve module (src/serve/). */
+#include "config.h"
+#include "cli/cli.h"
+#include "serve/server.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void)
+{
+    printf("Usage: yangblast serve [OPTIONS]\n\n"
+           "Run an embedded switch target: RESTCONF (HTTP/1.1) and gNMI (gRPC over HTTP/2)\n"
+           "over one in-memory openconfig-acl datastore, with a cost model and faults.\n"
+           "Prints \"serve: restconf URL gnmi URL\" once listening; SIGTERM/SIGINT stop it\n"
+           "and print what was served.\n\n"
+           "  --restconf ADDR:PORT    RESTCONF listener (default 127.0.0.1:8443; :PORT =\n"
+           "                          loopback; port 0 = any free port; off = disabled)\n"
+           "  --gnmi ADDR:PORT        gNMI listener (default 127.0.0.1:8080; same forms)\n"
+           "  --tls-cert FILE         TLS certificate (PEM) for both endpoints\n"
+           "  --tls-key FILE          its private key (PEM)\n"
+           "  --self-signed           generate an in-memory certificate for localhost,\n"
+           "                          127.0.0.1 and ::1\n"
+           "  --write-cert FILE       with --self-signed: write the certificate (PEM) for\n"
+           "                          clients' --cacert\n"
+           "  --service-time SPEC     fixed:DUR | uniform:MIN..MAX | exp:MEAN, optionally\n"
+           "                          +per-kb:DUR per KiB of request body (default fixed:0)\n"
+           "  --workers N             requests processed at once; the rest queue (0 =\n"
+           "                          unlimited, the default)\n"
+           "  --auth USER             require credentials (RESTCONF Basic, gNMI\n"
+           "                          username/password metadata); the password comes from\n"
+           "                          $YANGBLAST_SERVE_PASSWORD or --auth-password-file\n"
+           "  --auth-password-file F  first line of F is the password\n"
+           "  --auth-cost DUR         time each credential check costs (default 0)\n"
+           "  --max-sessions N        refuse connections beyond N (0 = unlimited)\n"
+           "  --idle-timeout DUR      close connections idle for DUR (0 = never)\n"
+           "  --fault SPEC            reset@P | stall:DUR@P | status:CODE@P | goaway-after:N\n"
+           "                          (repeatable; P in 0..1, default 1)\n"
+           "  --seed N                seed of the service-time and fault RNG (default 1)\n"
+           "  --sink                  answer at once with empty bodies, parse nothing\n"
+           "  --max-body SIZE         request body cap in bytes, k/M suffixes (default 16M)\n"
+           "  --stats FILE            write the statistics as JSON on exit\n"
+           "  -h, --help              this help\n\n"
+           "See yangblast-serve(1).\n");
+}
+
+/* "123", "64k", "16M" -> bytes. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char buf[32];
+    size_t n = strlen(s);
+    uint64_t mul = 1, v;
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n + 1);
+    char last = buf[n - 1];
+    if (last == 'k' || last == 'K')
+        mul = 1024;
+    else if (last == 'm' || last == 'M')
+        mul = 1024 * 1024;
+    else if (last == 'g' || last == 'G')
+        mul = 1024ull * 1024 * 1024;
+    if (mul > 1)
+        buf[n - 1] = 0;
+    if (yb_parse_u64(buf, 1, UINT64_MAX / mul, &v) < 0)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+/* Reads the first line of path into a malloc'd string. */
+static char *read_password(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char buf[1024];
+    char *p = NULL;
+    if (fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\r\n")] = 0;
+        p = strdup(buf);
+    } else {
+        p = strdup("");
+    }
+    fclose(f);
+    return p;
+}
+
+int yb_cmd_serve(int argc, char **argv)
+{
+    enum {
+        O_RESTCONF = 256, O_GNMI, O_CERT, O_KEY, O_SELF, O_WCERT, O_SVC, O_WORKERS, O_AUTH,
+        O_PWFILE, O_AUTHCOST, O_MAXSESS, O_IDLE, O_FAULT, O_SEED, O_SINK, O_MAXBODY, O_STATS
+    };
+    static const struct option opts[] = {
+        {"restconf", required_argument, NULL, O_RESTCONF},
+        {"gnmi", required_argument, NULL, O_GNMI},
+        {"tls-cert", required_argument, NULL, O_CERT},
+        {"tls-key", required_argument, NULL, O_KEY},
+        {"self-signed", no_argument, NULL, O_SELF},
+        {"write-cert", required_argument, NULL, O_WCERT},
+        {"service-time", required_argument, NULL, O_SVC},
+        {"workers", required_argument, NULL, O_WORKERS},
+        {"auth", required_argument, NULL, O_AUTH},
+        {"auth-password-file", required_argument, NULL, O_PWFILE},
+        {"auth-cost", required_argument, NULL, O_AUTHCOST},
+        {"max-sessions", required_argument, NULL, O_MAXSESS},
+        {"idle-timeout", required_argument, NULL, O_IDLE},
+        {"fault", required_argument, NULL, O_FAULT},
+        {"seed", required_argument, NULL, O_SEED},
+        {"sink", no_argument, NULL, O_SINK},
+        {"max-body", required_argument, NULL, O_MAXBODY},
+        {"stats", required_argument, NULL, O_STATS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    yb_serve_opts o;
+    yb_serve_defaults(&o);
+    const char *pwfile = NULL;
+    uint64_t v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_RESTCONF: o.restconf = optarg; break;
+        case O_GNMI: o.gnmi = optarg; break;
+        case O_CERT: o.tls_cert = optarg; break;
+        case O_KEY: o.tls_key = optarg; break;
+        case O_SELF: o.self_signed = 1; break;
+        case O_WCERT: o.write_cert = optarg; break;
+        case O_SVC:
+            if (yb_service_time_parse(optarg, &o.service) < 0)
+                return yb_usage_error("serve", "bad --service-time '%s' (want fixed:DUR, "
+                                      "uniform:MIN..MAX or exp:MEAN, optionally +per-kb:DUR)",
+                                      optarg);
+            break;
+        case O_WORKERS:
+            if (yb_parse_u64(optarg, 0, 1000000, &v) < 0)
+                return yb_usage_error("serve", "--workers must be an integer in 0..1000000");
+            o.workers = (unsigned)v;
+            break;
+        case O_AUTH: o.auth_user = optarg; break;
+        case O_PWFILE: pwfile = optarg; break;
+        case O_AUTHCOST:
+            if (yb_parse_duration(optarg, &o.auth_cost_ns) < 0)
+                return yb_usage_error("serve", "--auth-cost must be a duration like 20ms");
+            break;
+        case O_MAXSESS:
+            if (yb_parse_u64(optarg, 0, 10000000, &v) < 0)
+                return yb_usage_error("serve", "--max-sessions must be a non-negative integer");
+            o.max_sessions = (unsigned)v;
+            break;
+        case O_IDLE:
+            if (yb_parse_duration(optarg, &o.idle_timeout_ns) < 0)
+                return yb_usage_error("serve", "--idle-timeout must be a duration like 5s");
+            break;
+        case O_FAULT:
+            if (o.n_faults >= YB_SERVE_MAX_FAULTS)
+                return yb_usage_error("serve", "at most %d --fault options", YB_SERVE_MAX_FAULTS);
+            if (yb_fault_parse(optarg, &o.faults[o.n_faults]) < 0)
+                return yb_usage_error("serve", "bad --fault '%s' (want reset@P, stall:DUR@P, "
+                                      "status:CODE@P or goaway-after:N)", optarg);
+            o.n_faults++;
+            break;
+        case O_SEED:
+            if (yb_parse_u64(optarg, 0, UINT64_MAX, &o.seed) < 0)
+                return yb_usage_error("serve", "--seed must be a non-negative integer");
+            break;
+        case O_SINK: o.sink = 1; break;
+        case O_MAXBODY:
+            if (parse_size(optarg, &o.max_body) < 0 || o.max_body > (1ull << 32))
+                return yb_usage_error("serve", "--max-body must be a size like 16M (max 4G)");
+            break;
+        case O_STATS: o.stats_path = optarg; break;
+        case 'h': help(); return YB_EXIT_OK;
+        default: return yb_usage_error("serve", "bad option");
+        }
+    }
+    if (optind < argc)
+        return yb_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+    if (!o.tls_cert != !o.tls_key)
+        return yb_usage_error("serve", "--tls-cert and --tls-key go together");
+    if (o.tls_cert && o.self_signed)
+        return yb_usage_error("serve", "--self-signed replaces --tls-cert/--tls-key");
+    if (o.write_cert && !o.self_signed)
+        return yb_usage_error("serve", "--write-cert needs --self-signed");
+    if (pwfile && !o.auth_user)
+        return yb_usage_error("serve", "--auth-password-file needs --auth USER");
+    char *pw = NULL;
+    if (o.auth_user) {
+        if (pwfile) {
+            if (!(pw = read_password(pwfile))) {
+                yb_errorf("--auth-password-file %s: %s", pwfile, strerror(errno));
+                return YB_EXIT_USAGE;
+            }
+        } else {
+            const char *e = getenv("YANGBLAST_SERVE_PASSWORD");
+            if (!e)
+                return yb_usage_error("serve", "--auth needs $YANGBLAST_SERVE_PASSWORD or "
+                                      "--auth-password-file");
+            if (!(pw = strdup(e))) {
+                yb_errorf("out of memory");
+                return YB_EXIT_RUNTIME;
+            }
+        }
+        o.auth_password = pw;
+    }
+    char err[512] = "";
+    int rc = yb_serve_run(&o, err, sizeof err);
+    free(pw);
+    if (rc == -EINVAL) {
+        yb_errorf("serve: %s", err);
+        return YB_EXIT_USAGE;
+    }
+    if (rc < 0) {
+        yb_errorf("serve: %s", *err ? err : strerror(-rc));
+        return YB_EXIT_RUNTIME;
+    }
+    return YB_EXIT_OK;
+}

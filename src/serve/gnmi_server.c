@@ -1,0 +1,1333 @@
+/* gNMI front end of `yangblast serve`: gRPC over nghttp2's server session
+ * (mem_recv / mem_send over the transport), with the gRPC layer by hand:
+ * 5-byte message prefixes, :status 200 + content-type application/grpc,
+ * trailers grpc-status / grpc-message (percent-encoded), trailers-only
+ * responses for errors.
+ *
+ * Stream objects (with their input and output buffers) are pooled per
+ * connection, and mem_send output is collected into one batch per read or
+ * completion and written at once, so a sink-mode request costs no
+ * allocation of ours once the pools are warm. */
+#include "config.h"
+#include "gnmi/gnmi_msg.h"
+#include "serve/serve_priv.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <nghttp2/nghttp2.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+    G_OK = 0, G_CANCELLED = 1, G_UNKNOWN = 2, G_INVALID_ARGUMENT = 3, G_NOT_FOUND = 5,
+    G_RESOURCE_EXHAUSTED = 8, G_UNIMPLEMENTED = 12, G_INTERNAL = 13, G_UNAVAILABLE = 14,
+    G_UNAUTHENTICATED = 16,
+};
+
+#define POOL_MAX 64
+#define CRED_MAX 256
+
+struct gconn;
+
+/* A STREAM subscription's sampling timer (own allocation: libuv handles
+ * close asynchronously and may outlive the stream). */
+typedef struct sub {
+    uv_timer_t timer;
+    struct gstream *st;
+    yb_spath *paths;
+    size_t npaths;
+    uint64_t interval_ns;
+} sub;
+
+typedef struct gstream {
+    struct gconn *c;
+    int32_t id;
+    int rpc;
+    int post, ct_ok;
+    int started;            /* a request job was submitted */
+    int req_done;           /* END_STREAM received */
+    int resp_started;       /* response HEADERS submitted */
+    int out_eof;            /* no more messages: trailers after the data */
+    int finished;           /* final status decided */
+    int deferred;           /* data provider is waiting for data */
+    int too_big;
+    int auth_ok;
+    int code;
+    char msg[256];
+    char user[CRED_MAX], pass[CRED_MAX];
+    size_t user_len, pass_len;
+    int has_user, has_pass;
+    uint8_t *in;            /* request bytes (gRPC framed) */
+    size_t in_len, in_off, in_cap;
+    uint64_t in_total;
+    uint8_t *out;           /* framed response messages not yet sent */
+    size_t out_len, out_off, out_cap;
+    yb_job job;
+    yb_fault_verdict v;
+    /* Subscribe */
+    int sub_mode;           /* -1 = no SubscriptionList yet */
+    sub *sampler;
+    struct gstream *next, *prev;
+} gstream;
+
+typedef struct gconn {
+    yb_sconn base;
+    nghttp2_session *ng;
+    uint8_t *out;
+    size_t out_len, out_cap;
+    gstream *pool;
+    unsigned npool;
+    gstream *active;
+    unsigned begun;
+    int dead;
+    int in_recv;            /* inside mem_recv: flush afterwards */
+} gconn;
+
+static void conn_flush(gconn *c);
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static uint64_t now_ns_wall(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int buf_reserve(uint8_t **b, size_t *cap, size_t len, size_t more)
+{
+    if (more <= *cap - len)
+        return 0;
+    size_t nc = *cap ? *cap : 1024;
+    while (nc - len < more) {
+        if (nc > SIZE_MAX / 2)
+            return -ENOMEM;
+        nc *= 2;
+    }
+    uint8_t *nb = realloc(*b, nc);
+    if (!nb)
+        return -ENOMEM;
+    *b = nb;
+    *cap = nc;
+    return 0;
+}
+
+/* grpc-message: percent-encode bytes outside printable ASCII and '%'. */
+static void pct_encode(const char *s, char *out, size_t cap)
+{
+    static const char HEX[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (; *s && o + 4 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch > 0x7e || ch == '%') {
+            out[o++] = '%';
+            out[o++] = HEX[ch >> 4];
+            out[o++] = HEX[ch & 15];
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o] = 0;
+}
+
+#define NV(n, v, vl)                                                                         \
+    {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vl),                                    \
+     NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE}
+#define NVS(n, v) NV(n, v, sizeof(v) - 1)
+
+/* ---- stream pool --------------------------------------------------------------- */
+
+static gstream *stream_get(gconn *c)
+{
+    gstream *st = c->pool;
+    if (st) {
+        c->pool = st->next;
+        c->npool--;
+        uint8_t *in = st->in, *out = st->out;
+        size_t ic = st->in_cap, oc = st->out_cap;
+        memset(st, 0, sizeof *st);
+        st->in = in;
+        st->in_cap = ic;
+        st->out = out;
+        st->out_cap = oc;
+    } else if (!(st = calloc(1, sizeof *st))) {
+        return NULL;
+    }
+    st->c = c;
+    st->sub_mode = -1;
+    st->code = -1;
+    st->next = c->active;
+    if (c->active)
+        c->active->prev = st;
+    c->active = st;
+    c->base.inflight++;
+    return st;
+}
+
+static void sampler_closed(uv_handle_t *h)
+{
+    sub *sb = h->data;
+    free(sb->paths);
+    free(sb);
+}
+
+static void stream_put(gconn *c, gstream *st)
+{
+    yb_server *s = c->base.srv;
+    if (yb_sched_pending(&st->job))
+        yb_sched_cancel(&s->sched, &st->job);
+    if (st->sampler) {
+        st->sampler->st = NULL;
+        uv_close((uv_handle_t *)&st->sampler->timer, sampler_closed);
+        st->sampler = NULL;
+    }
+    if (st->prev)
+        st->prev->next = st->next;
+    else
+        c->active = st->next;
+    if (st->next)
+        st->next->prev = st->prev;
+    c->base.inflight--;
+    c->base.last_active = uv_hrtime();
+    if (c->npool >= POOL_MAX || st->in_cap > (1u << 20) || st->out_cap > (1u << 20)) {
+        free(st->in);
+        free(st->out);
+        free(st);
+        return;
+    }
+    st->next = c->pool;
+    c->pool = st;
+    c->npool++;
+}
+
+/* ---- responses ------------------------------------------------------------------ */
+
+static ssize_t data_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud);
+
+/* Submits the response HEADERS (with a data provider) once. */
+static int start_response(gconn *c, gstream *st)
+{
+    if (st->resp_started)
+        return 0;
+    static const nghttp2_nv H[] = {NVS(":status", "200"),
+                                   NVS("content-type", "application/grpc")};
+    nghttp2_data_provider prd = {.source = {.ptr = st}, .read_callback = data_read};
+    st->resp_started = 1;
+    return nghttp2_submit_response(c->ng, st->id, H, 2, &prd) ? -EIO : 0;
+}
+
+/* Appends one framed message holding m. */
+static int queue_msg(gconn *c, gstream *st, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    if (n > UINT32_MAX)
+        return -EFBIG;
+    if (st->out_off && st->out_off == st->out_len)
+        st->out_off = st->out_len = 0;
+    if (buf_reserve(&st->out, &st->out_cap, st->out_len, n + YB_GRPC_PREFIX) < 0)
+        return -ENOMEM;
+    uint8_t *p = st->out + st->out_len;
+    p[0] = 0;
+    p[1] = (uint8_t)(n >> 24);
+    p[2] = (uint8_t)(n >> 16);
+    p[3] = (uint8_t)(n >> 8);
+    p[4] = (uint8_t)n;
+    protobuf_c_message_pack(m, p + YB_GRPC_PREFIX);
+    st->out_len += n + YB_GRPC_PREFIX;
+    if (start_response(c, st) < 0)
+        return -EIO;
+    if (st->deferred) {
+        st->deferred = 0;
+        nghttp2_session_resume_data(c->ng, st->id);
+    }
+    return 0;
+}
+
+/* Ends the stream with code/msg: trailers-only when nothing was sent yet,
+ * else trailers after the queued messages. */
+static void finish(gconn *c, gstream *st, int code, const char *msg)
+{
+    if (st->finished)
+        return;
+    st->finished = 1;
+    st->code = code;
+    yb_server_count_grpc(c->base.srv, code);
+    snprintf(st->msg, sizeof st->msg, "%s", msg ? msg : "");
+    if (!st->resp_started) {
+        char cs[16], enc[sizeof st->msg * 3];
+        snprintf(cs, sizeof cs, "%d", code);
+        pct_encode(st->msg, enc, sizeof enc);
+        nghttp2_nv h[4] = {NVS(":status", "200"), NVS("content-type", "application/grpc"),
+                           {(uint8_t *)"grpc-status", (uint8_t *)cs, 11, strlen(cs),
+                            NGHTTP2_NV_FLAG_NONE},
+                           {(uint8_t *)"grpc-message", (uint8_t *)enc, 12, strlen(enc),
+                            NGHTTP2_NV_FLAG_NONE}};
+        st->resp_started = 1;
+        st->out_eof = 1;
+        (void)nghttp2_submit_response(c->ng, st->id, h, *enc ? 4 : 3, NULL);
+        return;
+    }
+    st->out_eof = 1;
+    if (st->deferred) {
+        st->deferred = 0;
+        nghttp2_session_resume_data(c->ng, st->id);
+    }
+}
+
+static ssize_t data_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)ud;
+    gstream *st = src->ptr;
+    size_t avail = st->out_len - st->out_off;
+    size_t n = avail < length ? avail : length;
+    memcpy(buf, st->out + st->out_off, n);
+    st->out_off += n;
+    if (st->out_off == st->out_len) {
+        st->out_off = st->out_len = 0;
+        if (st->out_eof) {
+            *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+            char cs[16], enc[sizeof st->msg * 3];
+            snprintf(cs, sizeof cs, "%d", st->code < 0 ? 0 : st->code);
+            pct_encode(st->msg, enc, sizeof enc);
+            nghttp2_nv t[2] = {{(uint8_t *)"grpc-status", (uint8_t *)cs, 11, strlen(cs),
+                                NGHTTP2_NV_FLAG_NONE},
+                               {(uint8_t *)"grpc-message", (uint8_t *)enc, 12, strlen(enc),
+                                NGHTTP2_NV_FLAG_NONE}};
+            if (nghttp2_submit_trailer(ng, id, t, *enc ? 2 : 1) != 0)
+                *flags &= ~(uint32_t)NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        } else if (n == 0) {
+            st->deferred = 1;
+            return NGHTTP2_ERR_DEFERRED;
+        }
+    }
+    return (ssize_t)n;
+}
+
+/* ---- datastore mapping ---------------------------------------------------------- */
+
+/* prefix + path -> spath.  Returns 0, -EINVAL (unsupported path). */
+static int to_spath(const Gnmi__Path *prefix, const Gnmi__Path *path, yb_spath *out)
+{
+    const Gnmi__Path *parts[2] = {prefix, path};
+    yb_spath_init(out);
+    for (int k = 0; k < 2; k++) {
+        const Gnmi__Path *p = parts[k];
+        if (!p)
+            continue;
+        if (p->n_elem == 0 && p->n_element > 0)
+            return -EINVAL;     /* deprecated string elements: unsupported */
+        for (size_t i = 0; i < p->n_elem; i++) {
+            const Gnmi__PathElem *e = p->elem[i];
+            if (!e->name || yb_spath_push(out, e->name, strlen(e->name)) < 0)
+                return -EINVAL;
+            const char *const *names;
+            unsigned nk = yb_store_list_keys(out->seg[out->n - 1].name, &names);
+            /* Keys in schema order, so that positional consumers agree. */
+            for (unsigned s = 0; s < nk && e->n_key; s++)
+                for (size_t j = 0; j < e->n_key; j++)
+                    if (e->key[j]->key && !strcmp(e->key[j]->key, names[s]) &&
+                        yb_spath_add_key(out, names[s], e->key[j]->value ? e->key[j]->value : "",
+                                         e->key[j]->value ? strlen(e->key[j]->value) : 0) < 0)
+                        return -EINVAL;
+            if (out->seg[out->n - 1].nkeys != e->n_key)
+                return -EINVAL;
+        }
+    }
+    if (out->n && strcmp(out->seg[0].name, "acl"))
+        return -EINVAL;
+    return 0;
+}
+
+/* TypedValue -> canonical JSON node value for target g (NULL = root).
+ * Returns a new reference or NULL with *why. */
+static json_t *typed_to_json(const Gnmi__TypedValue *tv, const yb_spath *p, const char **why)
+{
+    json_t *v = NULL;
+    if (!tv) {
+        *why = "update without a value";
+        return NULL;
+    }
+    switch (tv->value_case) {
+    case GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL:
+    case GNMI__TYPED_VALUE__VALUE_JSON_VAL: {
+        const ProtobufCBinaryData *b = tv->value_case == GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL
+                                           ? &tv->json_ietf_val : &tv->json_val;
+        json_error_t e;
+        json_t *raw = json_loadb((const char *)b->data, b->len,
+                                 JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
+        if (!raw) {
+            *why = "value is not valid JSON";
+            return NULL;
+        }
+        v = yb_store_canon(raw);
+        json_decref(raw);
+        break;
+    }
+    case GNMI__TYPED_VALUE__VALUE_STRING_VAL: v = json_string(tv->string_val); break;
+    case GNMI__TYPED_VALUE__VALUE_INT_VAL: v = json_integer(tv->int_val); break;
+    case GNMI__TYPED_VALUE__VALUE_UINT_VAL: v = json_integer((json_int_t)tv->uint_val); break;
+    case GNMI__TYPED_VALUE__VALUE_BOOL_VAL: v = json_boolean(tv->bool_val); break;
+    default:
+        *why = "unsupported value encoding (use json_ietf_val)";
+        return NULL;
+    }
+    if (!v) {
+        *why = "out of memory or bad string";
+        return NULL;
+    }
+    const yb_spath_seg *g = p->n ? &p->seg[p->n - 1] : NULL;
+    const char *name = g ? g->name : "acl";
+    /* Accept {"module:NAME": value} as well as the bare value. */
+    if (json_is_object(v) && json_object_size(v) == 1 && json_object_get(v, name)) {
+        json_t *in = json_incref(json_object_get(v, name));
+        json_decref(v);
+        v = in;
+    }
+    if (g && g->nkeys && json_is_array(v)) {
+        if (json_array_size(v) != 1) {
+            json_decref(v);
+            *why = "a list entry value must hold exactly one entry";
+            return NULL;
+        }
+        json_t *in = json_incref(json_array_get(v, 0));
+        json_decref(v);
+        v = in;
+    }
+    if (!g) {
+        json_t *w = json_pack("{s:o}", "acl", v);
+        if (!w)
+            *why = "out of memory";
+        return w;
+    }
+    return v;
+}
+
+static char *dump_value(const json_t *v)
+{
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* ---- RPCs ------------------------------------------------------------------------ */
+
+static void rpc_capabilities(gconn *c, gstream *st)
+{
+    Gnmi__ModelData md = GNMI__MODEL_DATA__INIT;
+    md.name = "openconfig-acl";
+    md.organization = "OpenConfig working group";
+    md.version = "1.3.3";
+    Gnmi__ModelData *mds[] = {&md};
+    Gnmi__Encoding enc[] = {GNMI__ENCODING__JSON, GNMI__ENCODING__JSON_IETF};
+    Gnmi__CapabilityResponse r = GNMI__CAPABILITY_RESPONSE__INIT;
+    r.n_supported_models = 1;
+    r.supported_models = mds;
+    r.n_supported_encodings = 2;
+    r.supported_encodings = enc;
+    r.gnmi_version = "0.10.0";
+    if (queue_msg(c, st, &r.base) < 0)
+        finish(c, st, G_INTERNAL, "out of memory");
+    else
+        finish(c, st, G_OK, NULL);
+}
+
+static void rpc_get(gconn *c, gstream *st, const uint8_t *m, size_t len)
+{
+    yb_server *s = c->base.srv;
+    Gnmi__GetRequest *req = gnmi__get_request__unpack(NULL, len, m);
+    if (!req) {
+        finish(c, st, G_INTERNAL, "cannot parse GetRequest");
+        return;
+    }
+    size_t n = req->n_path;
+    Gnmi__Notification *nots = calloc(n ? n : 1, sizeof *nots);
+    Gnmi__Notification **np = calloc(n ? n : 1, sizeof *np);
+    Gnmi__Update *ups = calloc(n ? n : 1, sizeof *ups);
+    Gnmi__Update **upps = calloc(n ? n : 1, sizeof *upps);
+    Gnmi__TypedValue *tvs = calloc(n ? n : 1, sizeof *tvs);
+    char **texts = calloc(n ? n : 1, sizeof *texts);
+    yb_spath *p = malloc(sizeof *p);
+    int code = G_OK;
+    const char *why = NULL;
+    char whybuf[200];
+    if (!nots || !np || !ups || !upps || !tvs || !texts || !p) {
+        code = G_INTERNAL;
+        why = "out of memory";
+        goto out;
+    }
+    if (req->encoding != GNMI__ENCODING__JSON && req->encoding != GNMI__ENCODING__JSON_IETF) {
+        code = G_UNIMPLEMENTED;
+        why = "only JSON and JSON_IETF encodings are supported";
+        goto out;
+    }
+    uint64_t ts = now_ns_wall();
+    for (size_t i = 0; i < n; i++) {
+        json_t *node;
+        if (to_spath(req->prefix, req->path[i], p) < 0) {
+            code = G_INVALID_ARGUMENT;
+            why = "unsupported path (only openconfig-acl:acl is served)";
+            goto out;
+        }
+        int rc = yb_store_get(s->store, p, &node);
+        if (rc) {
+            char ptxt[160];
+            yb_spath_format(p, ptxt, sizeof ptxt);
+            snprintf(whybuf, sizeof whybuf, "%s: %s", ptxt, yb_store_error(s->store));
+            code = rc == -ENOENT ? G_NOT_FOUND : G_INVALID_ARGUMENT;
+            why = whybuf;
+            goto out;
+        }
+        if (!(texts[i] = dump_value(node))) {
+            code = G_INTERNAL;
+            why = "out of memory";
+            goto out;
+        }
+        gnmi__typed_value__init(&tvs[i]);
+        if (req->encoding == GNMI__ENCODING__JSON_IETF) {
+            tvs[i].value_case = GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL;
+            tvs[i].json_ietf_val.data = (uint8_t *)texts[i];
+            tvs[i].json_ietf_val.len = strlen(texts[i]);
+        } else {
+            tvs[i].value_case = GNMI__TYPED_VALUE__VALUE_JSON_VAL;
+            tvs[i].json_val.data = (uint8_t *)texts[i];
+            tvs[i].json_val.len = strlen(texts[i]);
+        }
+        gnmi__update__init(&ups[i]);
+        ups[i].path = req->path[i];
+        ups[i].val = &tvs[i];
+        upps[i] = &ups[i];
+        gnmi__notification__init(&nots[i]);
+        nots[i].timestamp = (int64_t)ts;
+        nots[i].prefix = req->prefix;
+        nots[i].n_update = 1;
+        nots[i].update = &upps[i];
+        np[i] = &nots[i];
+    }
+    Gnmi__GetResponse r = GNMI__GET_RESPONSE__INIT;
+    r.n_notification = n;
+    r.notification = np;
+    if (queue_msg(c, st, &r.base) < 0) {
+        code = G_INTERNAL;
+        why = "out of memory";
+    }
+out:
+    finish(c, st, code, why);
+    if (texts)
+        for (size_t i = 0; i < n; i++)
+            free(texts[i]);
+    free(texts);
+    free(tvs);
+    free(upps);
+    free(ups);
+    free(np);
+    free(nots);
+    free(p);
+    gnmi__get_request__free_unpacked(req, NULL);
+}
+
+static void rpc_set(gconn *c, gstream *st, const uint8_t *m, size_t len)
+{
+    yb_server *s = c->base.srv;
+    Gnmi__SetRequest *req = gnmi__set_request__unpack(NULL, len, m);
+    if (!req) {
+        finish(c, st, G_INTERNAL, "cannot parse SetRequest");
+        return;
+    }
+    size_t nops = req->n_delete_ + req->n_replace + req->n_update;
+    Gnmi__UpdateResult *res = calloc(nops ? nops : 1, sizeof *res);
+    Gnmi__UpdateResult **rp = calloc(nops ? nops : 1, sizeof *rp);
+    yb_spath *p = malloc(sizeof *p);
+    int code = G_OK, in_txn = 0;
+    const char *why = NULL;
+    char whybuf[300];
+    size_t k = 0;
+    if (!res || !rp || !p) {
+        code = G_INTERNAL;
+        why = "out of memory";
+        goto out;
+    }
+    if (req->n_union_replace) {
+        code = G_UNIMPLEMENTED;
+        why = "union_replace is not supported";
+        goto out;
+    }
+    if (yb_store_begin(s->store) < 0) {
+        code = G_INTERNAL;
+        why = "out of memory";
+        goto out;
+    }
+    in_txn = 1;
+    /* The specification's order: deletes, then replaces, then updates. */
+    for (int phase = 0; phase < 3; phase++) {
+        size_t cnt = phase == 0 ? req->n_delete_ : phase == 1 ? req->n_replace : req->n_update;
+        for (size_t i = 0; i < cnt; i++) {
+            Gnmi__Path *path = phase == 0 ? req->delete_[i]
+                               : phase == 1 ? req->replace[i]->path : req->update[i]->path;
+            int rc;
+            if (to_spath(req->prefix, path, p) < 0) {
+                code = G_INVALID_ARGUMENT;
+                why = "unsupported path (only openconfig-acl:acl is served)";
+                goto out;
+            }
+            if (phase == 0) {
+                rc = yb_store_delete(s->store, p);
+                if (rc == -ENOENT)
+                    rc = 0; /* deleting what is not there succeeds (gNMI 3.4.6) */
+            } else {
+                const Gnmi__Update *u = phase == 1 ? req->replace[i] : req->update[i];
+                json_t *v = typed_to_json(u->val, p, &why);
+                if (!v) {
+                    code = G_INVALID_ARGUMENT;
+                    goto out;
+                }
+                rc = phase == 1 ? yb_store_replace(s->store, p, v, NULL)
+                                : yb_store_merge(s->store, p, v, 0);
+            }
+            if (rc) {
+                char ptxt[160];
+                yb_spath_format(p, ptxt, sizeof ptxt);
+                snprintf(whybuf, sizeof whybuf, "%s: %s", ptxt, yb_store_error(s->store));
+                why = whybuf;
+                code = rc == -ENOMEM ? G_INTERNAL : rc == -ENOENT ? G_NOT_FOUND
+                                                                  : G_INVALID_ARGUMENT;
+                goto out;
+            }
+            gnmi__update_result__init(&res[k]);
+            res[k].path = path;
+            res[k].op = phase == 0 ? GNMI__UPDATE_RESULT__OPERATION__DELETE
+                        : phase == 1 ? GNMI__UPDATE_RESULT__OPERATION__REPLACE
+                                     : GNMI__UPDATE_RESULT__OPERATION__UPDATE;
+            rp[k] = &res[k];
+            k++;
+        }
+    }
+    Gnmi__SetResponse r = GNMI__SET_RESPONSE__INIT;
+    r.prefix = req->prefix;
+    r.n_response = k;
+    r.response = rp;
+    r.timestamp = (int64_t)now_ns_wall();
+    if (queue_msg(c, st, &r.base) < 0) {
+        code = G_INTERNAL;
+        why = "out of memory";
+        goto out;
+    }
+    yb_store_commit(s->store);
+    in_txn = 0;
+out:
+    if (in_txn)
+        yb_store_abort(s->store);
+    finish(c, st, code, why);
+    free(res);
+    free(rp);
+    free(p);
+    gnmi__set_request__free_unpacked(req, NULL);
+}
+
+/* ---- Subscribe ----------------------------------------------------------------- */
+
+typedef struct {
+    gconn *c;
+    gstream *st;
+    uint64_t ts;
+    int counters;           /* 1 = STREAM sample (counters), 0 = full sets */
+    int err;
+} emit_ctx;
+
+/* Sets the elements of a set's path on the stack. */
+typedef struct {
+    Gnmi__Path path;
+    Gnmi__PathElem e[3];
+    Gnmi__PathElem *ep[3];
+    Gnmi__PathElem__KeyEntry k[2];
+    Gnmi__PathElem__KeyEntry *kp[2];
+} set_path;
+
+static void set_path_init(set_path *sp, const char *name, const char *type)
+{
+    static const char *const N[] = {"openconfig-acl:acl", "acl-sets", "acl-set"};
+    gnmi__path__init(&sp->path);
+    for (int i = 0; i < 3; i++) {
+        gnmi__path_elem__init(&sp->e[i]);
+        sp->e[i].name = (char *)N[i];
+        sp->ep[i] = &sp->e[i];
+    }
+    for (int i = 0; i < 2; i++) {
+        gnmi__path_elem__key_entry__init(&sp->k[i]);
+        sp->kp[i] = &sp->k[i];
+    }
+    sp->k[0].key = "name";
+    sp->k[0].value = (char *)name;
+    sp->k[1].key = "type";
+    sp->k[1].value = (char *)type;
+    sp->e[2].n_key = 2;
+    sp->e[2].key = sp->kp;
+    sp->path.n_elem = 3;
+    sp->path.elem = sp->ep;
+}
+
+/* FNV-1a of the set name: a per-set packet rate, so that counters differ. */
+static uint64_t name_rate(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return 1000 + h % 9000;     /* packets per second */
+}
+
+static void emit_set(void *ud, const json_t *set, const char *name, const char *type)
+{
+    emit_ctx *x = ud;
+    if (x->err)
+        return;
+    set_path sp;
+    set_path_init(&sp, name, type);
+    Gnmi__Notification n = GNMI__NOTIFICATION__INIT;
+    n.timestamp = (int64_t)x->ts;
+    Gnmi__SubscribeResponse r = GNMI__SUBSCRIBE_RESPONSE__INIT;
+    r.response_case = GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE;
+    r.update = &n;
+    if (x->counters) {
+        /* Counters advance with the time since the server started. */
+        uint64_t el = uv_hrtime() - x->c->base.srv->t_start;
+        uint64_t pkts = name_rate(name) * el / 1000000000u;
+        Gnmi__PathElem state, leaf[2], *sep[2][2];
+        Gnmi__Path up[2];
+        Gnmi__TypedValue tv[2];
+        Gnmi__Update u[2], *upp[2];
+        static const char *const LEAF[] = {"matched-packets", "matched-octets"};
+        gnmi__path_elem__init(&state);
+        state.name = "state";
+        for (int i = 0; i < 2; i++) {
+            gnmi__path_elem__init(&leaf[i]);
+            leaf[i].name = (char *)LEAF[i];
+            sep[i][0] = &state;
+            sep[i][1] = &leaf[i];
+            gnmi__path__init(&up[i]);
+            up[i].n_elem = 2;
+            up[i].elem = sep[i];
+            gnmi__typed_value__init(&tv[i]);
+            tv[i].value_case = GNMI__TYPED_VALUE__VALUE_UINT_VAL;
+            tv[i].uint_val = i == 0 ? pkts : pkts * 256;
+            gnmi__update__init(&u[i]);
+            u[i].path = &up[i];
+            u[i].val = &tv[i];
+            upp[i] = &u[i];
+        }
+        n.prefix = &sp.path;
+        n.n_update = 2;
+        n.update = upp;
+        if (queue_msg(x->c, x->st, &r.base) < 0)
+            x->err = 1;
+        return;
+    }
+    char *text = dump_value(set);
+    if (!text) {
+        x->err = 1;
+        return;
+    }
+    Gnmi__TypedValue tv = GNMI__TYPED_VALUE__INIT;
+    tv.value_case = GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL;
+    tv.json_ietf_val.data = (uint8_t *)text;
+    tv.json_ietf_val.len = strlen(text);
+    Gnmi__Update u = GNMI__UPDATE__INIT, *up = &u;
+    u.path = &sp.path;
+    u.val = &tv;
+    n.n_update = 1;
+    n.update = &up;
+    if (queue_msg(x->c, x->st, &r.base) < 0)
+        x->err = 1;
+    free(text);
+}
+
+/* One notification per stored set under each path (or the node itself
+ * for a path below a set), then sync_response unless counters.  Returns 0
+ * or -ENOMEM. */
+static int emit_all(gconn *c, gstream *st, const yb_spath *paths, size_t n, int counters,
+                    int sync)
+{
+    yb_server *s = c->base.srv;
+    emit_ctx x = {c, st, now_ns_wall(), counters, 0};
+    for (size_t i = 0; i < n && !x.err; i++) {
+        int fr = yb_store_foreach_set(s->store, &paths[i], emit_set, &x);
+        if (fr != -ENOTSUP || counters)
+            continue;
+        json_t *node;
+        if (yb_store_get(s->store, &paths[i], &node) != 0)
+            continue;
+        char *text = dump_value(node);
+        Gnmi__Path *gp = NULL;
+        char ptxt[YB_SPATH_ARENA + 64];
+        yb_spath_format(&paths[i], ptxt, sizeof ptxt);
+        if (!text || yb_gnmi_path_parse(ptxt, &gp) < 0) {
+            free(text);
+            x.err = 1;
+            break;
+        }
+        Gnmi__TypedValue tv = GNMI__TYPED_VALUE__INIT;
+        tv.value_case = GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL;
+        tv.json_ietf_val.data = (uint8_t *)text;
+        tv.json_ietf_val.len = strlen(text);
+        Gnmi__Update u = GNMI__UPDATE__INIT, *up = &u;
+        u.path = gp;
+        u.val = &tv;
+        Gnmi__Notification no = GNMI__NOTIFICATION__INIT;
+        no.timestamp = (int64_t)x.ts;
+        no.n_update = 1;
+        no.update = &up;
+        Gnmi__SubscribeResponse r = GNMI__SUBSCRIBE_RESPONSE__INIT;
+        r.response_case = GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE;
+        r.update = &no;
+        if (queue_msg(c, st, &r.base) < 0)
+            x.err = 1;
+        free(text);
+        yb_gnmi_path_free(gp);
+    }
+    if (!x.err && sync) {
+        Gnmi__SubscribeResponse r = GNMI__SUBSCRIBE_RESPONSE__INIT;
+        r.response_case = GNMI__SUBSCRIBE_RESPONSE__RESPONSE_SYNC_RESPONSE;
+        r.sync_response = 1;
+        if (queue_msg(c, st, &r.base) < 0)
+            x.err = 1;
+    }
+    return x.err ? -ENOMEM : 0;
+}
+
+static void on_sample(uv_timer_t *t)
+{
+    sub *sb = t->data;
+    gstream *st = sb->st;
+    if (!st || st->finished)
+        return;
+    gconn *c = st->c;
+    if (emit_all(c, st, sb->paths, sb->npaths, 1, 0) < 0)
+        finish(c, st, G_INTERNAL, "out of memory");
+    conn_flush(c);
+}
+
+/* Handles one SubscribeRequest message. */
+static void sub_message(gconn *c, gstream *st, const uint8_t *m, size_t len)
+{
+    Gnmi__SubscribeRequest *req = gnmi__subscribe_request__unpack(NULL, len, m);
+    if (!req) {
+        finish(c, st, G_INTERNAL, "cannot parse SubscribeRequest");
+        return;
+    }
+    if (req->request_case == GNMI__SUBSCRIBE_REQUEST__REQUEST_POLL) {
+        if (st->sub_mode != GNMI__SUBSCRIPTION_LIST__MODE__POLL || !st->sampler)
+            finish(c, st, G_INVALID_ARGUMENT, "Poll outside a POLL subscription");
+        else if (emit_all(c, st, st->sampler->paths, st->sampler->npaths, 0, 1) < 0)
+            finish(c, st, G_INTERNAL, "out of memory");
+        goto out;
+    }
+    if (req->request_case != GNMI__SUBSCRIBE_REQUEST__REQUEST_SUBSCRIBE || st->sub_mode >= 0) {
+        finish(c, st, G_INVALID_ARGUMENT, "expected one SubscriptionList first");
+        goto out;
+    }
+    Gnmi__SubscriptionList *sl = req->subscribe;
+    if (sl->encoding != GNMI__ENCODING__JSON && sl->encoding != GNMI__ENCODING__JSON_IETF) {
+        finish(c, st, G_UNIMPLEMENTED, "only JSON and JSON_IETF encodings are supported");
+        goto out;
+    }
+    if (sl->n_subscription == 0 || sl->n_subscription > 16) {
+        finish(c, st, G_INVALID_ARGUMENT, "1..16 subscriptions per request");
+        goto out;
+    }
+    st->sub_mode = (int)sl->mode;
+    sub *sb = calloc(1, sizeof *sb);
+    if (!sb || !(sb->paths = malloc(sl->n_subscription * sizeof *sb->paths))) {
+        free(sb);
+        finish(c, st, G_INTERNAL, "out of memory");
+        goto out;
+    }
+    sb->npaths = sl->n_subscription;
+    sb->st = st;
+    sb->interval_ns = 0;
+    for (size_t i = 0; i < sl->n_subscription; i++) {
+        const Gnmi__Subscription *su = sl->subscription[i];
+        if (to_spath(sl->prefix, su->path, &sb->paths[i]) < 0) {
+            free(sb->paths);
+            free(sb);
+            finish(c, st, G_INVALID_ARGUMENT,
+                   "unsupported path (only openconfig-acl:acl is served)");
+            goto out;
+        }
+        uint64_t iv = su->sample_interval ? su->sample_interval : 1000000000u;
+        if (iv < 1000000)
+            iv = 1000000;       /* timers tick in milliseconds */
+        if (!sb->interval_ns || iv < sb->interval_ns)
+            sb->interval_ns = iv;
+    }
+    if (uv_timer_init(c->base.srv->loop, &sb->timer) < 0) {
+        free(sb->paths);
+        free(sb);
+        finish(c, st, G_INTERNAL, "timer");
+        goto out;
+    }
+    sb->timer.data = sb;
+    st->sampler = sb;
+    int initial = !sl->updates_only;
+    if (emit_all(c, st, sb->paths, initial ? sb->npaths : 0, 0, 1) < 0) {
+        finish(c, st, G_INTERNAL, "out of memory");
+        goto out;
+    }
+    if (sl->mode == GNMI__SUBSCRIPTION_LIST__MODE__ONCE) {
+        finish(c, st, G_OK, NULL);
+    } else if (sl->mode == GNMI__SUBSCRIPTION_LIST__MODE__STREAM) {
+        uint64_t ms = sb->interval_ns / 1000000;
+        uv_timer_start(&sb->timer, on_sample, ms, ms);
+    }
+out:
+    gnmi__subscribe_request__free_unpacked(req, NULL);
+}
+
+/* Consumes the complete messages buffered on a Subscribe stream. */
+static void sub_drain(gconn *c, gstream *st)
+{
+    yb_server *s = c->base.srv;
+    while (!st->finished) {
+        const uint8_t *m;
+        size_t ml;
+        int r = yb_grpc_next(st->in, st->in_len, &st->in_off, &m, &ml, s->o->max_body);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            /* A partial message: wait for more unless the client is done
+             * or the prefix itself is bad. */
+            size_t left = st->in_len - st->in_off;
+            if (left >= YB_GRPC_PREFIX) {
+                const uint8_t *h = st->in + st->in_off;
+                uint64_t want = (uint64_t)h[1] << 24 | (uint64_t)h[2] << 16 |
+                                (uint64_t)h[3] << 8 | h[4];
+                if (h[0] != 0 || want > s->o->max_body) {
+                    s->st.bad_input++;
+                    finish(c, st, h[0] ? G_UNIMPLEMENTED : G_RESOURCE_EXHAUSTED,
+                           h[0] ? "compressed messages are not supported"
+                                : "message larger than --max-body");
+                    break;
+                }
+            }
+            if (st->req_done) {
+                s->st.bad_input++;
+                finish(c, st, G_INTERNAL, "truncated gRPC message");
+            }
+            break;
+        }
+        sub_message(c, st, m, ml);
+    }
+    if (st->in_off == st->in_len)
+        st->in_off = st->in_len = 0;
+    if (!st->finished && st->req_done &&
+        st->sub_mode != GNMI__SUBSCRIPTION_LIST__MODE__STREAM)
+        finish(c, st, G_OK, NULL);
+}
+
+/* ---- request dispatch ---------------------------------------------------------- */
+
+static const uint8_t EMPTY_MSG[YB_GRPC_PREFIX] = {0, 0, 0, 0, 0};
+/* SubscribeResponse{sync_response: true} */
+static const uint8_t SYNC_MSG[] = {0, 0, 0, 0, 2, 0x18, 0x01};
+
+static void sink_answer(gconn *c, gstream *st)
+{
+    const uint8_t *m = st->rpc == YB_RPC_SUBSCRIBE ? SYNC_MSG : EMPTY_MSG;
+    size_t n = st->rpc == YB_RPC_SUBSCRIBE ? sizeof SYNC_MSG : sizeof EMPTY_MSG;
+    if (buf_reserve(&st->out, &st->out_cap, st->out_len, n) < 0 || start_response(c, st) < 0) {
+        finish(c, st, G_INTERNAL, "out of memory");
+        return;
+    }
+    memcpy(st->out + st->out_len, m, n);
+    st->out_len += n;
+    finish(c, st, G_OK, NULL);
+}
+
+/* The cost model released the request: answer it. */
+static void on_job_done(yb_job *j)
+{
+    gstream *st = (gstream *)((char *)j - offsetof(gstream, job));
+    gconn *c = st->c;
+    yb_server *s = c->base.srv;
+    if (st->v.reset) {
+        c->dead = 1;
+        yb_transport_reset(c->base.t);
+        return;
+    }
+    if (st->v.status) {
+        int code = st->v.status > 16 ? yb_http_to_grpc(st->v.status) : st->v.status;
+        finish(c, st, code, "injected fault");
+    } else if (!st->auth_ok) {
+        finish(c, st, G_UNAUTHENTICATED, "authentication failed");
+    } else if (st->too_big) {
+        /* answered when the body overflowed */
+    } else if (s->o->sink) {
+        sink_answer(c, st);
+    } else if (st->rpc == YB_RPC_SUBSCRIBE) {
+        sub_drain(c, st);
+    } else {
+        const uint8_t *m = NULL;
+        size_t ml = 0, off = 0;
+        int r = yb_grpc_next(st->in, st->in_len, &off, &m, &ml, s->o->max_body);
+        const uint8_t *m2;
+        size_t ml2;
+        if (r < 0 || (r == 1 && yb_grpc_next(st->in, st->in_len, &off, &m2, &ml2,
+                                             s->o->max_body) != 0)) {
+            s->st.bad_input++;
+            finish(c, st, G_INTERNAL, r < 0 ? "malformed or truncated gRPC message"
+                                            : "more than one request message");
+        } else if (r == 0 && st->rpc != YB_RPC_CAPABILITIES) {
+            s->st.bad_input++;
+            finish(c, st, G_INTERNAL, "no request message");
+        } else if (st->rpc == YB_RPC_CAPABILITIES) {
+            rpc_capabilities(c, st);
+        } else if (st->rpc == YB_RPC_GET) {
+            rpc_get(c, st, m, ml);
+        } else {
+            rpc_set(c, st, m, ml);
+        }
+    }
+    if (!c->in_recv)
+        conn_flush(c);
+}
+
+static int check_auth(yb_server *s, gstream *st)
+{
+    const yb_serve_opts *o = s->o;
+    if (!o->auth_user)
+        return 1;
+    size_t ul = strlen(o->auth_user), pl = strlen(o->auth_password ? o->auth_password : "");
+    return st->has_user && st->has_pass && st->user_len == ul && st->pass_len == pl &&
+           CRYPTO_memcmp(st->user, o->auth_user, ul) == 0 &&
+           CRYPTO_memcmp(st->pass, o->auth_password ? o->auth_password : "", pl) == 0;
+}
+
+/* The request (unary: complete; Subscribe: headers) is here: faults, auth
+ * and cost, then on_job_done. */
+static void start_request(gconn *c, gstream *st)
+{
+    yb_server *s = c->base.srv;
+    const yb_serve_opts *o = s->o;
+    st->started = 1;
+    st->auth_ok = check_auth(s, st);
+    if (!st->auth_ok)
+        s->st.auth_failures++;
+    if (o->n_faults)
+        yb_faults_roll(o->faults, o->n_faults, &s->rng, &st->v, s->st.faults);
+    st->job.done = on_job_done;
+    st->job.stall_ns = st->v.stall_ns;
+    st->job.service_ns = 0;
+    if (!o->sink) {
+        st->job.service_ns = o->auth_user ? o->auth_cost_ns : 0;
+        if (st->auth_ok)
+            st->job.service_ns += yb_service_time_draw(&o->service, &s->rng, st->in_total);
+    }
+    if (yb_sched_submit(&s->sched, &st->job) < 0)
+        on_job_done(&st->job);
+}
+
+/* ---- nghttp2 callbacks ------------------------------------------------------------ */
+
+static int cb_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+    gconn *c = ud;
+    yb_server *s = c->base.srv;
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    gstream *st = stream_get(c);
+    if (!st)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    st->id = f->hd.stream_id;
+    st->rpc = YB_RPC_OTHER;
+    nghttp2_session_set_stream_user_data(ng, st->id, st);
+    c->begun++;
+    if (s->goaway_after && c->begun == s->goaway_after) {
+        /* Streams up to this one are served; later ones are refused. */
+        s->st.faults[YB_FAULT_GOAWAY_AFTER]++;
+        nghttp2_submit_goaway(ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR, NULL, 0);
+    }
+    return 0;
+}
+
+static int cb_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name,
+                     size_t nl, const uint8_t *value, size_t vl, uint8_t flags, void *ud)
+{
+    (void)flags;
+    (void)ud;
+    if (f->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    gstream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    if (!st || st->started)
+        return 0;       /* trailers of a request: nothing to learn */
+#define IS(lit) (nl == sizeof(lit) - 1 && !memcmp(name, lit, nl))
+    if (IS(":path")) {
+        static const char *const R[] = {"/gnmi.gNMI/Capabilities", "/gnmi.gNMI/Get",
+                                        "/gnmi.gNMI/Set", "/gnmi.gNMI/Subscribe"};
+        for (int i = 0; i < 4; i++)
+            if (vl == strlen(R[i]) && !memcmp(value, R[i], vl))
+                st->rpc = i;
+    } else if (IS(":method")) {
+        st->post = vl == 4 && !memcmp(value, "POST", 4);
+    } else if (IS("content-type")) {
+        st->ct_ok = vl >= 16 && !memcmp(value, "application/grpc", 16) &&
+                    (vl == 16 || value[16] == '+' || value[16] == ';');
+    } else if (IS("username") && vl < CRED_MAX) {
+        memcpy(st->user, value, vl);
+        st->user_len = vl;
+        st->has_user = 1;
+    } else if (IS("password") && vl < CRED_MAX) {
+        memcpy(st->pass, value, vl);
+        st->pass_len = vl;
+        st->has_pass = 1;
+    }
+#undef IS
+    return 0;
+}
+
+static int cb_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
+                         size_t len, void *ud)
+{
+    (void)flags;
+    gconn *c = ud;
+    yb_server *s = c->base.srv;
+    gstream *st = nghttp2_session_get_stream_user_data(ng, id);
+    if (!st || st->too_big || st->finished)
+        return 0;
+    st->in_total += len;
+    if (s->o->sink)
+        return 0;       /* bodies go unread in sink mode */
+    if (st->in_total > s->o->max_body + YB_GRPC_PREFIX) {
+        st->too_big = 1;
+        s->st.bad_input++;
+        /* Answered now; the rest of the body is read and dropped (a
+         * RST_STREAM could overtake the answer in nghttp2's queue). */
+        finish(c, st, G_RESOURCE_EXHAUSTED, "request larger than --max-body");
+        return 0;
+    }
+    if (buf_reserve(&st->in, &st->in_cap, st->in_len, len) < 0)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    memcpy(st->in + st->in_len, data, len);
+    st->in_len += len;
+    if (st->rpc == YB_RPC_SUBSCRIBE && st->started && !yb_sched_pending(&st->job) &&
+        st->auth_ok && !st->v.status)
+        sub_drain(c, st);
+    return 0;
+}
+
+static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+    gconn *c = ud;
+    yb_server *s = c->base.srv;
+    if (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA)
+        return 0;
+    gstream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    if (!st)
+        return 0;
+    int end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        s->st.rpcs[st->rpc]++;
+        if (!st->post || !st->ct_ok) {
+            /* Not gRPC at all: gRPC says HTTP 415 for a bad content-type. */
+            static const nghttp2_nv H[] = {NVS(":status", "415")};
+            s->st.bad_input++;
+            st->finished = st->resp_started = 1;
+            yb_server_count_http(s, 415);
+            nghttp2_submit_response(ng, st->id, H, 1, NULL);
+            return 0;
+        }
+        if (st->rpc == YB_RPC_OTHER) {
+            finish(c, st, G_UNIMPLEMENTED, "unknown method");
+            return 0;
+        }
+        if (st->rpc == YB_RPC_SUBSCRIBE)
+            start_request(c, st);   /* messages are handled as they come */
+    }
+    if (!end || st->req_done)
+        return 0;
+    st->req_done = 1;
+    if (st->finished)
+        return 0;
+    if (st->rpc == YB_RPC_SUBSCRIBE) {
+        if (!s->o->sink && !yb_sched_pending(&st->job) && st->auth_ok && !st->v.status)
+            sub_drain(c, st);
+        return 0;
+    }
+    start_request(c, st);
+    return 0;
+}
+
+static int cb_stream_close(nghttp2_session *ng, int32_t id, uint32_t err, void *ud)
+{
+    (void)err;
+    gconn *c = ud;
+    gstream *st = nghttp2_session_get_stream_user_data(ng, id);
+    if (!st)
+        return 0;
+    nghttp2_session_set_stream_user_data(ng, id, NULL);
+    stream_put(c, st);
+    return 0;
+}
+
+static nghttp2_session_callbacks *CALLBACKS;
+
+static int callbacks_init(void)
+{
+    if (CALLBACKS)
+        return 0;
+    if (nghttp2_session_callbacks_new(&CALLBACKS) != 0)
+        return -ENOMEM;
+    nghttp2_session_callbacks_set_on_begin_headers_callback(CALLBACKS, cb_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(CALLBACKS, cb_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(CALLBACKS, cb_data_chunk);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(CALLBACKS, cb_frame_recv);
+    nghttp2_session_callbacks_set_on_stream_close_callback(CALLBACKS, cb_stream_close);
+    return 0;
+}
+
+/* ---- connection ---------------------------------------------------------------- */
+
+/* Collects everything nghttp2 wants to send into one batch, writes it,
+ * and closes the connection once the session is done. */
+static void conn_flush(gconn *c)
+{
+    if (c->dead)
+        return;
+    for (;;) {
+        const uint8_t *p;
+        ssize_t n = nghttp2_session_mem_send(c->ng, &p);
+        if (n < 0) {
+            c->dead = 1;
+            yb_transport_close(c->base.t);
+            return;
+        }
+        if (n == 0)
+            break;
+        if (buf_reserve(&c->out, &c->out_cap, c->out_len, (size_t)n) < 0) {
+            c->dead = 1;
+            yb_transport_close(c->base.t);
+            return;
+        }
+        memcpy(c->out + c->out_len, p, (size_t)n);
+        c->out_len += (size_t)n;
+    }
+    if (c->out_len) {
+        uv_buf_t b = uv_buf_init((char *)c->out, (unsigned)c->out_len);
+        c->base.srv->st.bytes_out[YB_SP_GNMI] += c->out_len;
+        (void)yb_transport_write(c->base.t, &b, 1);
+        c->out_len = 0;
+    }
+    if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng)) {
+        c->dead = 1;
+        yb_transport_close(c->base.t);
+    }
+}
+
+static void on_ready(yb_transport *t, void *ud, yb_err_class st)
+{
+    (void)t;
+    gconn *c = ud;
+    if (st != YB_ERR_NONE)
+        return;
+    c->base.last_active = uv_hrtime();
+    conn_flush(c);      /* our SETTINGS */
+}
+
+static void on_read(yb_transport *t, void *ud, const uint8_t *data, size_t len)
+{
+    (void)t;
+    gconn *c = ud;
+    if (c->dead)
+        return;
+    c->base.last_active = uv_hrtime();
+    c->base.srv->st.bytes_in[YB_SP_GNMI] += len;
+    c->in_recv = 1;
+    ssize_t n = nghttp2_session_mem_recv(c->ng, data, len);
+    c->in_recv = 0;
+    if (n < 0) {
+        /* Bad preface or a connection error: send what nghttp2 queued
+         * (GOAWAY) and close. */
+        c->base.srv->st.bad_input++;
+        conn_flush(c);
+        if (!c->dead) {
+            c->dead = 1;
+            yb_transport_close(c->base.t);
+        }
+        return;
+    }
+    conn_flush(c);
+}
+
+static void on_drain(yb_transport *t, void *ud)
+{
+    (void)t;
+    conn_flush(ud);
+}
+
+static void on_close(yb_transport *t, void *ud, yb_err_class reason)
+{
+    (void)t;
+    (void)reason;
+    gconn *c = ud;
+    c->dead = 1;
+    while (c->active)
+        stream_put(c, c->active);
+    nghttp2_session_del(c->ng);
+    while (c->pool) {
+        gstream *st = c->pool;
+        c->pool = st->next;
+        free(st->in);
+        free(st->out);
+        free(st);
+    }
+    yb_server_conn_remove(c->base.srv, &c->base);
+    free(c->out);
+    free(c);
+}
+
+static const yb_transport_cbs G_CBS = {on_ready, on_read, on_drain, on_close};
+
+void yb_gnmi_shutdown_conn(yb_sconn *sc)
+{
+    gconn *c = (gconn *)sc;
+    if (c->dead)
+        return;
+    nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(c->ng), NGHTTP2_NO_ERROR,
+                          NULL, 0);
+    conn_flush(c);
+    if (!c->dead) {
+        c->dead = 1;
+        yb_transport_close(c->base.t);
+    }
+}
+
+int yb_gnmi_accept(yb_server *s, uv_stream_t *listener, yb_tls_ctx *tls)
+{
+    if (callbacks_init() < 0)
+        return -ENOMEM;
+    gconn *c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    c->base.srv = s;
+    c->base.proto = YB_SP_GNMI;
+    c->base.last_active = uv_hrtime();
+    if (nghttp2_session_server_new(&c->ng, CALLBACKS, c) != 0) {
+        free(c);
+        return -ENOMEM;
+    }
+    /* Room for many concurrent streams and large Set bodies without
+     * waiting for WINDOW_UPDATEs. */
+    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 1024},
+                                   {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
+    nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, 2);
+    nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, 1 << 24);
+    c->base.t = yb_transport_accept(listener, tls, &G_CBS, c);
+    if (!c->base.t) {
+        nghttp2_session_del(c->ng);
+        free(c);
+        return -EIO;
+    }
+    yb_server_conn_add(s, &c->base);
+    return 0;
+}

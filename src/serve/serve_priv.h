@@ -1,0 +1,78 @@
+/* Private to src/serve: the server object shared by the listeners
+ * (server.c) and the RESTCONF (restconf.c) and gNMI (gnmi_server.c) front
+ * ends. */
+#ifndef YB_SERVE_PRIV_H
+#define YB_SERVE_PRIV_H
+
+#include <stdint.h>
+#include <uv.h>
+#include "serve/cost.h"
+#include "serve/server.h"
+#include "serve/store.h"
+#include "transport/transport.h"
+
+enum { YB_SP_RESTCONF = 0, YB_SP_GNMI = 1 };
+enum { YB_M_GET = 0, YB_M_POST, YB_M_PUT, YB_M_PATCH, YB_M_DELETE, YB_M_OTHER, YB_M__COUNT };
+enum { YB_RPC_CAPABILITIES = 0, YB_RPC_GET, YB_RPC_SET, YB_RPC_SUBSCRIBE, YB_RPC_OTHER,
+       YB_RPC__COUNT };
+
+typedef struct {
+    uint64_t conns[2];          /* accepted, by protocol */
+    uint64_t refused;           /* over --max-sessions */
+    uint64_t idle_closed;
+    uint64_t bad_input;         /* malformed requests / framing errors */
+    uint64_t methods[YB_M__COUNT];
+    uint64_t rpcs[YB_RPC__COUNT];
+    uint64_t http_status[600];
+    uint64_t grpc_status[17];
+    uint64_t faults[YB_FAULT__COUNT];
+    uint64_t auth_failures;
+    uint64_t bytes_in[2], bytes_out[2];
+} yb_serve_stats;
+
+/* The part of every connection the server sees: first member of the
+ * front ends' connection structs. */
+typedef struct yb_sconn {
+    struct yb_server *srv;
+    yb_transport *t;
+    int proto;
+    unsigned inflight;          /* requests or streams not finished */
+    uint64_t last_active;       /* uv_hrtime of the last byte or answer */
+    struct yb_sconn *next, *prev;
+} yb_sconn;
+
+typedef struct yb_server {
+    const yb_serve_opts *o;
+    uv_loop_t *loop;
+    yb_store *store;
+    yb_sched sched;
+    yb_rng rng;
+    yb_serve_stats st;
+    char *basic_auth;           /* expected "Basic base64(user:pass)" or NULL */
+    yb_sconn *conns;
+    unsigned nconns;
+    int stopping;
+    uint64_t t_start;
+    unsigned goaway_after;      /* gNMI streams per connection; 0 = never */
+} yb_server;
+
+/* server.c: connection registry. */
+void yb_server_conn_add(yb_server *s, yb_sconn *c);
+void yb_server_conn_remove(yb_server *s, yb_sconn *c);
+/* Counts a status (HTTP or gRPC) in the statistics. */
+void yb_server_count_http(yb_server *s, int status);
+void yb_server_count_grpc(yb_server *s, int code);
+
+/* restconf.c / gnmi_server.c: accept one pending connection from
+ * listener (tls NULL = plain).  Return 0 or -ENOMEM / -EIO (nothing
+ * accepted). */
+int yb_restconf_accept(yb_server *s, uv_stream_t *listener, yb_tls_ctx *tls);
+int yb_gnmi_accept(yb_server *s, uv_stream_t *listener, yb_tls_ctx *tls);
+/* gnmi_server.c: closes a connection politely (GOAWAY) on shutdown or
+ * idle timeout. */
+void yb_gnmi_shutdown_conn(yb_sconn *c);
+
+/* restconf.c: the RESTCONF view of the datastore, shared with nothing
+ * else; the gNMI side of JSON values lives in gnmi_server.c. */
+
+#endif

@@ -1,0 +1,49 @@
+/* `yangblast serve`: an embedded switch target.  RESTCONF (HTTP/1.1, TLS or
+ * plain) and gNMI (gRPC over HTTP/2: TLS with ALPN h2, or h2c with prior
+ * knowledge) front ends over one in-memory openconfig-acl datastore, with
+ * a cost model (service time, workers, login cost) and fault injection, on
+ * one libuv loop. */
+#ifndef YB_SERVE_SERVER_H
+#define YB_SERVE_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "serve/cost.h"
+
+#define YB_SERVE_MAX_FAULTS 32
+
+typedef struct {
+    const char *restconf;   /* "ADDR:PORT", ":PORT", "[v6]:PORT" or "off" */
+    const char *gnmi;       /* same */
+    const char *tls_cert, *tls_key; /* PEM files: TLS on both endpoints */
+    int self_signed;        /* 1 = generate an in-memory cert for localhost */
+    const char *write_cert; /* with self_signed: write the cert PEM here */
+    yb_service_time service;
+    unsigned workers;       /* 0 = unlimited */
+    const char *auth_user;  /* NULL = no credential checks */
+    const char *auth_password;
+    uint64_t auth_cost_ns;  /* added to every request's service time */
+    unsigned max_sessions;  /* 0 = unlimited */
+    uint64_t idle_timeout_ns; /* 0 = none */
+    yb_fault faults[YB_SERVE_MAX_FAULTS];
+    size_t n_faults;
+    uint64_t seed;
+    int sink;               /* answer at once, bodies unparsed */
+    uint64_t max_body;      /* request body cap (bytes) */
+    const char *stats_path; /* JSON statistics written on exit, or NULL */
+    FILE *out;              /* the "serve: ..." line and the summary */
+} yb_serve_opts;
+
+/* Fills o with the defaults: RESTCONF on 127.0.0.1:8443, gNMI on
+ * 127.0.0.1:8080, no TLS, fixed:0 service time, unlimited workers, no
+ * auth, 16 MiB body cap, seed 1, output on stdout. */
+void yb_serve_defaults(yb_serve_opts *o);
+
+/* Runs the server until SIGTERM or SIGINT, then prints the summary (and
+ * writes o->stats_path).  Returns 0; -EINVAL for a set-up problem (bad
+ * address, unreadable certificate, port in use) with a message naming the
+ * thing in err; another negative code for a runtime failure. */
+int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen);
+
+#endif
