@@ -322,7 +322,8 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_USAGE;
         goto out;
     }
-    char sess_desc[32];
+    char sess_desc[32], load_desc[64];
+    snprintf(load_desc, sizeof load_desc, "original timing x%g", o.speed);
     snprintf(sess_desc, sizeof sess_desc, "pool=%u", o.pool_size);
     yb_run_info info = {
         .corpus = o.corpus_path,
@@ -337,6 +338,7 @@ int yb_cmd_run(int argc, char **argv)
         .streams = o.streams,
         .unit = unit,
         .rate = o.sched.kind == YB_SCHED_RATE ? o.sched.rate : 0,
+        .load = o.timing_original ? load_desc : o.sched.kind > YB_SCHED_RATE ? rate : NULL,
         .cpu_user_s = cpu_user,
         .cpu_sys_s = cpu_sys,
         .max_errors = max_errors,

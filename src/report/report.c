@@ -103,6 +103,40 @@ int yb_report_table(FILE *f, const yb_recorder *r, const yb_run_info *info, cons
     return ferror(f) ? -1 : 0;
 }
 
+void yb_report_self_check(const yb_recorder *r, const yb_run_info *info, yb_self_check *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!info)
+        return;
+    int open_loop = info->rate > 0 || info->load;
+    out->lateness_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_LATENESS], 99) / 1000.0;
+    out->lateness_limit_ms = 1.0;
+    if (info->rate > 0 && 100.0 / info->rate > out->lateness_limit_ms)
+        out->lateness_limit_ms = 100.0 / info->rate; /* a tenth of the interval, in ms */
+    out->behind_schedule = open_loop && out->lateness_p99_ms > out->lateness_limit_ms;
+    double d = yb_report_duration_s(r);
+    unsigned threads = info->threads ? info->threads : 1;
+    if (d > 0)
+        out->cpu_utilization = (info->cpu_user_s + info->cpu_sys_s) / (d * threads);
+    /* Short runs are all start-up; judge saturation on a second or more. */
+    out->cpu_saturated = d >= 1.0 && out->cpu_utilization > 0.9;
+}
+
+static void text_self_check(FILE *f, const yb_recorder *r, const yb_run_info *info)
+{
+    yb_self_check c;
+    yb_report_self_check(r, info, &c);
+    if (c.behind_schedule)
+        fprintf(f, "\n*** WARNING: the generator fell behind its own schedule: send lateness p99 "
+                   "%.3f ms > %.3f ms.\n*** Latencies include the generator's delay; add "
+                   "threads (-t) or sessions (-c), or lower the rate.\n",
+                c.lateness_p99_ms, c.lateness_limit_ms);
+    if (c.cpu_saturated)
+        fprintf(f, "\n*** WARNING: the generator used %.0f%% of its %u thread(s)' CPU: it may be "
+                   "the bottleneck, not the target.\n",
+                100.0 * c.cpu_utilization, info->threads ? info->threads : 1);
+}
+
 static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
 {
     if (info) {
@@ -111,7 +145,9 @@ static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
                 or_dash(info->sessions), info->tls_resume ? "on" : "off");
         fprintf(f, "     concurrency %u, threads %u, streams %u, ", info->concurrency, info->threads,
                 info->streams);
-        if (info->rate > 0.0)
+        if (info->load)
+            fprintf(f, "open loop, %s\n", info->load);
+        else if (info->rate > 0.0)
             fprintf(f, "open loop at %.1f/s\n", info->rate);
         else
             fprintf(f, "closed loop\n");
@@ -203,6 +239,7 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
         return -1;
     if (yb_report_table(f, r, info, NULL) < 0)
         return -1;
+    text_self_check(f, r, info);
     fputc('\n', f);
     text_run(f, r, info);
     text_latency(f, r);
@@ -382,6 +419,19 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
     }
     put(root, "intervals", o, &bad);
     put(root, "cut_off", juint(r->cut_off), &bad);
+    {
+        yb_self_check c;
+        yb_report_self_check(r, info, &c);
+        json_t *sc = json_object();
+        if (sc) {
+            put(sc, "behind_schedule", json_boolean(c.behind_schedule), &bad);
+            put(sc, "lateness_p99_ms", json_real(c.lateness_p99_ms), &bad);
+            put(sc, "lateness_limit_ms", json_real(c.lateness_limit_ms), &bad);
+            put(sc, "cpu_saturated", json_boolean(c.cpu_saturated), &bad);
+            put(sc, "cpu_utilization", json_real(c.cpu_utilization), &bad);
+        }
+        put(root, "self_check", sc, &bad);
+    }
 
     if (bad) {
         json_decref(root);

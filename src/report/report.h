@@ -17,11 +17,26 @@ typedef struct {
     int tls_resume;          /* --tls-resume given */
     unsigned concurrency, threads, streams;
     double rate;             /* requests/s target; 0 = closed loop */
+    const char *load;        /* the load model as given ("ramp:...", "timing original
+                                x2"), or NULL: closed loop or fixed rate */
     const char *unit;        /* what one request is, for the table's
                                 rate column: "ACL" → "ACL/s"; NULL → "Requests" */
     double cpu_user_s, cpu_sys_s; /* generator's own CPU time for the run */
     uint64_t max_errors;     /* threshold for exit code 1 */
 } yb_run_info;
+
+/* The instrument's check on itself: did the generator keep its own
+ * schedule and stay off the CPU ceiling?  (Open loop: send lateness p99
+ * over 1 ms, or over a tenth of the request interval when that is longer;
+ * any load: CPU time over 90 % of threads x duration.) */
+typedef struct {
+    int behind_schedule;
+    double lateness_p99_ms, lateness_limit_ms;
+    int cpu_saturated;
+    double cpu_utilization;  /* CPU seconds / (duration x threads) */
+} yb_self_check;
+
+void yb_report_self_check(const yb_recorder *r, const yb_run_info *info, yb_self_check *out);
 
 /* Duration of the run in seconds (run_end - run_start; 0 if nothing ran). */
 double yb_report_duration_s(const yb_recorder *r);
