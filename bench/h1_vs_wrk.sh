@@ -1,0 +1,125 @@
+#!/bin/bash
+# bench/h1_vs_wrk.sh -- client CPU per RESTCONF request: yangblast vs wrk.
+#
+# Both clients send ACL-set PATCHes (application/yang-data+json, ~14.5 KB)
+# over plain HTTP/1.1 keep-alive to the same nginx (tests/peers/nginx.sh,
+# which answers 204 after reading the whole body), with the same number of
+# connections (-c 10), one thread each, for the same duration.  yangblast
+# replays a synthesized 1000-record corpus (cycling); wrk sends the
+# corpus's first record (method, path, body, Content-Type and Accept) from
+# a Lua script.  Each client's CPU (user + sys of the whole process, from
+# /usr/bin/time) is divided by the requests it completed (wrk's summary;
+# yangblast's --json report).  yangblast also times every phase of every
+# request into histograms, wrk keeps only its latency histogram.
+#
+# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [YANGBLAST]
+#   (YANGBLAST defaults to $YB, then ./yangblast; run it from a build dir)
+# Prints CPU us/request for both and the ratio yangblast/wrk (the goal is
+# <= 0.7).  Never fails on the numbers; exits non-zero only when a client
+# or nginx could not run, or a client saw errors.
+set -u
+secs=10 c=10 rounds=1
+while getopts d:c:r: o; do
+    case $o in
+    d) secs=$OPTARG ;; c) c=$OPTARG ;; r) rounds=$OPTARG ;;
+    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [YANGBLAST]" >&2; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+YB=${1:-${YB:-./yangblast}}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=${YB_SRCDIR:-$HERE/..}
+command -v wrk >/dev/null || { echo "$0: wrk missing (Debian: wrk)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "$0: /usr/bin/time missing (Debian: time)" >&2; exit 2; }
+[ -x "$YB" ] || { echo "$0: $YB: not an executable yangblast" >&2; exit 2; }
+[ -f "$SRC/tests/peers/nginx.sh" ] || { echo "$0: $SRC/tests/peers/nginx.sh missing (set YB_SRCDIR)" >&2; exit 2; }
+. "$SRC/tests/peers/nginx.sh"
+PY=/usr/bin/python3
+W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
+cleanup() {
+    nginx_stop "$W/ng"
+    rm -rf "$W"
+}
+trap cleanup EXIT
+
+# The workload, and wrk's copy of its first record.
+"$YB" synth acl -n 1000 --scheme http -o "$W/acl.ybc" || exit 1
+"$YB" corpus cat "$W/acl.ybc" | $PY -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+r = recs[0]
+def lua(s):
+    return "\"" + "".join(c if (c.isascii() and c.isalnum()) or c in " :/-_.,=+{}[]" else "\\%03d" % b
+                          for c in s for b in c.encode()) + "\""
+hdr = {h["name"]: h["value"] for h in r["headers"]}
+with open(sys.argv[1], "w") as f:
+    f.write("wrk.method = %s\n" % lua(r["method"]))
+    f.write("wrk.path = %s\n" % lua(r["path"]))
+    f.write("wrk.body = %s\n" % lua(r["body"]))
+    for k in ("Content-Type", "Accept"):
+        if k in hdr:
+            f.write("wrk.headers[%s] = %s\n" % (lua(k), lua(hdr[k])))
+avg = sum(len(x["body"].encode()) for x in recs) / len(recs)
+print("%s %d %.0f %s" % (r["method"], len(r["body"].encode()), avg, r["path"]))
+' "$W/patch.lua" >"$W/first" || exit 1
+read -r method body_len avg_len path <"$W/first"
+
+export NGINX_MAX_SECONDS=$(( (secs * 2 + 30) * rounds + 60 ))
+port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+nginx_start "$W/ng" "$port" || exit 1
+url=http://127.0.0.1:$port
+
+# cpu_of OUT CMD...: runs CMD (stdout+stderr to OUT) under /usr/bin/time;
+# prints its user+sys seconds, or FAILED.
+cpu_of() {
+    local out=$1
+    shift
+    /usr/bin/time -f '%U %S' -o "$W/time" "$@" >"$out" 2>&1 || { echo FAILED; return 1; }
+    tail -n 1 "$W/time" >"$out.us"
+    awk 'END { printf "%.3f\n", $1 + $2 }' "$W/time"
+}
+# us_per CPU_S N: microseconds per request.
+us_per() { $PY -c "print('%.1f' % ($1 * 1e6 / $2))"; }
+
+echo "# $method $path, body $body_len bytes (wrk; corpus average $avg_len), nginx on 127.0.0.1:$port, ${secs}s each, $c connections, 1 thread"
+echo "# wrk:       wrk -t 1 -c $c -d ${secs}s -s patch.lua $url"
+echo "# yangblast: $YB run acl.ybc --target $url -c $c -t 1 -D ${secs}s --json out.json"
+printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' round "wrk req" "wrk cpu_s" "wrk us/req" \
+    "yb req" "yb cpu_s" "yb us/req" ratio
+tot_w=0 tot_wn=0 tot_y=0 tot_yn=0 status=0
+for r in $(seq "$rounds"); do
+    cw=$(cpu_of "$W/wrk.out" wrk -t 1 -c "$c" -d "${secs}s" -s "$W/patch.lua" "$url")
+    nw=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$W/wrk.out")
+    if [ "$cw" = FAILED ] || [ -z "$nw" ] || grep -qE 'Non-2xx|Socket errors' "$W/wrk.out"; then
+        echo "# wrk failed or saw errors:"; sed 's/^/#   /' "$W/wrk.out"; status=1; break
+    fi
+    # What wrk sent, as nginx saw it (method, status, Content-Length, type).
+    seen=$(tail -n 1 "$(nginx_log "$W/ng")" | cut -f 4,6,8,9 | tr '\t' ' ')
+    if [ "$seen" != "$method 204 $body_len application/yang-data+json" ]; then
+        echo "# wrk's requests are not the corpus's first record: nginx saw '$seen'"; status=1; break
+    fi
+    : >"$(nginx_log "$W/ng")"
+    cy=$(cpu_of "$W/yb.out" "$YB" run "$W/acl.ybc" --target "$url" -c "$c" -t 1 -D "${secs}s" \
+        --json "$W/yb.json")
+    ny=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]
+print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json" 2>/dev/null)
+    if [ "$cy" = FAILED ] || [ -z "$ny" ]; then
+        echo "# yangblast failed or saw errors:"; sed 's/^/#   /' "$W/yb.out"; status=1; break
+    fi
+    : >"$(nginx_log "$W/ng")"
+    uw=$(us_per "$cw" "$nw") uy=$(us_per "$cy" "$ny")
+    printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' "$r" "$nw" "$cw" "$uw" "$ny" "$cy" "$uy" \
+        "$($PY -c "print('%.2f' % ($uy / $uw))")"
+    read -r wu ws <"$W/wrk.out.us"; read -r yu ys <"$W/yb.out.us"
+    echo "#     user/sys s: wrk $wu/$ws, yangblast $yu/$ys"
+    tot_w=$($PY -c "print(round($tot_w + $cw, 3))") tot_wn=$((tot_wn + nw))
+    tot_y=$($PY -c "print(round($tot_y + $cy, 3))") tot_yn=$((tot_yn + ny))
+done
+if [ "$tot_wn" -gt 0 ] && [ "$tot_yn" -gt 0 ]; then
+    uw=$(us_per "$tot_w" "$tot_wn") uy=$(us_per "$tot_y" "$tot_yn")
+    echo "wrk:       $uw us CPU/request ($tot_wn requests, ${tot_w}s CPU)"
+    echo "yangblast: $uy us CPU/request ($tot_yn requests, ${tot_y}s CPU;" \
+        "its own report: $($PY -c "import json,sys; print(round(json.load(open(sys.argv[1]))['cpu']['per_request_us'], 1))" "$W/yb.json") us, last round)"
+    echo "ratio yangblast/wrk: $($PY -c "print('%.2f' % ($uy / $uw))") (target <= 0.70)"
+fi
+exit $status
