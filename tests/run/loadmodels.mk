@@ -1,0 +1,3 @@
+## Load-model tests: open loop, ramps, original timing, signals, HdrHistogram outputs.
+SH_TESTS += tests/run/loadmodels.sh
+EXTRA_DIST += tests/run/loadmodels.sh tests/run/loadmodels.mk
