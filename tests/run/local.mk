@@ -1,0 +1,6 @@
+## tests/run: `yangblast run` against real and misbehaving peers.
+## Included at the end of Makefile.am.
+SH_TESTS += tests/run/gnmi.sh
+EXTRA_DIST += tests/run/gnmi.sh tests/run/local.mk tests/peers/h2bad.py bench/h2_vs_h2load.sh
+SH_TESTS += tests/run/restconf.sh
+EXTRA_DIST += tests/run/restconf.sh bench/h1_vs_wrk.sh bench/README.md
