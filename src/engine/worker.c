@@ -1048,7 +1048,12 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
     out->run_start = start;
     for (unsigned i = 0; i < started; i++) {
         if (ws[i].failed && !rc) {
-            snprintf(err, errlen, "%s: %s", o->corpus_path, ws[i].err);
+            /* corpus reader errors already start with the file's name */
+            size_t pl = strlen(o->corpus_path);
+            if (!strncmp(ws[i].err, o->corpus_path, pl) && ws[i].err[pl] == ':')
+                snprintf(err, errlen, "%s", ws[i].err);
+            else
+                snprintf(err, errlen, "%s: %s", o->corpus_path, ws[i].err);
             rc = -1;
         }
         if ((yb_recorder_finish(&ws[i].rec) < 0 || yb_recorder_merge(out, &ws[i].rec) < 0) &&
