@@ -388,6 +388,7 @@ head -c 100 "$T/acl10.ybc" >"$T/cut100.ybc"
 setup_err "a corpus cut after 100 bytes" 'cut100\.ybc' "$T/cut100.ybc" --target "http://127.0.0.1:$dead" -n 1
 head -c $((sz - 200)) "$T/acl10.ybc" >"$T/cutend.ybc"
 setup_err "a corpus cut inside its last record" 'cutend\.ybc' "$T/cutend.ybc" --target "http://127.0.0.1:$dead" -c 2
+is "a corpus cut inside its last record: named once" "$(grep -o 'cutend\.ybc' "$T/setup.err" | wc -l)" 1
 setup_err "missing --target" 'target' "$T/acl10.ybc" -n 1
 
 done_testing
