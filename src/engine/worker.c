@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -769,6 +770,15 @@ static void check_timeouts(worker *w, uint64_t now)
     uint64_t to = w->o->timeout_ns;
     for (session *s = w->sessions, *next; s; s = next) {
         next = s->next;
+        /* A session whose set-up never finishes (TCP accepted, but no
+         * HTTP/2 SETTINGS) holds its opener on the pending list, out of
+         * the transport's connect timer's reach: close it, which fails
+         * the pending exchanges. */
+        if (s->pend_head && s->pend_head == s->opener && s->opener->res.conn_start &&
+            now - s->opener->res.conn_start >= to) {
+            sess_close(s, YB_ERR_CONNECT_TIMEOUT);
+            continue;
+        }
         for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
             xn = x->next;
             if (now - x->res.send_start < to)
@@ -850,6 +860,10 @@ static void teardown(worker *w)
 static void *worker_main(void *arg)
 {
     worker *w = arg;
+    /* The kernel may defer a thread's timer wake-ups by its "timer slack"
+     * (50 us by default) to batch them; due times want the real instant. */
+    if (w->open_loop)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     uv_update_time(&w->loop);
     uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
                    w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
