@@ -22,6 +22,8 @@ with a gRPC-shaped response and misbehaves as --mode says:
   no-status        :status 200 and the message, END_STREAM on the data: no
                    trailers, so no grpc-status
   non200[:CODE]    :status CODE (default 404), trailers-only, END_STREAM
+  silent           accepts the connection and never sends a byte (no
+                   SETTINGS: the HTTP/2 session is never ready)
 
 Usage:
   /usr/bin/python3 h2bad.py --mode MODE [--port N] [--stats FILE]
@@ -177,6 +179,10 @@ class Conn:
             self.stats.add("goaways")
 
     def run(self):
+        if self.args.mode == "silent":
+            while self.sock.recv(65536):
+                pass
+            return
         self.h2.initiate_connection()
         self.flush()
         while True:
@@ -238,7 +244,7 @@ def main():
     ap.add_argument("--stats")
     ap.add_argument("--max-seconds", type=float, default=60.0)
     args = ap.parse_args()
-    ok = ("ok", "rst", "no-status")
+    ok = ("ok", "rst", "no-status", "silent")
     if args.mode not in ok and not args.mode.startswith(("goaway-after:", "oversized", "non200")):
         ap.error("unknown --mode " + args.mode)
     stats = Stats(args.stats, args.mode)

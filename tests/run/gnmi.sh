@@ -364,6 +364,11 @@ is "missing grpc-status: exit 1, INTERNAL" "$rc $(jget "$T/nostatus.json" 'r["gr
 bad_run n503 non200:503 -c 2 -n 6
 is "HTTP 503: exit 1, UNAVAILABLE" "$rc $(jget "$T/n503.json" '[r["status"], r["grpc_status"]]')" '1 [{"503":6},{"14":6}]'
 
+bad_run silent silent -c 2 -n 4 --timeout 1s
+is "a peer that never sends SETTINGS: exit 1 (no hang)" "$rc" 1
+is "no SETTINGS: the session set-up times out (connect_timeout)" \
+    "$(jget "$T/silent.json" '[r["errors"]["connect_timeout"], r["summary"]["requests_completed"]]')" '[4,4]'
+
 # Every yangblast output above, checked once (the suite's build runs with
 # AddressSanitizer/UBSan; a report there would otherwise hide behind an
 # expected exit 1).
