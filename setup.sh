@@ -35,10 +35,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== building"
 autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
 if [ "$mode" = test ]; then
-    # The suite runs on a strict, sanitizer-instrumented build.
+    # The suite runs on a strict, sanitizer-instrumented build.  A build
+    # that fails is a failed test, reported in the same closing line.
     rm -rf build-test && mkdir build-test && cd build-test
-    ../configure -q --enable-werror --enable-sanitizers
-    make -j"$jobs" >/dev/null
+    if ! { ../configure -q --enable-werror --enable-sanitizers && make -j"$jobs" >/dev/null; }; then
+        echo "== the build failed"
+        echo "tests: 0 passed, 1 failed"
+        exit 1
+    fi
     echo "== running the test suite"
     set +e
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 make -j"$jobs" check >check.out 2>&1
