@@ -98,6 +98,9 @@ typedef struct {
     int (*cancel)(yb_codec *c, yb_exchange *x);
     /* The transport drained its queue. */
     void (*on_drain)(yb_codec *c, uint64_t now);
+    /* Writes what submit() queued, so requests submitted together leave
+     * in one write; NULL when submit writes at once (HTTP/1.1). */
+    void (*flush)(yb_codec *c, uint64_t now);
 } yb_codec_ops;
 
 extern const yb_codec_ops yb_h1_client_ops;

@@ -655,9 +655,13 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
     x->stream_id = (uint32_t)sid;
     x->res.bytes_out = x->req->wire_len;
     stream_link(c, st);
-    if (flush(c) < 0)
-        return 0; /* the session is going down: the exchange fails with it */
-    return 0;
+    return 0; /* written by h2_flush, with whatever else the engine submits now */
+}
+
+static void h2_flush(yb_codec *c, uint64_t now)
+{
+    c->now = now;
+    flush(c); /* a failure marks the session dead; its exchanges fail with it */
 }
 
 static int h2_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
@@ -717,4 +721,5 @@ const yb_codec_ops yb_h2_client_ops = {
     .on_eof = h2_on_eof,
     .cancel = h2_cancel,
     .on_drain = h2_on_drain,
+    .flush = h2_flush,
 };

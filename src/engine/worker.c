@@ -40,6 +40,8 @@ typedef struct session {
     yb_exchange *opener; /* the exchange that pays the set-up phases */
     uint64_t conn_id;    /* --sessions original: the recorded connection */
     int mapped;          /* in the worker's conn_id map */
+    int dirty;           /* submitted work waits for the codec's flush */
+    struct session *dnext;
     struct session *next, *prev;
     struct session *hnext; /* conn_id map chain */
 } session;
@@ -68,6 +70,7 @@ struct worker {
     unsigned sess_limit; /* persistent sessions allowed */
     unsigned n_persistent;
     session *sessions;
+    session *dirty;      /* sessions to flush at the end of this pass */
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
     uint64_t n_wait;     /* length of the wait queue (the open-loop backlog) */
     uint64_t n_oneshot;  /* per-request sessions open */
@@ -265,7 +268,27 @@ static int sess_submit(session *s, yb_exchange *x, uint64_t now)
         return rc;
     list_push(&s->inflight, x);
     s->n_inflight++;
+    if (s->w->ops->flush && !s->dirty) {
+        s->dirty = 1;
+        s->dnext = s->w->dirty;
+        s->w->dirty = s;
+    }
     return 0;
+}
+
+/* Writes out what this pass submitted, one batch per session. */
+static void flush_dirty(worker *w)
+{
+    if (!w->dirty)
+        return;
+    uint64_t now = uv_hrtime();
+    while (w->dirty) {
+        session *s = w->dirty;
+        w->dirty = s->dnext;
+        s->dirty = 0;
+        if (!s->closing)
+            w->ops->flush(s->codec, now);
+    }
 }
 
 static int sess_has_room(const session *s)
@@ -393,6 +416,12 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
         x_fail(w, fifo_pop(&s->pend_head, &s->pend_tail), why);
     sess_unlink(w, s);
     conn_unmap(w, s);
+    if (s->dirty) {
+        session **pp = &w->dirty;
+        while (*pp != s)
+            pp = &(*pp)->dnext;
+        *pp = s->dnext;
+    }
     if (!s->one_shot)
         w->n_persistent--;
     else
@@ -727,6 +756,7 @@ static void pump(worker *w)
     }
     if (!w->open_loop)
         fill(w);
+    flush_dirty(w);
     if (w->exhausted && w->outstanding == 0)
         teardown(w);
 }

@@ -169,7 +169,10 @@ class Conn:
         self.answered += 1
         mode = self.args.mode
         if mode.startswith("goaway-after:") and self.answered >= int(mode.split(":", 1)[1]):
-            self.goaway_last = self.max_seen
+            # last-stream-id = the stream just answered: requests already
+            # received above it were not processed, so a correct client
+            # retries them on a new connection.
+            self.goaway_last = sid
             self.pending = {s for s in self.paths if s <= self.goaway_last}
             # Raw frame: python-h2's close_connection() would end the state
             # machine, and the streams below last-stream-id still need answers.
