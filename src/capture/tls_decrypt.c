@@ -1,0 +1,1188 @@
+/* TLS decryption from NSS key log secrets (see tls_decrypt.h).
+ *
+ * Shape: each direction keeps a queue of stream bytes not yet consumed;
+ * whole records are taken off its front.  A record is processed only when
+ * the state it needs exists (server records need the client random from
+ * the ClientHello; client records after the ClientHello need the
+ * ServerHello to know the version and keys), otherwise the direction
+ * waits and the other one runs: pump() alternates until neither moves.
+ * Handshake messages are reassembled per direction across records; only
+ * the few we read are stored.  Keys come from the key log through
+ * OpenSSL's TLS1-PRF (TLS 1.2 key block) and TLS13-KDF
+ * (HKDF-Expand-Label), records are opened with EVP AEAD.
+ *
+ * References: RFC 5246 (TLS 1.2 record, PRF, key block), RFC 5288 (GCM
+ * nonce: 4-byte salt + 8-byte explicit part), RFC 7905 (ChaCha20-Poly1305
+ * nonce = iv XOR seq), RFC 8446 (TLS 1.3 record protection, key schedule,
+ * KeyUpdate). */
+#include "capture/tls_decrypt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+
+/* ---- limits and protocol constants ------------------------------------- */
+
+#define REC_HDR 5
+/* RFC 5246 6.2.3: TLSCiphertext.length <= 2^14 + 2048 (TLS 1.3 is
+ * tighter, 2^14 + 256; the looser bound serves both). */
+#define REC_MAX (16384u + 2048u)
+#define TAG_LEN 16
+#define NONCE_LEN 12
+#define SECRET_MAX 48  /* SHA-384 output; also the TLS 1.2 master secret */
+#define RANDOM_LEN 32
+/* A key log line is "LABEL <64 hex> <<= 96 hex>"; anything longer is not
+ * one of ours. */
+#define LINE_MAX_LEN 512
+
+enum { CT_CCS = 20, CT_ALERT = 21, CT_HANDSHAKE = 22, CT_APPDATA = 23 };
+enum { HS_CLIENT_HELLO = 1, HS_SERVER_HELLO = 2, HS_ENCRYPTED_EXTENSIONS = 8,
+       HS_FINISHED = 20, HS_KEY_UPDATE = 24 };
+enum { EXT_ALPN = 16, EXT_EARLY_DATA = 42, EXT_SUPPORTED_VERSIONS = 43 };
+enum { TLS12 = 0x0303, TLS13 = 0x0304 };
+
+/* RFC 8446 4.1.3: a ServerHello with this random is a HelloRetryRequest. */
+static const uint8_t hrr_random[RANDOM_LEN] = {
+    0xCF, 0x21, 0xAD, 0x74, 0xE5, 0x9A, 0x61, 0x11, 0xBE, 0x1D, 0x8C, 0x02,
+    0x1E, 0x65, 0xB8, 0x91, 0xC2, 0xA2, 0x11, 0x16, 0x7A, 0xBB, 0x8C, 0x5E,
+    0x07, 0x9E, 0x09, 0xE2, 0xC8, 0xA8, 0x33, 0x9C,
+};
+
+/* One supported suite.  fixed_iv is the part of the nonce taken from the
+ * key block / traffic secret: 4 bytes of GCM salt in TLS 1.2 (the other 8
+ * travel in each record), the whole 12 otherwise. */
+struct suite {
+    uint16_t id;
+    uint16_t version;
+    const char *cipher;    /* OpenSSL cipher name */
+    const char *md;        /* PRF / HKDF hash */
+    uint8_t key_len;
+    uint8_t fixed_iv;
+    uint8_t explicit_nonce;
+    uint8_t hash_len;
+};
+
+static const struct suite suites[] = {
+    /* TLS 1.2 ECDHE */
+    { 0xC02B, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
+    { 0xC02C, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
+    { 0xC02F, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
+    { 0xC030, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
+    { 0xCCA8, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
+    { 0xCCA9, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
+    /* TLS 1.2 DHE and RSA key exchange: the record layer is the same and
+     * the master secret is logged, so they cost one table row each. */
+    { 0x009E, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
+    { 0x009F, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
+    { 0xCCAA, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
+    { 0x009C, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
+    { 0x009D, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
+    /* TLS 1.3 */
+    { 0x1301, TLS13, "AES-128-GCM", "SHA256", 16, 12, 0, 32 },
+    { 0x1302, TLS13, "AES-256-GCM", "SHA384", 32, 12, 0, 48 },
+    { 0x1303, TLS13, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
+};
+
+static const struct suite *find_suite(uint16_t id, uint16_t version)
+{
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+        if (suites[i].id == id && suites[i].version == version)
+            return &suites[i];
+    return NULL;
+}
+
+/* ---- bounds-checked reader for untrusted bytes --------------------------- */
+
+struct rd {
+    const uint8_t *p;
+    size_t n;
+};
+
+static int rd_bytes(struct rd *r, size_t n, const uint8_t **out)
+{
+    if (r->n < n)
+        return -1;
+    *out = r->p;
+    r->p += n;
+    r->n -= n;
+    return 0;
+}
+
+static int rd_u8(struct rd *r, unsigned *v)
+{
+    const uint8_t *b;
+
+    if (rd_bytes(r, 1, &b) < 0)
+        return -1;
+    *v = b[0];
+    return 0;
+}
+
+static int rd_u16(struct rd *r, unsigned *v)
+{
+    const uint8_t *b;
+
+    if (rd_bytes(r, 2, &b) < 0)
+        return -1;
+    *v = (unsigned)b[0] << 8 | b[1];
+    return 0;
+}
+
+/* A vector with a 1- or 2-byte length prefix, as a sub-reader. */
+static int rd_vec(struct rd *r, int lenbytes, struct rd *sub)
+{
+    unsigned n;
+
+    if ((lenbytes == 1 ? rd_u8(r, &n) : rd_u16(r, &n)) < 0)
+        return -1;
+    sub->p = r->p;
+    sub->n = n;
+    return rd_bytes(r, n, &sub->p);
+}
+
+/* ---- key log ------------------------------------------------------------- */
+
+enum { SEC_MASTER, SEC_CHTS, SEC_SHTS, SEC_CTS0, SEC_STS0, SEC_N };
+
+static const struct {
+    const char *label;
+    int slot;
+} keylog_labels[] = {
+    { "CLIENT_RANDOM", SEC_MASTER },
+    { "CLIENT_HANDSHAKE_TRAFFIC_SECRET", SEC_CHTS },
+    { "SERVER_HANDSHAKE_TRAFFIC_SECRET", SEC_SHTS },
+    { "CLIENT_TRAFFIC_SECRET_0", SEC_CTS0 },
+    { "SERVER_TRAFFIC_SECRET_0", SEC_STS0 },
+};
+
+struct kl_entry {
+    uint8_t random[RANDOM_LEN];
+    uint8_t used;
+    uint8_t len[SEC_N];   /* 0 = not logged */
+    uint8_t sec[SEC_N][SECRET_MAX];
+};
+
+/* Open addressing keyed by client random: randoms are uniformly random, so
+ * their first bytes are already a good hash. */
+struct yb_keylog {
+    struct kl_entry *slots;
+    size_t cap;            /* power of two */
+    size_t count;
+    size_t malformed;
+    size_t first_malformed;
+};
+
+/* Line splitter shared by file and text input: bytes in, whole lines out,
+ * over-long lines marked rather than stored. */
+struct lines {
+    uint8_t buf[LINE_MAX_LEN];
+    size_t len;
+    int too_long;
+    size_t lineno;
+};
+
+static size_t kl_hash(const uint8_t r[RANDOM_LEN])
+{
+    uint64_t h;
+
+    memcpy(&h, r, sizeof h);
+    return (size_t)(h * 0x9E3779B97F4A7C15ull >> 17);
+}
+
+static struct kl_entry *kl_slot(struct kl_entry *slots, size_t cap, const uint8_t r[RANDOM_LEN])
+{
+    size_t i = kl_hash(r) & (cap - 1);
+
+    while (slots[i].used && memcmp(slots[i].random, r, RANDOM_LEN) != 0)
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+static const struct kl_entry *kl_find(const yb_keylog *k, const uint8_t r[RANDOM_LEN])
+{
+    const struct kl_entry *e;
+
+    if (k == NULL || k->cap == 0)
+        return NULL;
+    e = kl_slot(k->slots, k->cap, r);
+    return e->used ? e : NULL;
+}
+
+/* Keeps the load factor at or below one half. */
+static int kl_grow(yb_keylog *k)
+{
+    size_t ncap = k->cap ? k->cap * 2 : 64;
+    struct kl_entry *ns;
+
+    ns = calloc(ncap, sizeof *ns);
+    if (ns == NULL)
+        return -1;
+    for (size_t i = 0; i < k->cap; i++)
+        if (k->slots[i].used)
+            *kl_slot(ns, ncap, k->slots[i].random) = k->slots[i];
+    if (k->slots != NULL) {
+        OPENSSL_cleanse(k->slots, k->cap * sizeof *k->slots);
+        free(k->slots);
+    }
+    k->slots = ns;
+    k->cap = ncap;
+    return 0;
+}
+
+static int hexval(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes exactly n hex digits into n/2 bytes; returns 0 or -1. */
+static int unhex(const uint8_t *s, size_t n, uint8_t *out)
+{
+    if (n % 2 != 0)
+        return -1;
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i / 2] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+static int is_blank(uint8_t c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static void count_malformed(yb_keylog *k, size_t lineno)
+{
+    if (k->malformed++ == 0)
+        k->first_malformed = lineno;
+}
+
+/* One key log line (no line end).  Returns 0 (stored, skipped or counted
+ * as malformed) or -1 (out of memory / session cap). */
+static int keylog_line(yb_keylog *k, const uint8_t *s, size_t n, size_t lineno)
+{
+    size_t i = 0, lab, rnd, rndlen, sec, seclen;
+    uint8_t random[RANDOM_LEN], secret[SECRET_MAX];
+    struct kl_entry *e;
+    int slot = -1;
+
+    while (n > 0 && (s[n - 1] == '\r' || is_blank(s[n - 1])))
+        n--;
+    while (i < n && is_blank(s[i]))
+        i++;
+    if (i == n || s[i] == '#')
+        return 0;
+    lab = i;
+    while (i < n && !is_blank(s[i]))
+        i++;
+    for (size_t j = 0; j < sizeof keylog_labels / sizeof keylog_labels[0]; j++)
+        if (strlen(keylog_labels[j].label) == i - lab &&
+            memcmp(keylog_labels[j].label, s + lab, i - lab) == 0)
+            slot = keylog_labels[j].slot;
+    if (slot < 0)
+        return 0; /* EXPORTER_SECRET, CLIENT_EARLY_TRAFFIC_SECRET, RSA, ... */
+    while (i < n && is_blank(s[i]))
+        i++;
+    rnd = i;
+    while (i < n && !is_blank(s[i]))
+        i++;
+    rndlen = i - rnd;
+    while (i < n && is_blank(s[i]))
+        i++;
+    sec = i;
+    while (i < n && !is_blank(s[i]))
+        i++;
+    seclen = i - sec;
+    /* The master secret is always 48 bytes; TLS 1.3 secrets are a hash
+     * output (32 or 48). */
+    if (i != n || rndlen != 2 * RANDOM_LEN || unhex(s + rnd, rndlen, random) < 0 ||
+        (slot == SEC_MASTER ? seclen != 96 : seclen != 64 && seclen != 96) ||
+        unhex(s + sec, seclen, secret) < 0) {
+        count_malformed(k, lineno);
+        return 0;
+    }
+    e = k->cap > 0 ? kl_slot(k->slots, k->cap, random) : NULL;
+    if (e == NULL || !e->used) {
+        if (k->count >= YB_KEYLOG_MAX_SESSIONS ||
+            ((k->count + 1) * 2 > k->cap && kl_grow(k) < 0)) {
+            OPENSSL_cleanse(secret, sizeof secret);
+            return -1;
+        }
+        e = kl_slot(k->slots, k->cap, random);
+        e->used = 1;
+        memcpy(e->random, random, RANDOM_LEN);
+        k->count++;
+    }
+    memcpy(e->sec[slot], secret, seclen / 2);
+    e->len[slot] = (uint8_t)(seclen / 2);
+    OPENSSL_cleanse(secret, sizeof secret);
+    return 0;
+}
+
+static int lines_feed(yb_keylog *k, struct lines *l, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n') {
+            l->lineno++;
+            if (l->too_long)
+                count_malformed(k, l->lineno);
+            else if (keylog_line(k, l->buf, l->len, l->lineno) < 0)
+                return -1;
+            l->len = 0;
+            l->too_long = 0;
+        } else if (l->len < sizeof l->buf) {
+            l->buf[l->len++] = p[i];
+        } else {
+            l->too_long = 1;
+        }
+    }
+    return 0;
+}
+
+/* The last line may lack its line end. */
+static int lines_finish(yb_keylog *k, struct lines *l)
+{
+    int rc = 0;
+
+    if (l->len > 0 || l->too_long) {
+        l->lineno++;
+        if (l->too_long)
+            count_malformed(k, l->lineno);
+        else
+            rc = keylog_line(k, l->buf, l->len, l->lineno);
+    }
+    OPENSSL_cleanse(l->buf, sizeof l->buf);
+    return rc;
+}
+
+yb_keylog *yb_keylog_new(void)
+{
+    return calloc(1, sizeof(yb_keylog));
+}
+
+int yb_keylog_add_text(yb_keylog *k, const uint8_t *text, size_t len)
+{
+    struct lines l = { .len = 0 };
+    int rc;
+
+    if (k == NULL || (text == NULL && len > 0))
+        return -1;
+    rc = lines_feed(k, &l, text, len);
+    if (lines_finish(k, &l) < 0)
+        rc = -1;
+    return rc;
+}
+
+yb_keylog *yb_keylog_load(const char *path, char *err, size_t errlen)
+{
+    yb_keylog *k = NULL;
+    struct lines l = { .len = 0 };
+    uint8_t chunk[4096];
+    FILE *fp;
+    size_t n;
+
+    fp = fopen(path, "rb");
+    if (fp == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    k = yb_keylog_new();
+    if (k == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
+        if (lines_feed(k, &l, chunk, n) < 0) {
+            snprintf(err, errlen, "%s:%zu: out of memory or more than %u sessions",
+                     path, l.lineno + 1, YB_KEYLOG_MAX_SESSIONS);
+            goto fail;
+        }
+    }
+    if (ferror(fp)) {
+        snprintf(err, errlen, "%s: read error", path);
+        goto fail;
+    }
+    if (lines_finish(k, &l) < 0) {
+        snprintf(err, errlen, "%s:%zu: out of memory or more than %u sessions",
+                 path, l.lineno, YB_KEYLOG_MAX_SESSIONS);
+        goto fail;
+    }
+    OPENSSL_cleanse(chunk, sizeof chunk);
+    fclose(fp);
+    return k;
+fail:
+    OPENSSL_cleanse(chunk, sizeof chunk);
+    OPENSSL_cleanse(&l, sizeof l);
+    yb_keylog_free(k);
+    fclose(fp);
+    return NULL;
+}
+
+size_t yb_keylog_count(const yb_keylog *k)
+{
+    return k != NULL ? k->count : 0;
+}
+
+size_t yb_keylog_malformed(const yb_keylog *k, size_t *first_line)
+{
+    if (first_line != NULL)
+        *first_line = k != NULL && k->malformed ? k->first_malformed : 0;
+    return k != NULL ? k->malformed : 0;
+}
+
+void yb_keylog_free(yb_keylog *k)
+{
+    if (k == NULL)
+        return;
+    if (k->slots != NULL) {
+        OPENSSL_cleanse(k->slots, k->cap * sizeof *k->slots);
+        free(k->slots);
+    }
+    free(k);
+}
+
+/* ---- flows ---------------------------------------------------------------- */
+
+enum { REKEY_NONE, REKEY_FINISHED, REKEY_UPDATE };
+
+struct dirst {
+    /* stream bytes not yet consumed: q[qoff..qlen) */
+    uint8_t *q;
+    size_t qoff, qlen, qcap;
+    EVP_CIPHER_CTX *cctx;
+    int encrypted;   /* TLS 1.2: after this side's ChangeCipherSpec;
+                        TLS 1.3: from the ServerHello on (opaque records) */
+    int phase;       /* TLS 1.3: 1 = handshake keys, 2 = application keys */
+    uint8_t iv[NONCE_LEN];
+    uint64_t seq;
+    uint8_t secret[SECRET_MAX]; /* TLS 1.3 current traffic secret */
+    unsigned long records;      /* records processed */
+    unsigned long opened;       /* of which decrypted */
+    /* handshake message being reassembled */
+    uint8_t hs_hdr[4];
+    size_t hs_hdr_have;
+    size_t hs_need, hs_have;
+    int hs_keep;
+    uint8_t *hs_body;
+    size_t hs_cap;
+    int rekey;       /* key change due after the current record */
+};
+
+struct yb_tls_flow {
+    const yb_keylog *kl;
+    struct dirst d[2];
+    int have_ch, have_sh, hrr, keys_ready, failed;
+    uint16_t version;
+    const struct suite *suite;
+    EVP_CIPHER *cipher;
+    uint8_t crand[RANDOM_LEN], srand[RANDOM_LEN];
+    char status[96];
+    char alpn[256];
+    void (*cb)(void *ud, int dir, const uint8_t *d, size_t n);
+    void *ud;
+    uint8_t pt[REC_MAX]; /* one record's plaintext */
+};
+
+__attribute__((format(printf, 2, 3)))
+static int fail(yb_tls_flow *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!f->failed) {
+        va_start(ap, fmt);
+        vsnprintf(f->status, sizeof f->status, fmt, ap);
+        va_end(ap);
+        f->failed = 1;
+    }
+    return -1;
+}
+
+/* ---- key derivation (OpenSSL KDFs) ---------------------------------------- */
+
+/* TLS 1.2 PRF (RFC 5246 5): out = PRF(secret, label, seed). */
+static int tls12_prf(const char *md, const uint8_t *secret, size_t slen,
+                     const uint8_t *seed, size_t seedlen, uint8_t *out, size_t outlen)
+{
+    EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_TLS1_PRF, NULL);
+    EVP_KDF_CTX *kctx = NULL;
+    OSSL_PARAM params[4];
+    int rc = -1;
+
+    if (kdf == NULL)
+        goto out;
+    kctx = EVP_KDF_CTX_new(kdf);
+    if (kctx == NULL)
+        goto out;
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)md, 0);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SECRET, (void *)secret, slen);
+    params[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SEED, (void *)seed, seedlen);
+    params[3] = OSSL_PARAM_construct_end();
+    if (EVP_KDF_derive(kctx, out, outlen, params) <= 0)
+        goto out;
+    rc = 0;
+out:
+    EVP_KDF_CTX_free(kctx);
+    EVP_KDF_free(kdf);
+    return rc;
+}
+
+/* RFC 8446 7.1: HKDF-Expand-Label(secret, label, "", outlen). */
+static int expand_label(const char *md, const uint8_t *secret, size_t slen,
+                        const char *label, uint8_t *out, size_t outlen)
+{
+    static const char prefix[] = "tls13 ";
+    EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_TLS1_3_KDF, NULL);
+    EVP_KDF_CTX *kctx = NULL;
+    OSSL_PARAM params[6];
+    int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+    int rc = -1;
+
+    if (kdf == NULL)
+        goto out;
+    kctx = EVP_KDF_CTX_new(kdf);
+    if (kctx == NULL)
+        goto out;
+    params[0] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+    params[1] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)md, 0);
+    params[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, slen);
+    params[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_PREFIX, (void *)prefix,
+                                                  sizeof prefix - 1);
+    params[4] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_LABEL, (void *)label,
+                                                  strlen(label));
+    params[5] = OSSL_PARAM_construct_end();
+    if (EVP_KDF_derive(kctx, out, outlen, params) <= 0)
+        goto out;
+    rc = 0;
+out:
+    EVP_KDF_CTX_free(kctx);
+    EVP_KDF_free(kdf);
+    return rc;
+}
+
+/* Loads key and the fixed part of the nonce for one direction; the
+ * sequence number restarts at 0 with every new key (RFC 5246 6.1,
+ * RFC 8446 5.3). */
+static int install_key(yb_tls_flow *f, struct dirst *s, const uint8_t *key, const uint8_t *iv)
+{
+    if (s->cctx == NULL && (s->cctx = EVP_CIPHER_CTX_new()) == NULL)
+        return fail(f, "out of memory");
+    if (!EVP_DecryptInit_ex2(s->cctx, f->cipher, key, NULL, NULL))
+        return fail(f, "cannot set up %s", f->suite->cipher);
+    memset(s->iv, 0, sizeof s->iv);
+    memcpy(s->iv, iv, f->suite->fixed_iv);
+    s->seq = 0;
+    return 0;
+}
+
+/* TLS 1.3: makes secret this direction's traffic secret (RFC 8446 7.3). */
+static int set_traffic_secret(yb_tls_flow *f, struct dirst *s, const uint8_t *secret)
+{
+    const struct suite *su = f->suite;
+    uint8_t key[32], iv[NONCE_LEN];
+    int rc = -1;
+
+    if (secret != s->secret)
+        memcpy(s->secret, secret, su->hash_len);
+    if (expand_label(su->md, s->secret, su->hash_len, "key", key, su->key_len) < 0 ||
+        expand_label(su->md, s->secret, su->hash_len, "iv", iv, NONCE_LEN) < 0) {
+        fail(f, "key derivation failed");
+        goto out;
+    }
+    rc = install_key(f, s, key, iv);
+out:
+    OPENSSL_cleanse(key, sizeof key);
+    OPENSSL_cleanse(iv, sizeof iv);
+    return rc;
+}
+
+/* Both randoms are known: look the session up and derive the first keys. */
+static int derive_keys(yb_tls_flow *f)
+{
+    const struct kl_entry *e = kl_find(f->kl, f->crand);
+    const struct suite *su = f->suite;
+    int rc = -1;
+
+    f->cipher = EVP_CIPHER_fetch(NULL, su->cipher, NULL);
+    if (f->cipher == NULL)
+        return fail(f, "cipher %s not available", su->cipher);
+    if (f->version == TLS12) {
+        /* RFC 5246 6.3: key_block = PRF(master, "key expansion",
+         * server_random + client_random); AEAD suites have no MAC keys:
+         * client key, server key, client iv, server iv. */
+        static const char label[] = "key expansion";
+        uint8_t seed[sizeof label - 1 + 2 * RANDOM_LEN];
+        uint8_t kb[2 * 32 + 2 * NONCE_LEN];
+        size_t kl = su->key_len, il = su->fixed_iv;
+
+        if (e == NULL || e->len[SEC_MASTER] != 48)
+            return fail(f, "no keys");
+        memcpy(seed, label, sizeof label - 1);
+        memcpy(seed + sizeof label - 1, f->srand, RANDOM_LEN);
+        memcpy(seed + sizeof label - 1 + RANDOM_LEN, f->crand, RANDOM_LEN);
+        if (tls12_prf(su->md, e->sec[SEC_MASTER], 48, seed, sizeof seed, kb,
+                      2 * kl + 2 * il) < 0) {
+            fail(f, "key derivation failed");
+        } else if (install_key(f, &f->d[0], kb, kb + 2 * kl) == 0 &&
+                   install_key(f, &f->d[1], kb + kl, kb + 2 * kl + il) == 0) {
+            rc = 0;
+        }
+        OPENSSL_cleanse(kb, sizeof kb);
+    } else {
+        if (e == NULL || e->len[SEC_CHTS] != su->hash_len || e->len[SEC_SHTS] != su->hash_len)
+            return fail(f, "no keys");
+        if (set_traffic_secret(f, &f->d[0], e->sec[SEC_CHTS]) == 0 &&
+            set_traffic_secret(f, &f->d[1], e->sec[SEC_SHTS]) == 0) {
+            /* From here on every opaque record of either side is
+             * protected, under the handshake keys until its Finished. */
+            f->d[0].encrypted = f->d[1].encrypted = 1;
+            f->d[0].phase = f->d[1].phase = 1;
+            rc = 0;
+        }
+    }
+    if (rc == 0) {
+        f->keys_ready = 1;
+        snprintf(f->status, sizeof f->status, "decrypting");
+    }
+    return rc;
+}
+
+/* TLS 1.3 key change after this direction's Finished or KeyUpdate. */
+static int apply_rekey(yb_tls_flow *f, int dir)
+{
+    struct dirst *s = &f->d[dir];
+    const struct suite *su = f->suite;
+    uint8_t next[SECRET_MAX];
+    int why = s->rekey, rc;
+
+    s->rekey = REKEY_NONE;
+    if (why == REKEY_FINISHED) {
+        const struct kl_entry *e = kl_find(f->kl, f->crand);
+        int slot = dir == 0 ? SEC_CTS0 : SEC_STS0;
+
+        if (e == NULL || e->len[slot] != su->hash_len)
+            return fail(f, "no keys (%s application traffic secret)",
+                        dir == 0 ? "client" : "server");
+        s->phase = 2;
+        return set_traffic_secret(f, s, e->sec[slot]);
+    }
+    /* RFC 8446 7.2: application_traffic_secret_N+1 =
+     * HKDF-Expand-Label(application_traffic_secret_N, "traffic upd", "", Hash.length) */
+    if (expand_label(su->md, s->secret, su->hash_len, "traffic upd", next, su->hash_len) < 0)
+        return fail(f, "key derivation failed");
+    rc = set_traffic_secret(f, s, next);
+    OPENSSL_cleanse(next, sizeof next);
+    return rc;
+}
+
+/* ---- handshake messages ------------------------------------------------------ */
+
+/* Reads the extensions we care about: the selected version and ALPN. */
+static int parse_extensions(yb_tls_flow *f, struct rd *exts, unsigned *sel_version, int *early)
+{
+    while (exts->n > 0) {
+        unsigned type;
+        struct rd body;
+
+        if (rd_u16(exts, &type) < 0 || rd_vec(exts, 2, &body) < 0)
+            return -1;
+        if (type == EXT_SUPPORTED_VERSIONS && sel_version != NULL) {
+            if (rd_u16(&body, sel_version) < 0 || body.n != 0)
+                return -1;
+        } else if (type == EXT_ALPN) {
+            /* The server names exactly one protocol (RFC 7301 3.1). */
+            struct rd list, name;
+
+            if (rd_vec(&body, 2, &list) < 0 || body.n != 0 ||
+                rd_vec(&list, 1, &name) < 0 || list.n != 0 || name.n == 0)
+                return -1;
+            /* name.n <= 255 < sizeof f->alpn; a NUL could not be returned
+             * as a C string, so such a name is not reported. */
+            if (memchr(name.p, '\0', name.n) == NULL) {
+                memcpy(f->alpn, name.p, name.n);
+                f->alpn[name.n] = '\0';
+            }
+        } else if (type == EXT_EARLY_DATA && early != NULL) {
+            *early = 1;
+        }
+    }
+    return 0;
+}
+
+static int on_client_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encrypted)
+{
+    struct rd r = { b, n }, sid;
+    const uint8_t *random;
+    unsigned version;
+
+    if (f->have_ch) {
+        /* After a HelloRetryRequest the client repeats its hello (same
+         * random, RFC 8446 4.1.2) in the clear; anything else is a TLS 1.2
+         * renegotiation, whose new keys we cannot follow. */
+        if (f->hrr && !encrypted)
+            return 0;
+        return fail(f, "unsupported: renegotiation");
+    }
+    if (rd_u16(&r, &version) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
+        rd_vec(&r, 1, &sid) < 0)
+        return fail(f, "bad ClientHello");
+    memcpy(f->crand, random, RANDOM_LEN);
+    f->have_ch = 1;
+    return 0;
+}
+
+static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encrypted)
+{
+    struct rd r = { b, n }, sid, exts = { NULL, 0 };
+    const uint8_t *random;
+    unsigned legacy, suite, comp, version = 0;
+
+    if (encrypted || f->have_sh)
+        return fail(f, "unexpected ServerHello");
+    if (rd_u16(&r, &legacy) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
+        rd_vec(&r, 1, &sid) < 0 || rd_u16(&r, &suite) < 0 || rd_u8(&r, &comp) < 0 ||
+        (r.n > 0 && (rd_vec(&r, 2, &exts) < 0 || r.n != 0)) ||
+        parse_extensions(f, &exts, &version, NULL) < 0)
+        return fail(f, "bad ServerHello");
+    if (version == 0)
+        version = legacy;
+    if (version != TLS12 && version != TLS13)
+        return fail(f, "unsupported TLS version 0x%04x", version);
+    if (comp != 0)
+        return fail(f, "unsupported compression method %u", comp);
+    f->suite = find_suite((uint16_t)suite, (uint16_t)version);
+    if (f->suite == NULL)
+        return fail(f, "unsupported cipher suite 0x%04x", suite);
+    f->version = (uint16_t)version;
+    if (version == TLS13 && memcmp(random, hrr_random, RANDOM_LEN) == 0) {
+        f->hrr = 1; /* the real ServerHello follows the client's second hello */
+        return 0;
+    }
+    memcpy(f->srand, random, RANDOM_LEN);
+    f->have_sh = 1;
+    return derive_keys(f);
+}
+
+/* A complete handshake message; body is NULL for the types not kept. */
+static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *body,
+                        size_t n, int encrypted)
+{
+    struct dirst *s = &f->d[dir];
+
+    switch (type) {
+    case HS_CLIENT_HELLO:
+        if (dir != 0)
+            return fail(f, "bad handshake: ClientHello from server");
+        return on_client_hello(f, body, n, encrypted);
+    case HS_SERVER_HELLO:
+        if (dir != 1)
+            return fail(f, "bad handshake: ServerHello from client");
+        return on_server_hello(f, body, n, encrypted);
+    case HS_ENCRYPTED_EXTENSIONS: {
+        struct rd r = { body, n }, exts;
+
+        if (dir != 1 || f->version != TLS13 || !encrypted)
+            return fail(f, "unexpected EncryptedExtensions");
+        if (rd_vec(&r, 2, &exts) < 0 || r.n != 0 || parse_extensions(f, &exts, NULL, NULL) < 0)
+            return fail(f, "bad EncryptedExtensions");
+        return 0;
+    }
+    case HS_FINISHED:
+        /* TLS 1.3: the side's handshake keys end with its Finished.  A
+         * Finished under application keys is post-handshake client
+         * authentication and changes nothing. */
+        if (f->version == TLS13 && s->phase == 1)
+            s->rekey = REKEY_FINISHED;
+        return 0;
+    case HS_KEY_UPDATE:
+        if (f->version != TLS13 || s->phase != 2 || n != 1 || body[0] > 1)
+            return fail(f, "bad KeyUpdate");
+        s->rekey = REKEY_UPDATE;
+        return 0;
+    default:
+        return 0; /* certificates, tickets, key exchange: not needed */
+    }
+}
+
+static int keep_type(unsigned type)
+{
+    return type == HS_CLIENT_HELLO || type == HS_SERVER_HELLO ||
+           type == HS_ENCRYPTED_EXTENSIONS || type == HS_KEY_UPDATE;
+}
+
+/* Handshake bytes of one record: messages may span records and a record
+ * may hold several. */
+static int handshake_bytes(yb_tls_flow *f, int dir, const uint8_t *p, size_t n, int encrypted)
+{
+    struct dirst *s = &f->d[dir];
+    size_t off = 0;
+
+    while (off < n) {
+        size_t take;
+
+        /* RFC 8446 5.1: handshake messages must not span a key change. */
+        if (s->rekey != REKEY_NONE)
+            return fail(f, "bad handshake: data after key change");
+        if (s->hs_hdr_have < 4) {
+            take = 4 - s->hs_hdr_have;
+            if (take > n - off)
+                take = n - off;
+            memcpy(s->hs_hdr + s->hs_hdr_have, p + off, take);
+            s->hs_hdr_have += take;
+            off += take;
+            if (s->hs_hdr_have < 4)
+                break;
+            s->hs_need = (size_t)s->hs_hdr[1] << 16 | (size_t)s->hs_hdr[2] << 8 | s->hs_hdr[3];
+            s->hs_have = 0;
+            s->hs_keep = keep_type(s->hs_hdr[0]);
+            if (s->hs_keep) {
+                if (s->hs_need > YB_TLS_HS_MAX)
+                    return fail(f, "handshake message too large");
+                if (s->hs_need > s->hs_cap) {
+                    uint8_t *nb = realloc(s->hs_body, s->hs_need);
+
+                    if (nb == NULL)
+                        return fail(f, "out of memory");
+                    s->hs_body = nb;
+                    s->hs_cap = s->hs_need;
+                }
+            }
+        }
+        take = s->hs_need - s->hs_have;
+        if (take > n - off)
+            take = n - off;
+        if (s->hs_keep && take > 0)
+            memcpy(s->hs_body + s->hs_have, p + off, take);
+        s->hs_have += take;
+        off += take;
+        if (s->hs_have == s->hs_need) {
+            s->hs_hdr_have = 0;
+            if (on_handshake(f, dir, s->hs_hdr[0], s->hs_keep ? s->hs_body : NULL,
+                             s->hs_need, encrypted) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+/* AEAD open; out receives ctlen bytes.  Returns 0 or -1 (tag mismatch). */
+static int aead_open(EVP_CIPHER_CTX *c, const uint8_t nonce[NONCE_LEN], const uint8_t *aad,
+                     size_t aadlen, const uint8_t *ct, size_t ctlen, const uint8_t *tag,
+                     uint8_t *out)
+{
+    int outl = 0, finl = 0;
+
+    if (!EVP_DecryptInit_ex2(c, NULL, NULL, nonce, NULL) ||
+        !EVP_DecryptUpdate(c, NULL, &outl, aad, (int)aadlen) ||
+        (ctlen > 0 && !EVP_DecryptUpdate(c, out, &outl, ct, (int)ctlen)) ||
+        !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, (void *)tag) ||
+        EVP_DecryptFinal_ex(c, out + outl, &finl) <= 0)
+        return -1;
+    return 0;
+}
+
+/* Decrypts one protected record into f->pt; sets its real content type
+ * and plaintext length. */
+static int open_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_t *frag,
+                       size_t len, unsigned *type, size_t *ptlen)
+{
+    struct dirst *s = &f->d[dir];
+    const struct suite *su = f->suite;
+    uint8_t nonce[NONCE_LEN], aad[13];
+    const uint8_t *ct = frag;
+    size_t ctlen, aadlen;
+
+    if (len < (size_t)su->explicit_nonce + TAG_LEN + (f->version == TLS13))
+        return fail(f, "bad record: too short");
+    memcpy(nonce, s->iv, NONCE_LEN);
+    if (su->explicit_nonce) {
+        /* RFC 5288 3: nonce = salt (4, from the key block) + explicit (8,
+         * first bytes of the record). */
+        memcpy(nonce + su->fixed_iv, frag, su->explicit_nonce);
+        ct += su->explicit_nonce;
+    } else {
+        /* RFC 7905 2 / RFC 8446 5.3: nonce = iv XOR padded seq. */
+        for (int i = 0; i < 8; i++)
+            nonce[NONCE_LEN - 1 - i] ^= (uint8_t)(s->seq >> (8 * i));
+    }
+    ctlen = len - su->explicit_nonce - TAG_LEN;
+    if (f->version == TLS12) {
+        /* RFC 5246 6.2.3.3: seq_num + type + version + length (of the
+         * plaintext). */
+        for (int i = 0; i < 8; i++)
+            aad[i] = (uint8_t)(s->seq >> (56 - 8 * i));
+        aad[8] = hdr[0];
+        aad[9] = hdr[1];
+        aad[10] = hdr[2];
+        aad[11] = (uint8_t)(ctlen >> 8);
+        aad[12] = (uint8_t)ctlen;
+        aadlen = 13;
+    } else {
+        memcpy(aad, hdr, REC_HDR); /* RFC 8446 5.2: the record header */
+        aadlen = REC_HDR;
+    }
+    if (aead_open(s->cctx, nonce, aad, aadlen, ct, ctlen, ct + ctlen, f->pt) < 0)
+        return fail(f, "bad record mac");
+    s->seq++;
+    if (f->version == TLS12) {
+        *type = hdr[0];
+        *ptlen = ctlen;
+        return 0;
+    }
+    /* RFC 8446 5.4: content, real type, zero padding. */
+    while (ctlen > 0 && f->pt[ctlen - 1] == 0)
+        ctlen--;
+    if (ctlen == 0)
+        return fail(f, "bad record: no content type");
+    *type = f->pt[ctlen - 1];
+    *ptlen = ctlen - 1;
+    return 0;
+}
+
+static int process_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_t *frag,
+                          size_t len)
+{
+    struct dirst *s = &f->d[dir];
+    unsigned type = hdr[0];
+    const uint8_t *data = frag;
+    int encrypted = 0;
+
+    /* A stream whose first record is not handshake began after the
+     * handshake (or is not TLS): its keys can never be found. */
+    if (s->records++ == 0 && type != CT_HANDSHAKE && !(dir == 1 && type == CT_ALERT))
+        return fail(f, "no handshake captured");
+    if (s->encrypted && (f->version == TLS12 || type == CT_APPDATA)) {
+        if (open_record(f, dir, hdr, frag, len, &type, &len) < 0)
+            return -1;
+        data = f->pt;
+        encrypted = 1;
+        s->opened++;
+    }
+    switch (type) {
+    case CT_CCS:
+        /* TLS 1.3 sends it only for middlebox compatibility, in the clear
+         * (RFC 8446 5); TLS 1.2 turns this side's protection on. */
+        if (f->version == TLS13 && !encrypted)
+            return 0;
+        if (f->version != TLS12 || encrypted || !f->keys_ready || len != 1 || data[0] != 1)
+            return fail(f, "unexpected ChangeCipherSpec");
+        if (s->hs_hdr_have != 0)
+            return fail(f, "bad handshake: message spans ChangeCipherSpec");
+        s->encrypted = 1;
+        s->seq = 0;
+        return 0;
+    case CT_ALERT:
+        /* An alert in the clear means the handshake failed: nothing of this
+         * connection will ever be decryptable.  Protected alerts
+         * (close_notify, ...) end the connection normally. */
+        if (!encrypted && len >= 2 && data[0] == 2)
+            return fail(f, "handshake failed: alert %u", data[1]);
+        return 0;
+    case CT_HANDSHAKE:
+        /* In TLS 1.3 only the client's second hello after a
+         * HelloRetryRequest is in the clear once keys exist. */
+        if (f->version == TLS13 && s->encrypted && !encrypted &&
+            !(dir == 0 && f->hrr && s->opened == 0))
+            return fail(f, "unexpected plaintext handshake");
+        if (handshake_bytes(f, dir, data, len, encrypted) < 0)
+            return -1;
+        if (s->rekey != REKEY_NONE) {
+            if (s->hs_hdr_have != 0)
+                return fail(f, "bad handshake: data after key change");
+            return apply_rekey(f, dir);
+        }
+        return 0;
+    case CT_APPDATA:
+        if (!encrypted)
+            return fail(f, f->keys_ready ? "unexpected plaintext application data"
+                                         : "no handshake captured");
+        if (len > 0 && f->cb != NULL)
+            f->cb(f->ud, dir, data, len);
+        return 0;
+    default:
+        return fail(f, "bad record: content type %u", type);
+    }
+}
+
+/* A direction waits while the state its next record needs is missing. */
+static int blocked(const yb_tls_flow *f, int dir)
+{
+    if (dir == 1)
+        return !f->have_ch;
+    return f->have_ch && !f->have_sh;
+}
+
+/* Returns 1 after consuming a record, 0 when the direction needs more
+ * bytes or waits for the other one, -1 on failure. */
+static int step(yb_tls_flow *f, int dir)
+{
+    struct dirst *s = &f->d[dir];
+    const uint8_t *p = s->q + s->qoff;
+    size_t avail = s->qlen - s->qoff, len;
+    int rc;
+
+    if (avail < REC_HDR)
+        return 0;
+    len = (size_t)p[3] << 8 | p[4];
+    if (p[0] < CT_CCS || p[0] > CT_APPDATA || p[1] != 3 || p[2] > 4 || len > REC_MAX)
+        return fail(f, s->records == 0 ? "no handshake captured" : "bad record header");
+    /* Said early so that a server stream captured without its start does
+     * not sit in the queue waiting for a ClientHello. */
+    if (s->records == 0 && p[0] != CT_HANDSHAKE && !(dir == 1 && p[0] == CT_ALERT))
+        return fail(f, "no handshake captured");
+    if (avail < REC_HDR + len || blocked(f, dir))
+        return 0;
+    rc = process_record(f, dir, p, p + REC_HDR, len);
+    s->qoff += REC_HDR + len;
+    if (s->qoff == s->qlen)
+        s->qoff = s->qlen = 0;
+    return rc < 0 ? -1 : 1;
+}
+
+static int pump(yb_tls_flow *f)
+{
+    int progress;
+
+    do {
+        progress = 0;
+        for (int dir = 0; dir < 2; dir++) {
+            int rc;
+
+            while ((rc = step(f, dir)) > 0)
+                progress = 1;
+            if (rc < 0)
+                return -1;
+        }
+    } while (progress);
+    return 0;
+}
+
+/* Appends n bytes; the caller keeps pending + n <= YB_TLS_PENDING_MAX. */
+static int queue_append(yb_tls_flow *f, struct dirst *s, const uint8_t *p, size_t n)
+{
+    size_t pending = s->qlen - s->qoff;
+
+    if (s->qlen + n > s->qcap && s->qoff > 0) {
+        memmove(s->q, s->q + s->qoff, pending);
+        s->qoff = 0;
+        s->qlen = pending;
+    }
+    if (s->qlen + n > s->qcap) {
+        size_t ncap = s->qcap ? s->qcap : 32 * 1024;
+        uint8_t *nq;
+
+        while (ncap < s->qlen + n)
+            ncap *= 2;
+        if (ncap > YB_TLS_PENDING_MAX)
+            ncap = YB_TLS_PENDING_MAX;
+        nq = realloc(s->q, ncap);
+        if (nq == NULL)
+            return fail(f, "out of memory");
+        s->q = nq;
+        s->qcap = ncap;
+    }
+    memcpy(s->q + s->qlen, p, n);
+    s->qlen += n;
+    return 0;
+}
+
+yb_tls_flow *yb_tls_flow_new(const yb_keylog *k)
+{
+    yb_tls_flow *f = calloc(1, sizeof *f);
+
+    if (f == NULL)
+        return NULL;
+    f->kl = k;
+    snprintf(f->status, sizeof f->status, "awaiting handshake");
+    return f;
+}
+
+int yb_tls_flow_feed(yb_tls_flow *f, int dir, const uint8_t *data, size_t len,
+                     void (*cb)(void *ud, int dir, const uint8_t *d, size_t n), void *ud)
+{
+    struct dirst *s;
+
+    if (f == NULL)
+        return -1;
+    if (f->failed)
+        return -1;
+    if ((dir != 0 && dir != 1) || (data == NULL && len > 0))
+        return fail(f, "bad arguments");
+    s = &f->d[dir];
+    f->cb = cb;
+    f->ud = ud;
+    /* Bytes go in by the room left, so one large call works like many
+     * small ones; only a direction that waits can fill its queue. */
+    while (len > 0) {
+        size_t room = YB_TLS_PENDING_MAX - (s->qlen - s->qoff);
+        size_t n = len < room ? len : room;
+
+        if (n == 0)
+            return fail(f, "too much data buffered (%s side ahead of the handshake)",
+                        dir == 0 ? "client" : "server");
+        if (queue_append(f, s, data, n) < 0 || pump(f) < 0)
+            return -1;
+        data += n;
+        len -= n;
+    }
+    return 0;
+}
+
+const char *yb_tls_flow_status(const yb_tls_flow *f)
+{
+    return f != NULL ? f->status : "no flow";
+}
+
+const char *yb_tls_flow_alpn(const yb_tls_flow *f)
+{
+    return f != NULL ? f->alpn : "";
+}
+
+int yb_tls_flow_is_tls(const uint8_t *b, size_t len)
+{
+    size_t reclen;
+
+    if (b == NULL || len < 6)
+        return 0;
+    reclen = (size_t)b[3] << 8 | b[4];
+    if (b[0] != CT_HANDSHAKE || b[1] != 3 || b[2] > 4 || reclen < 4 || reclen > 16384 ||
+        b[5] != HS_CLIENT_HELLO)
+        return 0;
+    /* client_version major byte, when present */
+    if (len >= 10 && b[9] != 3)
+        return 0;
+    return 1;
+}
+
+void yb_tls_flow_free(yb_tls_flow *f)
+{
+    if (f == NULL)
+        return;
+    for (int i = 0; i < 2; i++) {
+        struct dirst *s = &f->d[i];
+
+        EVP_CIPHER_CTX_free(s->cctx);
+        free(s->q);
+        free(s->hs_body);
+    }
+    EVP_CIPHER_free(f->cipher);
+    OPENSSL_cleanse(f, sizeof *f);
+    free(f);
+}

@@ -1,0 +1,115 @@
+/* TLS decryption for `yangblast capture`: turns the two reassembled TCP
+ * byte streams of one TLS connection back into the application bytes,
+ * using the session secrets an endpoint logged in NSS key log format
+ * (SSLKEYLOGFILE, or a pcapng Decryption Secrets Block).
+ *
+ * Supported: TLS 1.2 AEAD suites (ECDHE/DHE/RSA key exchange with
+ * AES-128/256-GCM, ChaCha20-Poly1305 — the key exchange never matters
+ * because the master secret is logged) and TLS 1.3 with
+ * TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and
+ * TLS_CHACHA20_POLY1305_SHA256, including HelloRetryRequest and
+ * KeyUpdate.  Not supported: CBC/stream suites, TLS <= 1.1, TLS 1.3
+ * 0-RTT early data, TLS 1.2 renegotiation, SSLv2-format hellos.
+ *
+ * All crypto (TLS 1.2 PRF, HKDF-Expand-Label, AEAD) is OpenSSL 3's; this
+ * module only parses records and handshake messages, with bounds checks,
+ * and every buffer it keeps is capped (see the limits below). */
+#ifndef YB_TLS_DECRYPT_H
+#define YB_TLS_DECRYPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes of one direction held while that direction waits for the other
+ * (e.g. server bytes fed before the ClientHello was seen).  A direction
+ * that needs more than this fails the flow ("too much data buffered"). */
+#define YB_TLS_PENDING_MAX (1024u * 1024u)
+/* Largest handshake message whose body is kept for parsing (ClientHello,
+ * ServerHello, EncryptedExtensions, KeyUpdate); others are skipped over
+ * without being stored, whatever their size. */
+#define YB_TLS_HS_MAX (64u * 1024u)
+/* Sessions one key log may hold; lines beyond it make add/load fail. */
+#define YB_KEYLOG_MAX_SESSIONS (1u << 20)
+
+/* ---- key log ------------------------------------------------------------ */
+
+typedef struct yb_keylog yb_keylog;
+
+/* Returns an empty key log (caller frees with yb_keylog_free) or NULL
+ * when out of memory. */
+yb_keylog *yb_keylog_new(void);
+
+/* Reads an NSS key log file.  Understood labels: CLIENT_RANDOM (TLS 1.2
+ * master secret), CLIENT_HANDSHAKE_TRAFFIC_SECRET,
+ * SERVER_HANDSHAKE_TRAFFIC_SECRET, CLIENT_TRAFFIC_SECRET_0,
+ * SERVER_TRAFFIC_SECRET_0; other labels (EXPORTER_SECRET, ...), comments
+ * and blank lines are skipped; malformed lines (bad hex, wrong lengths,
+ * too long) are counted (yb_keylog_malformed) and skipped.
+ * Returns a key log (caller frees) or NULL with a message naming the
+ * file in err when it cannot be opened or read, or memory runs out. */
+yb_keylog *yb_keylog_load(const char *path, char *err, size_t errlen);
+
+/* Adds the lines in text[0..len) (not NUL-terminated; LF or CRLF line
+ * ends), e.g. the secrets of a pcapng Decryption Secrets Block, with the
+ * same rules as yb_keylog_load.  A later secret for the same session and
+ * label replaces the earlier one.  Returns 0, or -1 when k is NULL, memory
+ * runs out or YB_KEYLOG_MAX_SESSIONS is reached (lines before that point
+ * are kept).  text is only read. */
+int yb_keylog_add_text(yb_keylog *k, const uint8_t *text, size_t len);
+
+/* Returns the number of sessions (distinct client randoms) known. */
+size_t yb_keylog_count(const yb_keylog *k);
+
+/* Returns the number of malformed lines seen so far; when first_line is
+ * not NULL it receives the 1-based number of the first one within the
+ * file or text it came from (0 when none). */
+size_t yb_keylog_malformed(const yb_keylog *k, size_t *first_line);
+
+/* Frees k (NULL is fine).  Flows created from k must be freed first. */
+void yb_keylog_free(yb_keylog *k);
+
+/* ---- one connection ------------------------------------------------------ */
+
+typedef struct yb_tls_flow yb_tls_flow;
+
+/* Returns a flow for one TCP connection (caller frees with
+ * yb_tls_flow_free) or NULL when out of memory.  The flow keeps a pointer
+ * to k (not a copy): k must outlive the flow and must not be changed
+ * while the flow is being fed.  k may be NULL (every flow then ends in
+ * "no keys"). */
+yb_tls_flow *yb_tls_flow_new(const yb_keylog *k);
+
+/* Feeds reassembled TCP payload of one direction (dir 0 = client->server,
+ * 1 = server->client), in order; the two directions may be interleaved in
+ * any order (a direction that runs ahead of the handshake is buffered, up
+ * to YB_TLS_PENDING_MAX).  Decrypted application data is delivered through
+ * cb(ud, dir, data, len) (cb may be NULL to discard it); data is only valid
+ * during the call.  A call may deliver data of the other direction that had
+ * been waiting; every delivered byte belongs to a record whose
+ * authentication tag was verified.
+ * Returns 0, or -1 when the flow cannot be decrypted (no keys, unsupported
+ * suite, bad record, ...): yb_tls_flow_status then says why, and every
+ * later call returns -1 at once.  Records decrypted before the failing one
+ * in the same call have already been delivered. */
+int yb_tls_flow_feed(yb_tls_flow *f, int dir, const uint8_t *data, size_t len,
+                     void (*cb)(void *ud, int dir, const uint8_t *d, size_t n), void *ud);
+
+/* Returns a static-lifetime-of-f NUL-terminated description of the state:
+ * "awaiting handshake", "decrypting", or why decryption stopped: "no keys",
+ * "no handshake captured", "unsupported cipher suite 0x009c",
+ * "unsupported TLS version 0x0302", "bad record mac", "bad record header",
+ * "too much data buffered", ...  Valid until the next call on f. */
+const char *yb_tls_flow_status(const yb_tls_flow *f);
+
+/* Returns the protocol the server chose by ALPN ("h2", "http/1.1", ...) or
+ * "" when none was negotiated or it has not been seen yet.  Owned by f. */
+const char *yb_tls_flow_alpn(const yb_tls_flow *f);
+
+/* Returns 1 when the first bytes of a client->server stream look like a
+ * TLS record carrying a ClientHello (needs at least 6 bytes), else 0. */
+int yb_tls_flow_is_tls(const uint8_t *first_bytes, size_t len);
+
+/* Frees f (NULL is fine). */
+void yb_tls_flow_free(yb_tls_flow *f);
+
+#endif
