@@ -847,6 +847,12 @@ static int handshake_bytes(yb_tls_flow *f, int dir, const uint8_t *p, size_t n, 
             off += take;
             if (s->hs_hdr_have < 4)
                 break;
+            /* Each side starts with its hello; anything else means the
+             * capture began after the handshake (TLS 1.2 Finished records
+             * also say "handshake" on the outside). */
+            if ((dir == 0 && !f->have_ch && s->hs_hdr[0] != HS_CLIENT_HELLO) ||
+                (dir == 1 && !f->have_sh && !f->hrr && s->hs_hdr[0] != HS_SERVER_HELLO))
+                return fail(f, "no handshake captured");
             s->hs_need = (size_t)s->hs_hdr[1] << 16 | (size_t)s->hs_hdr[2] << 8 | s->hs_hdr[3];
             s->hs_have = 0;
             s->hs_keep = keep_type(s->hs_hdr[0]);

@@ -94,7 +94,7 @@ yb_tls_flow *yb_tls_flow_new(const yb_keylog *k);
 int yb_tls_flow_feed(yb_tls_flow *f, int dir, const uint8_t *data, size_t len,
                      void (*cb)(void *ud, int dir, const uint8_t *d, size_t n), void *ud);
 
-/* Returns a static-lifetime-of-f NUL-terminated description of the state:
+/* Returns a NUL-terminated description of the state, owned by f:
  * "awaiting handshake", "decrypting", or why decryption stopped: "no keys",
  * "no handshake captured", "unsupported cipher suite 0x009c",
  * "unsupported TLS version 0x0302", "bad record mac", "bad record header",

@@ -89,6 +89,7 @@ struct params {
     int key_update;             /* TLS 1.3: KeyUpdate both ways mid-stream */
     int hrr;                    /* TLS 1.3: force a HelloRetryRequest */
     size_t big;                 /* bytes of bulk data each way */
+    int resume;                 /* record a resumed (abbreviated) handshake */
 };
 
 static EVP_PKEY *g_key;
@@ -204,6 +205,40 @@ static void pattern(uint8_t *d, size_t n, uint8_t seed)
         d[i] = (uint8_t)(seed + i * 7 + (i >> 8));
 }
 
+/* Connects a fresh client/server pair (the client offering session
+ * `resume` unless NULL) and runs the handshake, recording into S. */
+static void handshake(struct session *S, struct pair *p, SSL_CTX *cctx, SSL_CTX *sctx,
+                      SSL_SESSION *resume)
+{
+    int done_c = 0, done_s = 0;
+
+    p->c = SSL_new(cctx);
+    p->s = SSL_new(sctx);
+    assert_non_null(p->c);
+    assert_non_null(p->s);
+    p->c_in = BIO_new(BIO_s_mem());
+    p->c_out = BIO_new(BIO_s_mem());
+    p->s_in = BIO_new(BIO_s_mem());
+    p->s_out = BIO_new(BIO_s_mem());
+    SSL_set_bio(p->c, p->c_in, p->c_out);
+    SSL_set_bio(p->s, p->s_in, p->s_out);
+    SSL_set_connect_state(p->c);
+    SSL_set_accept_state(p->s);
+    if (resume != NULL)
+        assert_int_equal(SSL_set_session(p->c, resume), 1);
+    for (int i = 0; i < 50 && !(done_c && done_s); i++) {
+        if (!done_c)
+            done_c = SSL_do_handshake(p->c) == 1;
+        shuttle_all(S, p);
+        if (!done_s)
+            done_s = SSL_do_handshake(p->s) == 1;
+        shuttle_all(S, p);
+    }
+    assert_true(done_c && done_s);
+}
+
+static void session_free(struct session *S);
+
 static void run_session(struct session *S, const struct params *P)
 {
     static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -213,7 +248,7 @@ static void run_session(struct session *S, const struct params *P)
     struct buf got[2] = { { 0 }, { 0 } };
     uint8_t *data;
     size_t big = P->big ? P->big : 40000;
-    int done_c = 0, done_s = 0;
+    SSL_SESSION *resume = NULL;
 
     memset(S, 0, sizeof *S);
     assert_non_null(cctx);
@@ -242,27 +277,32 @@ static void run_session(struct session *S, const struct params *P)
     SSL_CTX_set_keylog_callback(cctx, keylog_cb);
     g_keylog_target = S;
 
-    p.c = SSL_new(cctx);
-    p.s = SSL_new(sctx);
-    assert_non_null(p.c);
-    assert_non_null(p.s);
-    p.c_in = BIO_new(BIO_s_mem());
-    p.c_out = BIO_new(BIO_s_mem());
-    p.s_in = BIO_new(BIO_s_mem());
-    p.s_out = BIO_new(BIO_s_mem());
-    SSL_set_bio(p.c, p.c_in, p.c_out);
-    SSL_set_bio(p.s, p.s_in, p.s_out);
-    SSL_set_connect_state(p.c);
-    SSL_set_accept_state(p.s);
-    for (int i = 0; i < 50 && !(done_c && done_s); i++) {
-        if (!done_c)
-            done_c = SSL_do_handshake(p.c) == 1;
-        shuttle_all(S, &p);
-        if (!done_s)
-            done_s = SSL_do_handshake(p.s) == 1;
-        shuttle_all(S, &p);
+    if (P->resume) {
+        /* a first, unrecorded connection leaves a session to resume */
+        struct session first;
+
+        memset(&first, 0, sizeof first);
+        g_keylog_target = &first;
+        handshake(&first, &p, cctx, sctx, NULL);
+        app_write(&first, &p, 1, (const uint8_t *)"hi", 2);
+        app_drain(&first, &p, 0, &got[0]); /* TLS 1.3: takes the tickets */
+        /* a connection freed without close_notify leaves its session
+         * not resumable */
+        SSL_shutdown(p.c);
+        shuttle_all(&first, &p);
+        SSL_shutdown(p.s);
+        shuttle_all(&first, &p);
+        resume = SSL_get1_session(p.c);
+        assert_non_null(resume);
+        SSL_free(p.c);
+        SSL_free(p.s);
+        session_free(&first);
+        buf_free(&got[0]);
+        g_keylog_target = S;
     }
-    assert_true(done_c && done_s);
+    handshake(S, &p, cctx, sctx, resume);
+    assert_int_equal(SSL_session_reused(p.c), resume != NULL);
+    SSL_SESSION_free(resume);
 
     data = malloc(big * 2 + 8000); /* the fixed-size writes below need 5000 */
     assert_non_null(data);
@@ -453,7 +493,8 @@ static void check_all_orders(const struct session *S, const char *alpn)
 }
 
 static const char alpn_h2[] = "\x02h2\x08http/1.1";
-#define H2 alpn_h2, sizeof alpn_h2 - 1
+/* the client offers h2 and http/1.1 */
+#define H2 .client_alpn = alpn_h2, .client_alpn_len = sizeof alpn_h2 - 1
 
 static void run_and_check(const struct params *P, const char *alpn)
 {
@@ -470,7 +511,8 @@ static void run_and_check(const struct params *P, const char *alpn)
 
 static void test_tls12_aes128gcm(void **st)
 {
-    struct params P = { TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256", H2, 0, 0, 0 };
+    struct params P = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-AES128-GCM-SHA256",
+                        H2 };
 
     (void)st;
     run_and_check(&P, "h2");
@@ -478,7 +520,8 @@ static void test_tls12_aes128gcm(void **st)
 
 static void test_tls12_aes256gcm(void **st)
 {
-    struct params P = { TLS1_2_VERSION, "ECDHE-ECDSA-AES256-GCM-SHA384", H2, 0, 0, 0 };
+    struct params P = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-AES256-GCM-SHA384",
+                        H2 };
 
     (void)st;
     run_and_check(&P, "h2");
@@ -486,7 +529,8 @@ static void test_tls12_aes256gcm(void **st)
 
 static void test_tls12_chacha20(void **st)
 {
-    struct params P = { TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305", H2, 0, 0, 0 };
+    struct params P = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-CHACHA20-POLY1305",
+                        H2 };
 
     (void)st;
     run_and_check(&P, "h2");
@@ -494,7 +538,8 @@ static void test_tls12_chacha20(void **st)
 
 static void test_tls13_aes128gcm(void **st)
 {
-    struct params P = { TLS1_3_VERSION, "TLS_AES_128_GCM_SHA256", H2, 0, 0, 0 };
+    struct params P = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256",
+                        H2 };
 
     (void)st;
     run_and_check(&P, "h2");
@@ -502,7 +547,8 @@ static void test_tls13_aes128gcm(void **st)
 
 static void test_tls13_aes256gcm(void **st)
 {
-    struct params P = { TLS1_3_VERSION, "TLS_AES_256_GCM_SHA384", H2, 0, 0, 0 };
+    struct params P = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_256_GCM_SHA384",
+                        H2 };
 
     (void)st;
     run_and_check(&P, "h2");
@@ -510,7 +556,8 @@ static void test_tls13_aes256gcm(void **st)
 
 static void test_tls13_chacha20(void **st)
 {
-    struct params P = { TLS1_3_VERSION, "TLS_CHACHA20_POLY1305_SHA256", H2, 0, 0, 0 };
+    struct params P = { .version = TLS1_3_VERSION, .cipher = "TLS_CHACHA20_POLY1305_SHA256",
+                        H2 };
 
     (void)st;
     run_and_check(&P, "h2");
@@ -523,7 +570,8 @@ static void test_tls13_key_update(void **st)
 
     (void)st;
     for (size_t i = 0; i < 3; i++) {
-        struct params P = { TLS1_3_VERSION, s13[i], H2, 1, 0, 0 };
+        struct params P = { .version = TLS1_3_VERSION, .cipher = s13[i],
+                            H2, .key_update = 1 };
 
         run_and_check(&P, "h2");
     }
@@ -537,7 +585,8 @@ static void test_tls13_hello_retry(void **st)
         0x1E, 0x65, 0xB8, 0x91, 0xC2, 0xA2, 0x11, 0x16, 0x7A, 0xBB, 0x8C, 0x5E,
         0x07, 0x9E, 0x09, 0xE2, 0xC8, 0xA8, 0x33, 0x9C,
     };
-    struct params P = { TLS1_3_VERSION, "TLS_AES_128_GCM_SHA256", H2, 0, 1, 0 };
+    struct params P = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256",
+                        H2, .hrr = 1 };
     struct session S;
 
     (void)st;
@@ -550,16 +599,32 @@ static void test_tls13_hello_retry(void **st)
     session_free(&S);
 }
 
+/* Resumed sessions: TLS 1.2 abbreviated handshake (server ChangeCipherSpec
+ * right after its hello) and TLS 1.3 PSK resumption. */
+static void test_resumption(void **st)
+{
+    struct params P12 = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-AES256-GCM-SHA384",
+                          H2, .big = 5000, .resume = 1 };
+    struct params P13 = { .version = TLS1_3_VERSION, .cipher = "TLS_CHACHA20_POLY1305_SHA256",
+                          H2, .big = 5000, .resume = 1 };
+
+    (void)st;
+    run_and_check(&P12, "h2");
+    run_and_check(&P13, "h2");
+}
+
 /* ALPN is read from the ServerHello (1.2) or EncryptedExtensions (1.3). */
 static void test_alpn_variants(void **st)
 {
     static const char h11[] = "\x08http/1.1";
-    struct params P12 = { TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256", h11, sizeof h11 - 1,
-                          0, 0, 2000 };
-    struct params P13 = { TLS1_3_VERSION, "TLS_AES_128_GCM_SHA256", h11, sizeof h11 - 1, 0, 0,
-                          2000 };
-    struct params N12 = { TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256", NULL, 0, 0, 0, 2000 };
-    struct params N13 = { TLS1_3_VERSION, "TLS_AES_256_GCM_SHA384", NULL, 0, 0, 0, 2000 };
+    struct params P12 = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-AES128-GCM-SHA256",
+                          .client_alpn = h11, .client_alpn_len = sizeof h11 - 1, .big = 2000 };
+    struct params P13 = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256",
+                          .client_alpn = h11, .client_alpn_len = sizeof h11 - 1, .big = 2000 };
+    struct params N12 = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-AES128-GCM-SHA256",
+                          .big = 2000 };
+    struct params N13 = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_256_GCM_SHA384",
+                          .big = 2000 };
 
     (void)st;
     run_and_check(&P12, "http/1.1");
@@ -595,7 +660,8 @@ static void test_wrong_keylog(void **st)
 
     (void)st;
     for (int v = 0; v < 2; v++) {
-        struct params P = { versions[v], ciphers[v], H2, 0, 0, 2000 };
+        struct params P = { .version = versions[v], .cipher = ciphers[v],
+                            H2, .big = 2000 };
         struct session A, B;
         yb_keylog *k;
         struct out o = { { { 0 }, { 0 } } };
@@ -628,7 +694,8 @@ static void test_wrong_keylog(void **st)
  * decrypts (ALPN known), application data does not. */
 static void test_tls13_missing_app_secret(void **st)
 {
-    struct params P = { TLS1_3_VERSION, "TLS_AES_128_GCM_SHA256", H2, 0, 0, 2000 };
+    struct params P = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256",
+                        H2, .big = 2000 };
     struct session S;
     struct buf kl = { 0 };
     yb_keylog *k = yb_keylog_new();
@@ -683,7 +750,8 @@ static void test_corrupt_records(void **st)
 
     (void)st;
     for (int v = 0; v < 2; v++) {
-        struct params P = { versions[v], ciphers[v], H2, 0, 0, 3000 };
+        struct params P = { .version = versions[v], .cipher = ciphers[v],
+                            H2, .big = 3000 };
         struct session S;
         yb_keylog *k;
         struct out o = { { { 0 }, { 0 } } };
@@ -766,7 +834,8 @@ static void test_corrupt_records(void **st)
  * boundary with application data, or mid-record. */
 static void test_no_handshake(void **st)
 {
-    struct params P = { TLS1_3_VERSION, "TLS_AES_128_GCM_SHA256", H2, 0, 0, 3000 };
+    struct params P = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256",
+                        H2, .big = 3000 };
     struct session S;
     yb_keylog *k;
     yb_tls_flow *f;
@@ -794,9 +863,32 @@ static void test_no_handshake(void **st)
     assert_string_equal(yb_tls_flow_status(f), "no handshake captured");
     yb_tls_flow_free(f);
     assert_int_equal(o.got[0].n + o.got[1].n, 0);
-
     yb_keylog_free(k);
     session_free(&S);
+
+    /* TLS 1.2: the client's encrypted Finished record says "handshake" on
+     * the outside; a capture starting there has no hello. */
+    {
+        struct params P12 = { .version = TLS1_2_VERSION,
+                              .cipher = "ECDHE-ECDSA-AES128-GCM-SHA256", H2, .big = 1000 };
+        size_t off = 0;
+
+        run_session(&S, &P12);
+        k = keylog_of(&S);
+        while (S.stream[0].p[off] != 20) /* to the ChangeCipherSpec */
+            off = record_at(&S.stream[0], off + 5 + ((size_t)S.stream[0].p[off + 3] << 8 |
+                                                     S.stream[0].p[off + 4]));
+        off += 6;
+        assert_int_equal(S.stream[0].p[off], 22);
+        f = yb_tls_flow_new(k);
+        assert_int_equal(feed(f, 1, S.stream[1].p, S.stream[1].n, &o), 0);
+        assert_int_equal(feed(f, 0, S.stream[0].p + off, S.stream[0].n - off, &o), -1);
+        assert_string_equal(yb_tls_flow_status(f), "no handshake captured");
+        yb_tls_flow_free(f);
+        assert_int_equal(o.got[0].n + o.got[1].n, 0);
+        yb_keylog_free(k);
+        session_free(&S);
+    }
 }
 
 /* Server bytes without any client bytes are held, up to the cap. */
@@ -890,7 +982,8 @@ static void test_bad_args(void **st)
 
 static void test_is_tls(void **st)
 {
-    static const uint8_t ch[] = { 0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03 };
+    static const uint8_t ch[] = { 0x16, 0x03, 0x01, 0x02, 0x00, 0x01,
+                                  0x00, 0x01, 0xFC, 0x03, 0x03 };
     static const uint8_t h2[] = "PRI * HTTP/2.0\r\n";
     static const uint8_t get[] = "GET / HTTP/1.1\r\n";
     static const uint8_t sh[] = { 0x16, 0x03, 0x03, 0x00, 0x7A, 0x02, 0x00, 0x00, 0x76, 0x03 };
@@ -982,7 +1075,8 @@ static void test_keylog_text(void **st)
  * decrypts its own recorded flow). */
 static void test_keylog_many(void **st)
 {
-    struct params P = { TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256", H2, 0, 0, 500 };
+    struct params P = { .version = TLS1_2_VERSION, .cipher = "ECDHE-ECDSA-AES128-GCM-SHA256",
+                        H2, .big = 500 };
     struct session S;
     yb_keylog *k = yb_keylog_new();
     char line[256];
@@ -1020,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_tls13_chacha20),
         cmocka_unit_test(test_tls13_key_update),
         cmocka_unit_test(test_tls13_hello_retry),
+        cmocka_unit_test(test_resumption),
         cmocka_unit_test(test_alpn_variants),
         cmocka_unit_test(test_wrong_keylog),
         cmocka_unit_test(test_tls13_missing_app_secret),
