@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "capture/tls_decrypt.h"
 
@@ -90,6 +91,8 @@ struct params {
     int hrr;                    /* TLS 1.3: force a HelloRetryRequest */
     size_t big;                 /* bytes of bulk data each way */
     int resume;                 /* record a resumed (abbreviated) handshake */
+    size_t block_padding;       /* TLS 1.3: pad records to a multiple of this */
+    unsigned max_fragment;      /* smaller records: handshake messages span them */
 };
 
 static EVP_PKEY *g_key;
@@ -135,6 +138,21 @@ static int make_cert(void **st)
     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"yangblast-test",
                                -1, -1, 0);
     X509_set_issuer_name(g_cert, name);
+    {
+        /* ~1.5 KB of names make the Certificate message longer than a
+         * 512-byte record (see test_record_shapes) */
+        char san[2048];
+        size_t off = 0;
+        X509_EXTENSION *ext;
+
+        for (int i = 0; i < 40; i++)
+            off += (size_t)snprintf(san + off, sizeof san - off, "%sDNS:switch-%02d.example.net",
+                                    i ? "," : "", i);
+        ext = X509V3_EXT_conf_nid(NULL, NULL, NID_subject_alt_name, san);
+        if (ext == NULL || !X509_add_ext(g_cert, ext, -1))
+            return -1;
+        X509_EXTENSION_free(ext);
+    }
     return X509_sign(g_cert, g_key, EVP_sha256()) > 0 ? 0 : -1;
 }
 
@@ -262,6 +280,14 @@ static void run_session(struct session *S, const struct params *P)
             assert_int_equal(SSL_CTX_set_cipher_list(x, P->cipher), 1);
         else
             assert_int_equal(SSL_CTX_set_ciphersuites(x, P->cipher), 1);
+    }
+    for (int i = 0; i < 2; i++) {
+        SSL_CTX *x = i ? sctx : cctx;
+
+        if (P->block_padding)
+            assert_int_equal(SSL_CTX_set_block_padding(x, P->block_padding), 1);
+        if (P->max_fragment)
+            assert_int_equal(SSL_CTX_set_max_send_fragment(x, P->max_fragment), 1);
     }
     if (P->hrr) {
         /* The client's first key share is X25519, which the server refuses. */
@@ -611,6 +637,25 @@ static void test_resumption(void **st)
     (void)st;
     run_and_check(&P12, "h2");
     run_and_check(&P13, "h2");
+}
+
+/* Record shapes other than OpenSSL's defaults: TLS 1.3 zero padding after
+ * the inner content type, and small records, so that the server's
+ * Certificate (and every bulk write) spans many records. */
+static void test_record_shapes(void **st)
+{
+    struct params pad = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_256_GCM_SHA384", H2,
+                          .big = 20000, .block_padding = 512, .key_update = 1 };
+    struct params small13 = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256",
+                              H2, .big = 20000, .max_fragment = 512 };
+    struct params small12 = { .version = TLS1_2_VERSION,
+                              .cipher = "ECDHE-ECDSA-AES128-GCM-SHA256", H2, .big = 20000,
+                              .max_fragment = 512 };
+
+    (void)st;
+    run_and_check(&pad, "h2");
+    run_and_check(&small13, "h2");
+    run_and_check(&small12, "h2");
 }
 
 /* ALPN is read from the ServerHello (1.2) or EncryptedExtensions (1.3). */
@@ -1115,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_tls13_key_update),
         cmocka_unit_test(test_tls13_hello_retry),
         cmocka_unit_test(test_resumption),
+        cmocka_unit_test(test_record_shapes),
         cmocka_unit_test(test_alpn_variants),
         cmocka_unit_test(test_wrong_keylog),
         cmocka_unit_test(test_tls13_missing_app_secret),
