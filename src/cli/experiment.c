@@ -345,6 +345,21 @@ int yb_cmd_experiment(int argc, char **argv)
         }
     }
     yb_report_phase_breakdown(stdout, labels, brk, nb);
+    /* The study's headline: how much faster one persistent session is. */
+    for (int t = 0; t < 2; t++) {
+        if (!tg[t].url)
+            continue;
+        size_t k = n_counts - 1;
+        size_t ri = (size_t)t * 3 * MAX_COUNTS + k, pi = ri + MAX_COUNTS;
+        if (!have[ri] || !have[pi])
+            continue;
+        double dr = yb_report_duration_s(&recs[ri]), dp = yb_report_duration_s(&recs[pi]);
+        double rr = dr > 0 ? (double)recs[ri].ok / dr : 0, rp = dp > 0 ? (double)recs[pi].ok / dp : 0;
+        if (rr > 0 && rp > 0)
+            printf("%s: one persistent session is %.1fx faster than a new session per request "
+                   "(%.1f vs %.1f ACL/s, %llu requests)\n",
+                   tg[t].label, rr / rp, rr, rp, (unsigned long long)counts[k]);
+    }
     if (json) {
         json_t *top = json_object();
         char err[512];
