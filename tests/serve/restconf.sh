@@ -57,9 +57,14 @@ is "DELETE an acl-entry: 204" "$(rc_code DELETE "$SETS/acl-set=A1,ACL_IPV4/acl-e
 is "the entry is gone" "$(rc_code GET "$SETS/acl-set=A1,ACL_IPV4/acl-entries/acl-entry=10")" 404
 
 # SONiC's own payload: the members of the acl container, PATCHed bare.
-is "SONiC reference payload PATCH" \
-   "$(rc_code PATCH $A -H "$CT" --data @"$YB_SRCDIR/../shared/reference/sonic-acl/01_create_MyACL1_MyACL2.json")" 204
-is "its rule reads back" "$(rc_code GET "$SETS/acl-set=MyACL2,ACL_IPV4/acl-entries/acl-entry=1/config")" 200
+REF="$YB_SRCDIR/../shared/reference/sonic-acl/01_create_MyACL1_MyACL2.json"
+if [ -f "$REF" ]; then
+    is "SONiC reference payload PATCH" "$(rc_code PATCH $A -H "$CT" --data @"$REF")" 204
+    is "its rule reads back" "$(rc_code GET "$SETS/acl-set=MyACL2,ACL_IPV4/acl-entries/acl-entry=1/config")" 200
+else
+    ok "# SKIP SONiC reference payloads not present"
+    ok "# SKIP SONiC reference payloads not present"
+fi
 
 # Keep-alive: several requests on one connection.
 out=$(curl -s -o /dev/null -o /dev/null -w '%{http_code} %{num_connects}\n' "http://127.0.0.1:$RP$SETS/acl-set=A1,ACL_IPV4" "http://127.0.0.1:$RP$SETS/acl-set=A1,ACL_IPV4" | tr '\n' ' ')
