@@ -41,9 +41,14 @@
 /* A key log line is "LABEL <64 hex> <<= 96 hex>"; anything longer is not
  * one of ours. */
 #define LINE_MAX_LEN 512
+/* Rejected 0-RTT records skipped before the client's handshake records
+ * must decrypt (servers bound it by their max_early_data, 16 KiB for
+ * OpenSSL by default). */
+#define EARLY_SKIP_MAX (256u * 1024u)
 
 enum { CT_CCS = 20, CT_ALERT = 21, CT_HANDSHAKE = 22, CT_APPDATA = 23 };
-enum { HS_CLIENT_HELLO = 1, HS_SERVER_HELLO = 2, HS_ENCRYPTED_EXTENSIONS = 8,
+enum { HS_CLIENT_HELLO = 1, HS_SERVER_HELLO = 2, HS_END_OF_EARLY_DATA = 5,
+       HS_ENCRYPTED_EXTENSIONS = 8,
        HS_FINISHED = 20, HS_KEY_UPDATE = 24 };
 enum { EXT_ALPN = 16, EXT_EARLY_DATA = 42, EXT_SUPPORTED_VERSIONS = 43 };
 enum { TLS12 = 0x0303, TLS13 = 0x0304 };
@@ -149,7 +154,7 @@ static int rd_vec(struct rd *r, int lenbytes, struct rd *sub)
 
 /* ---- key log ------------------------------------------------------------- */
 
-enum { SEC_MASTER, SEC_CHTS, SEC_SHTS, SEC_CTS0, SEC_STS0, SEC_N };
+enum { SEC_MASTER, SEC_CHTS, SEC_SHTS, SEC_CTS0, SEC_STS0, SEC_EARLY, SEC_N };
 
 static const struct {
     const char *label;
@@ -160,6 +165,7 @@ static const struct {
     { "SERVER_HANDSHAKE_TRAFFIC_SECRET", SEC_SHTS },
     { "CLIENT_TRAFFIC_SECRET_0", SEC_CTS0 },
     { "SERVER_TRAFFIC_SECRET_0", SEC_STS0 },
+    { "CLIENT_EARLY_TRAFFIC_SECRET", SEC_EARLY },
 };
 
 struct kl_entry {
@@ -459,7 +465,7 @@ void yb_keylog_free(yb_keylog *k)
 
 /* ---- flows ---------------------------------------------------------------- */
 
-enum { REKEY_NONE, REKEY_FINISHED, REKEY_UPDATE };
+enum { REKEY_NONE, REKEY_FINISHED, REKEY_UPDATE, REKEY_END_EARLY };
 
 struct dirst {
     /* stream bytes not yet consumed: q[qoff..qlen) */
@@ -482,12 +488,18 @@ struct dirst {
     uint8_t *hs_body;
     size_t hs_cap;
     int rekey;       /* key change due after the current record */
+    int early;       /* client: 0-RTT records, under the early traffic secret */
+    int skip_early;  /* client: 0-RTT the server rejected, still to skip */
+    size_t skipped;  /* bytes of such records skipped */
 };
 
 struct yb_tls_flow {
     const yb_keylog *kl;
     struct dirst d[2];
     int have_ch, have_sh, hrr, keys_ready, failed;
+    int ch_early;    /* the ClientHello offers TLS 1.3 early data */
+    int ee_seen;     /* EncryptedExtensions processed */
+    int early_accepted; /* ... and it accepts the early data */
     uint16_t version;
     const struct suite *suite;
     EVP_CIPHER *cipher;
@@ -671,6 +683,14 @@ static int apply_rekey(yb_tls_flow *f, int dir)
     int why = s->rekey, rc;
 
     s->rekey = REKEY_NONE;
+    if (why == REKEY_END_EARLY) {
+        const struct kl_entry *e = kl_find(f->kl, f->crand);
+
+        s->early = 0;
+        if (e == NULL || e->len[SEC_CHTS] != su->hash_len)
+            return fail(f, "no keys");
+        return set_traffic_secret(f, s, e->sec[SEC_CHTS]);
+    }
     if (why == REKEY_FINISHED) {
         const struct kl_entry *e = kl_find(f->kl, f->crand);
         int slot = dir == 0 ? SEC_CTS0 : SEC_STS0;
@@ -690,10 +710,30 @@ static int apply_rekey(yb_tls_flow *f, int dir)
     return rc;
 }
 
+/* TLS 1.3 0-RTT (RFC 8446 4.2.10), known once the server's
+ * EncryptedExtensions say whether it took the early data: accepted, the
+ * client's records up to EndOfEarlyData are under the early traffic
+ * secret; rejected, they are skipped, as the server skipped them. */
+static int start_early(yb_tls_flow *f)
+{
+    const struct kl_entry *e = kl_find(f->kl, f->crand);
+
+    if (!f->early_accepted) {
+        f->d[0].skip_early = 1;
+        return 0;
+    }
+    if (e == NULL || e->len[SEC_EARLY] != f->suite->hash_len)
+        return fail(f, "no keys (client early traffic secret)");
+    f->d[0].early = 1;
+    return set_traffic_secret(f, &f->d[0], e->sec[SEC_EARLY]);
+}
+
 /* ---- handshake messages ------------------------------------------------------ */
 
-/* Reads the extensions we care about: the selected version and ALPN. */
-static int parse_extensions(yb_tls_flow *f, struct rd *exts, unsigned *sel_version, int *early)
+/* Reads the extensions we care about: from the server the selected
+ * version and ALPN, from the client whether it offers 0-RTT data. */
+static int parse_extensions(yb_tls_flow *f, struct rd *exts, int from_server,
+                            unsigned *sel_version)
 {
     while (exts->n > 0) {
         unsigned type;
@@ -701,7 +741,14 @@ static int parse_extensions(yb_tls_flow *f, struct rd *exts, unsigned *sel_versi
 
         if (rd_u16(exts, &type) < 0 || rd_vec(exts, 2, &body) < 0)
             return -1;
-        if (type == EXT_SUPPORTED_VERSIONS && sel_version != NULL) {
+        if (type == EXT_EARLY_DATA) {
+            if (from_server)
+                f->early_accepted = 1; /* only EncryptedExtensions carries it */
+            else
+                f->ch_early = 1;
+        } else if (!from_server) {
+            continue;
+        } else if (type == EXT_SUPPORTED_VERSIONS && sel_version != NULL) {
             if (rd_u16(&body, sel_version) < 0 || body.n != 0)
                 return -1;
         } else if (type == EXT_ALPN) {
@@ -717,8 +764,6 @@ static int parse_extensions(yb_tls_flow *f, struct rd *exts, unsigned *sel_versi
                 memcpy(f->alpn, name.p, name.n);
                 f->alpn[name.n] = '\0';
             }
-        } else if (type == EXT_EARLY_DATA && early != NULL) {
-            *early = 1;
         }
     }
     return 0;
@@ -726,7 +771,7 @@ static int parse_extensions(yb_tls_flow *f, struct rd *exts, unsigned *sel_versi
 
 static int on_client_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encrypted)
 {
-    struct rd r = { b, n }, sid;
+    struct rd r = { b, n }, sid, offered, comp, exts;
     const uint8_t *random;
     unsigned version;
 
@@ -743,6 +788,10 @@ static int on_client_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
         return fail(f, "bad ClientHello");
     memcpy(f->crand, random, RANDOM_LEN);
     f->have_ch = 1;
+    /* The extensions only tell whether 0-RTT data follows; a hello we
+     * cannot fully parse is still used for its random. */
+    if (rd_vec(&r, 2, &offered) == 0 && rd_vec(&r, 1, &comp) == 0 && rd_vec(&r, 2, &exts) == 0)
+        (void)parse_extensions(f, &exts, 0, NULL);
     return 0;
 }
 
@@ -757,7 +806,7 @@ static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
     if (rd_u16(&r, &legacy) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
         rd_vec(&r, 1, &sid) < 0 || rd_u16(&r, &suite) < 0 || rd_u8(&r, &comp) < 0 ||
         (r.n > 0 && (rd_vec(&r, 2, &exts) < 0 || r.n != 0)) ||
-        parse_extensions(f, &exts, &version, NULL) < 0)
+        parse_extensions(f, &exts, 1, &version) < 0)
         return fail(f, "bad ServerHello");
     if (version == 0)
         version = legacy;
@@ -798,10 +847,17 @@ static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *b
 
         if (dir != 1 || f->version != TLS13 || !encrypted)
             return fail(f, "unexpected EncryptedExtensions");
-        if (rd_vec(&r, 2, &exts) < 0 || r.n != 0 || parse_extensions(f, &exts, NULL, NULL) < 0)
+        if (f->ee_seen || rd_vec(&r, 2, &exts) < 0 || r.n != 0 ||
+            parse_extensions(f, &exts, 1, NULL) < 0)
             return fail(f, "bad EncryptedExtensions");
-        return 0;
+        f->ee_seen = 1;
+        return f->ch_early ? start_early(f) : 0;
     }
+    case HS_END_OF_EARLY_DATA:
+        if (dir != 0 || !s->early)
+            return fail(f, "unexpected EndOfEarlyData");
+        s->rekey = REKEY_END_EARLY;
+        return 0;
     case HS_FINISHED:
         /* TLS 1.3: the side's handshake keys end with its Finished.  A
          * Finished under application keys is post-handshake client
@@ -905,7 +961,8 @@ static int aead_open(EVP_CIPHER_CTX *c, const uint8_t nonce[NONCE_LEN], const ui
 }
 
 /* Decrypts one protected record into f->pt; sets its real content type
- * and plaintext length. */
+ * and plaintext length.  Returns 0, -1 (failed, status set) or -2 when the
+ * record does not authenticate (status not set). */
 static int open_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_t *frag,
                        size_t len, unsigned *type, size_t *ptlen)
 {
@@ -945,7 +1002,7 @@ static int open_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_
         aadlen = REC_HDR;
     }
     if (aead_open(s->cctx, nonce, aad, aadlen, ct, ctlen, ct + ctlen, f->pt) < 0)
-        return fail(f, "bad record mac");
+        return -2; /* the caller decides: skipped 0-RTT or "bad record mac" */
     s->seq++;
     if (f->version == TLS12) {
         *type = hdr[0];
@@ -975,7 +1032,15 @@ static int process_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uin
     if (s->records++ == 0 && type != CT_HANDSHAKE && !(dir == 1 && type == CT_ALERT))
         return fail(f, "no handshake captured");
     if (s->encrypted && (f->version == TLS12 || type == CT_APPDATA)) {
-        if (open_record(f, dir, hdr, frag, len, &type, &len) < 0)
+        int rc = open_record(f, dir, hdr, frag, len, &type, &len);
+
+        if (rc == -2 && s->skip_early && s->opened == 0 && s->skipped + len <= EARLY_SKIP_MAX) {
+            s->skipped += len;
+            return 0;
+        }
+        if (rc == -2)
+            return fail(f, "bad record mac");
+        if (rc < 0)
             return -1;
         data = f->pt;
         encrypted = 1;
@@ -1032,7 +1097,10 @@ static int blocked(const yb_tls_flow *f, int dir)
 {
     if (dir == 1)
         return !f->have_ch;
-    return f->have_ch && !f->have_sh;
+    /* With 0-RTT offered, the client's records are read only once the
+     * EncryptedExtensions said whether the server took them. */
+    return f->have_ch &&
+           (!f->have_sh || (f->version == TLS13 && f->ch_early && !f->ee_seen));
 }
 
 /* Returns 1 after consuming a record, 0 when the direction needs more

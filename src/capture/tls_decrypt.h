@@ -7,9 +7,12 @@
  * AES-128/256-GCM, ChaCha20-Poly1305 — the key exchange never matters
  * because the master secret is logged) and TLS 1.3 with
  * TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and
- * TLS_CHACHA20_POLY1305_SHA256, including HelloRetryRequest and
- * KeyUpdate.  Not supported: CBC/stream suites, TLS <= 1.1, TLS 1.3
- * 0-RTT early data, TLS 1.2 renegotiation, SSLv2-format hellos.
+ * TLS_CHACHA20_POLY1305_SHA256, including HelloRetryRequest, KeyUpdate
+ * and 0-RTT early data (accepted: decrypted with
+ * CLIENT_EARLY_TRAFFIC_SECRET; rejected: skipped, as the server did).
+ * Session resumption needs nothing special: the key log has the secrets
+ * of the resumed connection.  Not supported: CBC/stream/CCM suites,
+ * TLS <= 1.1, TLS 1.2 renegotiation, SSLv2-format hellos, ECH.
  *
  * All crypto (TLS 1.2 PRF, HKDF-Expand-Label, AEAD) is OpenSSL 3's; this
  * module only parses records and handshake messages, with bounds checks,
@@ -42,9 +45,10 @@ yb_keylog *yb_keylog_new(void);
 /* Reads an NSS key log file.  Understood labels: CLIENT_RANDOM (TLS 1.2
  * master secret), CLIENT_HANDSHAKE_TRAFFIC_SECRET,
  * SERVER_HANDSHAKE_TRAFFIC_SECRET, CLIENT_TRAFFIC_SECRET_0,
- * SERVER_TRAFFIC_SECRET_0; other labels (EXPORTER_SECRET, ...), comments
- * and blank lines are skipped; malformed lines (bad hex, wrong lengths,
- * too long) are counted (yb_keylog_malformed) and skipped.
+ * SERVER_TRAFFIC_SECRET_0, CLIENT_EARLY_TRAFFIC_SECRET; other labels
+ * (EXPORTER_SECRET, ...), comments and blank lines are skipped;
+ * malformed lines (bad hex, wrong lengths, too long) are counted
+ * (yb_keylog_malformed) and skipped.
  * Returns a key log (caller frees) or NULL with a message naming the
  * file in err when it cannot be opened or read, or memory runs out. */
 yb_keylog *yb_keylog_load(const char *path, char *err, size_t errlen);

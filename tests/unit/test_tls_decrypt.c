@@ -93,6 +93,8 @@ struct params {
     int resume;                 /* record a resumed (abbreviated) handshake */
     size_t block_padding;       /* TLS 1.3: pad records to a multiple of this */
     unsigned max_fragment;      /* smaller records: handshake messages span them */
+    int early_data;             /* TLS 1.3 0-RTT on the resumed connection:
+                                   1 = accepted, 2 = rejected by the server */
 };
 
 static EVP_PKEY *g_key;
@@ -117,6 +119,13 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
                               inlen) != OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_NOACK;
     return SSL_TLSEXT_ERR_OK;
+}
+
+static int refuse_early_data(SSL *ssl, void *arg)
+{
+    (void)ssl;
+    (void)arg;
+    return 0;
 }
 
 /* EC key and self-signed certificate for the in-test server. */
@@ -224,9 +233,11 @@ static void pattern(uint8_t *d, size_t n, uint8_t seed)
 }
 
 /* Connects a fresh client/server pair (the client offering session
- * `resume` unless NULL) and runs the handshake, recording into S. */
+ * `resume` unless NULL) and runs the handshake, recording into S; with
+ * `early`, the client sends 0-RTT data first (what the server reads of it
+ * goes to early_got). */
 static void handshake(struct session *S, struct pair *p, SSL_CTX *cctx, SSL_CTX *sctx,
-                      SSL_SESSION *resume)
+                      SSL_SESSION *resume, int early, struct buf *early_got)
 {
     int done_c = 0, done_s = 0;
 
@@ -244,6 +255,34 @@ static void handshake(struct session *S, struct pair *p, SSL_CTX *cctx, SSL_CTX 
     SSL_set_accept_state(p->s);
     if (resume != NULL)
         assert_int_equal(SSL_set_session(p->c, resume), 1);
+    if (early) {
+        /* TLS 1.3 0-RTT: the client's first flight carries data */
+        static const char msg[] = "GET /early HTTP/1.1\r\n\r\n";
+        uint8_t tmp[256];
+        size_t w = 0, r = 0;
+        int ret = SSL_READ_EARLY_DATA_ERROR;
+
+        assert_non_null(resume);
+        assert_true(SSL_SESSION_get_max_early_data(resume) > 0);
+        assert_int_equal(SSL_write_early_data(p->c, msg, sizeof msg - 1, &w), 1);
+        shuttle_all(S, p);
+        for (int i = 0; i < 10 && ret != SSL_READ_EARLY_DATA_FINISH; i++) {
+            ret = SSL_read_early_data(p->s, tmp, sizeof tmp, &r);
+            if (ret == SSL_READ_EARLY_DATA_SUCCESS)
+                buf_add(early_got, tmp, r);
+            shuttle_all(S, p);
+            if (ret != SSL_READ_EARLY_DATA_FINISH)
+                done_c = SSL_do_handshake(p->c) == 1;
+            shuttle_all(S, p);
+        }
+        assert_int_equal(ret, SSL_READ_EARLY_DATA_FINISH);
+        if (early == 1) {
+            assert_int_equal(SSL_get_early_data_status(p->s), SSL_EARLY_DATA_ACCEPTED);
+            buf_add(&S->sent[0], msg, sizeof msg - 1);
+        } else {
+            assert_int_equal(SSL_get_early_data_status(p->s), SSL_EARLY_DATA_REJECTED);
+        }
+    }
     for (int i = 0; i < 50 && !(done_c && done_s); i++) {
         if (!done_c)
             done_c = SSL_do_handshake(p->c) == 1;
@@ -289,6 +328,10 @@ static void run_session(struct session *S, const struct params *P)
         if (P->max_fragment)
             assert_int_equal(SSL_CTX_set_max_send_fragment(x, P->max_fragment), 1);
     }
+    if (P->early_data)
+        assert_int_equal(SSL_CTX_set_max_early_data(sctx, 16384), 1);
+    if (P->early_data == 2)
+        SSL_CTX_set_allow_early_data_cb(sctx, refuse_early_data, NULL);
     if (P->hrr) {
         /* The client's first key share is X25519, which the server refuses. */
         assert_int_equal(SSL_CTX_set1_groups_list(cctx, "X25519:P-256"), 1);
@@ -309,7 +352,7 @@ static void run_session(struct session *S, const struct params *P)
 
         memset(&first, 0, sizeof first);
         g_keylog_target = &first;
-        handshake(&first, &p, cctx, sctx, NULL);
+        handshake(&first, &p, cctx, sctx, NULL, 0, NULL);
         app_write(&first, &p, 1, (const uint8_t *)"hi", 2);
         app_drain(&first, &p, 0, &got[0]); /* TLS 1.3: takes the tickets */
         /* a connection freed without close_notify leaves its session
@@ -326,7 +369,7 @@ static void run_session(struct session *S, const struct params *P)
         buf_free(&got[0]);
         g_keylog_target = S;
     }
-    handshake(S, &p, cctx, sctx, resume);
+    handshake(S, &p, cctx, sctx, resume, P->early_data, &got[1]);
     assert_int_equal(SSL_session_reused(p.c), resume != NULL);
     SSL_SESSION_free(resume);
 
@@ -695,6 +738,52 @@ static int feed_with(const struct session *S, const yb_keylog *k, char *status, 
         assert_int_equal(yb_tls_flow_feed(f, 0, (const uint8_t *)"x", 1, collect, o), -1);
     yb_tls_flow_free(f);
     return rc;
+}
+
+/* TLS 1.3 0-RTT: accepted early data is decrypted (it comes first in the
+ * client's direction); rejected early data is skipped, as the server
+ * skipped it; without the early secret the flow says which key is missing. */
+static void test_tls13_early_data(void **st)
+{
+    struct params acc = { .version = TLS1_3_VERSION, .cipher = "TLS_AES_128_GCM_SHA256", H2,
+                          .big = 3000, .resume = 1, .early_data = 1 };
+    struct params rej = { .version = TLS1_3_VERSION, .cipher = "TLS_CHACHA20_POLY1305_SHA256",
+                          H2, .big = 3000, .resume = 1, .early_data = 2 };
+    struct session S;
+    struct buf kl = { 0 };
+    yb_keylog *k = yb_keylog_new();
+    struct out o = { { { 0 }, { 0 } } };
+    char status[128], *text, *line, *save = NULL;
+
+    (void)st;
+    run_session(&S, &acc);
+    assert_non_null(strstr((const char *)S.keylog.p, "CLIENT_EARLY_TRAFFIC_SECRET "));
+    assert_memory_equal(S.sent[0].p, "GET /early", 10);
+    check_all_orders(&S, "h2");
+    /* the same without the early secret */
+    text = strndup((const char *)S.keylog.p, S.keylog.n);
+    assert_non_null(text);
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "CLIENT_EARLY_TRAFFIC_SECRET ", 28) == 0)
+            continue;
+        buf_add(&kl, line, strlen(line));
+        buf_add(&kl, "\n", 1);
+    }
+    assert_int_equal(yb_keylog_add_text(k, kl.p, kl.n), 0);
+    assert_int_equal(feed_with(&S, k, status, sizeof status, &o), -1);
+    assert_string_equal(status, "no keys (client early traffic secret)");
+    assert_int_equal(o.got[0].n, 0);
+    buf_free(&o.got[0]);
+    buf_free(&o.got[1]);
+    buf_free(&kl);
+    free(text);
+    yb_keylog_free(k);
+    session_free(&S);
+
+    run_session(&S, &rej);
+    assert_false(S.sent[0].n >= 10 && memcmp(S.sent[0].p, "GET /early", 10) == 0);
+    check_all_orders(&S, "h2");
+    session_free(&S);
 }
 
 static void test_wrong_keylog(void **st)
@@ -1161,6 +1250,7 @@ int main(void)
         cmocka_unit_test(test_tls13_hello_retry),
         cmocka_unit_test(test_resumption),
         cmocka_unit_test(test_record_shapes),
+        cmocka_unit_test(test_tls13_early_data),
         cmocka_unit_test(test_alpn_variants),
         cmocka_unit_test(test_wrong_keylog),
         cmocka_unit_test(test_tls13_missing_app_secret),
