@@ -345,6 +345,7 @@ int yb_cmd_experiment(int argc, char **argv)
         }
     }
     yb_report_phase_breakdown(stdout, labels, brk, nb);
+    printf("\n");
     /* The study's headline: how much faster one persistent session is. */
     for (int t = 0; t < 2; t++) {
         if (!tg[t].url)
@@ -359,6 +360,7 @@ int yb_cmd_experiment(int argc, char **argv)
             printf("%s: one persistent session is %.1fx faster than a new session per request "
                    "(%.1f vs %.1f ACL/s, %llu requests)\n",
                    tg[t].label, rr / rp, rr, rp, (unsigned long long)counts[k]);
+        yb_report_session_cost(stdout, tg[t].label, &recs[ri], &recs[pi]);
     }
     if (json) {
         json_t *top = json_object();

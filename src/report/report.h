@@ -68,6 +68,13 @@ int yb_report_study_table(FILE *f, const char *title, const yb_recorder *const *
 int yb_report_phase_breakdown(FILE *f, const char *const *labels, const yb_recorder *const *runs,
                               size_t n);
 
+/* Prints, for one protocol, how much more a new session per request costs
+ * than a reused one (mean per request) and where: set-up on the wire, extra
+ * time to first byte (the target's per-session work), the rest.  Returns 0
+ * or -1 on a write error. */
+int yb_report_session_cost(FILE *f, const char *label, const yb_recorder *reuse,
+                           const yb_recorder *per_request);
+
 /* Writes what emit prints (it returns 0 or -1) to path through a
  * temporary file in the same directory, fsynced and renamed into place, so
  * a failed or interrupted write never leaves a partial file under path;

@@ -543,6 +543,10 @@ static void start_request(rc_conn *c)
         c->job.service_ns = o->auth_user ? o->auth_cost_ns : 0;
         if (c->auth_ok)
             c->job.service_ns += yb_service_time_draw(&o->service, &s->rng, blen);
+        if (!c->base.setup_paid) { /* the session's set-up, on its first request */
+            c->base.setup_paid = 1;
+            c->job.service_ns += o->session_cost_ns;
+        }
     }
     if (yb_sched_submit(&s->sched, &c->job) < 0)
         on_job_done(&c->job);

@@ -38,6 +38,7 @@ typedef struct yb_sconn {
     int proto;
     unsigned inflight;          /* requests or streams not finished */
     uint64_t last_active;       /* uv_hrtime of the last byte or answer */
+    int setup_paid;             /* --session-cost charged (first request) */
     struct yb_sconn *next, *prev;
 } yb_sconn;
 

@@ -603,7 +603,7 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
         fprintf(o->out, "off");
     fprintf(o->out, " gnmi ");
     if (r->lis_on[1])
-        fprintf(o->out, "%s://%s\n", "grpc", names[1]);
+        fprintf(o->out, "%s://%s\n", r->tls[1] ? "grpcs" : "grpc", names[1]);
     else
         fprintf(o->out, "off\n");
     fflush(o->out);

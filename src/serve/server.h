@@ -24,6 +24,8 @@ typedef struct {
     const char *auth_user;  /* NULL = no credential checks */
     const char *auth_password;
     uint64_t auth_cost_ns;  /* added to every request's service time */
+    uint64_t session_cost_ns; /* added to each connection's first request: the
+                                 switch's session set-up (handshake CPU, login) */
     unsigned max_sessions;  /* 0 = unlimited */
     uint64_t idle_timeout_ns; /* 0 = none */
     yb_fault faults[YB_SERVE_MAX_FAULTS];

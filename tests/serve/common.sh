@@ -24,7 +24,7 @@ start_serve() {
     done
     local line; line=$(grep '^serve: restconf' "$SOUT")
     RP=$(printf '%s\n' "$line" | sed -n 's#.*restconf https\{0,1\}://127.0.0.1:\([0-9]*\).*#\1#p')
-    GP=$(printf '%s\n' "$line" | sed -n 's#.*gnmi grpc://127.0.0.1:\([0-9]*\).*#\1#p')
+    GP=$(printf '%s\n' "$line" | sed -n 's#.*gnmi grpcs*://127.0.0.1:\([0-9]*\).*#\1#p')
     [ -n "$line" ]
 }
 

@@ -6,7 +6,7 @@
 A=/restconf/data/openconfig-acl:acl
 
 check "serve --self-signed --write-cert" start_serve --self-signed --write-cert "$T/ca.pem"
-like "prints an https URL" "$(head -1 "$SOUT")" '^serve: restconf https://127.0.0.1:[0-9]+ gnmi grpc://127.0.0.1:[0-9]+$'
+like "prints an https URL" "$(head -1 "$SOUT")" '^serve: restconf https://127.0.0.1:[0-9]+ gnmi grpcs://127.0.0.1:[0-9]+$'
 check "the certificate was written" grep -q 'BEGIN CERTIFICATE' "$T/ca.pem"
 is "curl --cacert to 127.0.0.1" "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" "https://127.0.0.1:$RP$A")" 200
 is "curl --cacert to localhost" "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.pem" "https://localhost:$RP$A")" 200
