@@ -12,17 +12,20 @@
 # yangblast's --json report).  yangblast also times every phase of every
 # request into histograms, wrk keeps only its latency histogram.
 #
-# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [YANGBLAST]
+# -s sink runs both against `yangblast serve --sink` instead of nginx (the
+# generator's ceiling: the server answers 204 at once without parsing).
+#
+# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [-s nginx|sink] [YANGBLAST]
 #   (YANGBLAST defaults to $YB, then ./yangblast; run it from a build dir)
 # Prints CPU us/request for both and the ratio yangblast/wrk (the goal is
 # <= 0.7).  Never fails on the numbers; exits non-zero only when a client
 # or nginx could not run, or a client saw errors.
 set -u
-secs=10 c=10 rounds=1
-while getopts d:c:r: o; do
+secs=10 c=10 rounds=1 server=nginx
+while getopts d:c:r:s: o; do
     case $o in
-    d) secs=$OPTARG ;; c) c=$OPTARG ;; r) rounds=$OPTARG ;;
-    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [YANGBLAST]" >&2; exit 2 ;;
+    d) secs=$OPTARG ;; c) c=$OPTARG ;; r) rounds=$OPTARG ;; s) server=$OPTARG ;;
+    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [-s nginx|sink] [YANGBLAST]" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -36,7 +39,9 @@ command -v wrk >/dev/null || { echo "$0: wrk missing (Debian: wrk)" >&2; exit 2;
 . "$SRC/tests/peers/nginx.sh"
 PY=/usr/bin/python3
 W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
+srvpid=
 cleanup() {
+    if [ -n "$srvpid" ]; then kill "$srvpid" 2>/dev/null; wait "$srvpid" 2>/dev/null; fi
     nginx_stop "$W/ng"
     rm -rf "$W"
 }
@@ -66,7 +71,13 @@ read -r method body_len avg_len path <"$W/first"
 
 export NGINX_MAX_SECONDS=$(( (secs * 2 + 30) * rounds + 60 ))
 port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-nginx_start "$W/ng" "$port" || exit 1
+if [ "$server" = sink ]; then
+    "$YB" serve --sink --restconf "127.0.0.1:$port" --gnmi off >"$W/server.log" 2>&1 &
+    srvpid=$!
+    for _ in $(seq 50); do grep -q '^serve:' "$W/server.log" && break; sleep 0.1; done
+else
+    nginx_start "$W/ng" "$port" || exit 1
+fi
 url=http://127.0.0.1:$port
 
 # cpu_of OUT CMD...: runs CMD (stdout+stderr to OUT) under /usr/bin/time;
@@ -81,7 +92,7 @@ cpu_of() {
 # us_per CPU_S N: microseconds per request.
 us_per() { $PY -c "print('%.1f' % ($1 * 1e6 / $2))"; }
 
-echo "# $method $path, body $body_len bytes (wrk; corpus average $avg_len), nginx on 127.0.0.1:$port, ${secs}s each, $c connections, 1 thread"
+echo "# $method $path, body $body_len bytes (wrk; corpus average $avg_len), $server on 127.0.0.1:$port, ${secs}s each, $c connections, 1 thread"
 echo "# wrk:       wrk -t 1 -c $c -d ${secs}s -s patch.lua $url"
 echo "# yangblast: $YB run acl.ybc --target $url -c $c -t 1 -D ${secs}s --json out.json"
 printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' round "wrk req" "wrk cpu_s" "wrk us/req" \
@@ -93,12 +104,14 @@ for r in $(seq "$rounds"); do
     if [ "$cw" = FAILED ] || [ -z "$nw" ] || grep -qE 'Non-2xx|Socket errors' "$W/wrk.out"; then
         echo "# wrk failed or saw errors:"; sed 's/^/#   /' "$W/wrk.out"; status=1; break
     fi
-    # What wrk sent, as nginx saw it (method, status, Content-Length, type).
-    seen=$(tail -n 1 "$(nginx_log "$W/ng")" | cut -f 4,6,8,9 | tr '\t' ' ')
-    if [ "$seen" != "$method 204 $body_len application/yang-data+json" ]; then
-        echo "# wrk's requests are not the corpus's first record: nginx saw '$seen'"; status=1; break
+    if [ "$server" = nginx ]; then
+        # What wrk sent, as nginx saw it (method, status, Content-Length, type).
+        seen=$(tail -n 1 "$(nginx_log "$W/ng")" | cut -f 4,6,8,9 | tr '\t' ' ')
+        if [ "$seen" != "$method 204 $body_len application/yang-data+json" ]; then
+            echo "# wrk's requests are not the corpus's first record: nginx saw '$seen'"; status=1; break
+        fi
+        : >"$(nginx_log "$W/ng")"
     fi
-    : >"$(nginx_log "$W/ng")"
     cy=$(cpu_of "$W/yb.out" "$YB" run "$W/acl.ybc" --target "$url" -c "$c" -t 1 -D "${secs}s" \
         --json "$W/yb.json")
     ny=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]
@@ -106,7 +119,7 @@ print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json"
     if [ "$cy" = FAILED ] || [ -z "$ny" ]; then
         echo "# yangblast failed or saw errors:"; sed 's/^/#   /' "$W/yb.out"; status=1; break
     fi
-    : >"$(nginx_log "$W/ng")"
+    [ "$server" = nginx ] && : >"$(nginx_log "$W/ng")"
     uw=$(us_per "$cw" "$nw") uy=$(us_per "$cy" "$ny")
     printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' "$r" "$nw" "$cw" "$uw" "$ny" "$cy" "$uy" \
         "$($PY -c "print('%.2f' % ($uy / $uw))")"
