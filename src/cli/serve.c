@@ -39,7 +39,7 @@ static void help(void)
            "  --max-sessions N        refuse connections beyond N (0 = unlimited)\n"
            "  --idle-timeout DUR      close connections idle for DUR (0 = never)\n"
            "  --fault SPEC            reset@P | stall:DUR@P | status:CODE@P | goaway-after:N\n"
-           "                          (repeatable; P in 0..1, default 1)\n"
+           "                          (repeatable; P in 0..1, default 1; @#N = the N-th request only)\n"
            "  --seed N                seed of the service-time and fault RNG (default 1)\n"
            "  --sink                  answer at once with empty bodies, parse nothing\n"
            "  --max-body SIZE         request body cap in bytes, k/M suffixes (default 16M)\n"

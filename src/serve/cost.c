@@ -105,12 +105,18 @@ const char *yb_fault_name(yb_fault_kind k)
     return (unsigned)k < YB_FAULT__COUNT ? N[k] : "?";
 }
 
-/* Parses "@P" at s (P in 0..1); empty s means probability 1. */
-static int parse_prob(const char *s, double *p)
+/* Parses "@P" at s (P in 0..1) or "@#N" (the N-th request only); empty s
+ * means probability 1. */
+static int parse_prob(const char *s, double *p, uint64_t *nth)
 {
+    *nth = 0;
     if (!*s) {
         *p = 1.0;
         return 0;
+    }
+    if (s[0] == '@' && s[1] == '#') {
+        *p = 0.0;
+        return yb_parse_u64(s + 2, 1, UINT64_MAX, nth);
     }
     if (*s != '@' || yb_parse_double(s + 1, p) < 0 || *p > 1.0)
         return -1;
@@ -124,11 +130,11 @@ int yb_fault_parse(const char *s, yb_fault *out)
     size_t head = at ? (size_t)(at - s) : strlen(s);
     if (!strncmp(s, "reset", head) && head == 5) {
         f.kind = YB_FAULT_RESET;
-        if (parse_prob(s + head, &f.p) < 0)
+        if (parse_prob(s + head, &f.p, &f.nth) < 0)
             return -EINVAL;
     } else if (head > 6 && !strncmp(s, "stall:", 6)) {
         f.kind = YB_FAULT_STALL;
-        if (dur_n(s + 6, head - 6, &f.dur_ns) < 0 || parse_prob(s + head, &f.p) < 0)
+        if (dur_n(s + 6, head - 6, &f.dur_ns) < 0 || parse_prob(s + head, &f.p, &f.nth) < 0)
             return -EINVAL;
     } else if (head > 7 && !strncmp(s, "status:", 7)) {
         char buf[16];
@@ -142,7 +148,7 @@ int yb_fault_parse(const char *s, yb_fault *out)
             return -EINVAL;
         f.kind = YB_FAULT_STATUS;
         f.code = (int)v;
-        if (parse_prob(s + head, &f.p) < 0)
+        if (parse_prob(s + head, &f.p, &f.nth) < 0)
             return -EINVAL;
     } else if (!at && !strncmp(s, "goaway-after:", 13)) {
         f.kind = YB_FAULT_GOAWAY_AFTER;
@@ -155,7 +161,7 @@ int yb_fault_parse(const char *s, yb_fault *out)
     return 0;
 }
 
-void yb_faults_roll(const yb_fault *f, size_t n, yb_rng *r, yb_fault_verdict *v,
+void yb_faults_roll(const yb_fault *f, size_t n, uint64_t seq, yb_rng *r, yb_fault_verdict *v,
                     uint64_t *counts)
 {
     memset(v, 0, sizeof *v);
@@ -164,7 +170,8 @@ void yb_faults_roll(const yb_fault *f, size_t n, yb_rng *r, yb_fault_verdict *v,
             continue;
         /* Probability 1 and 0 need no draw; keeps runs reproducible when
          * a sure fault is added next to a random one. */
-        int hit = f[i].p >= 1.0 ? 1 : f[i].p <= 0.0 ? 0 : yb_rng_unit(r) < f[i].p;
+        int hit = f[i].nth ? seq == f[i].nth
+                  : f[i].p >= 1.0 ? 1 : f[i].p <= 0.0 ? 0 : yb_rng_unit(r) < f[i].p;
         if (!hit)
             continue;
         switch (f[i].kind) {

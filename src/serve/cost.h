@@ -54,6 +54,7 @@ typedef enum {
 typedef struct {
     yb_fault_kind kind;
     double p;          /* probability 0..1 (reset, stall, status) */
+    uint64_t nth;      /* "@#N": fires on the server's N-th request only (0 = use p) */
     uint64_t dur_ns;   /* stall */
     uint64_t n;        /* goaway-after */
     int code;          /* status: an HTTP status (100..599) or gRPC code (0..16) */
@@ -71,10 +72,11 @@ typedef struct {
     uint64_t stall_ns;  /* extra hold before answering */
 } yb_fault_verdict;
 
-/* Rolls every reset/stall/status fault of f[0..n) for one request (a reset
- * wins over a status; stalls add up).  counts[kind] (may be NULL) is
- * incremented for each fault that fired. */
-void yb_faults_roll(const yb_fault *f, size_t n, yb_rng *r, yb_fault_verdict *v,
+/* Rolls every reset/stall/status fault of f[0..n) for the server's
+ * request number seq (1-based, counted across protocols; a reset wins over
+ * a status; stalls add up).  counts[kind] (may be NULL) is incremented for
+ * each fault that fired. */
+void yb_faults_roll(const yb_fault *f, size_t n, uint64_t seq, yb_rng *r, yb_fault_verdict *v,
                     uint64_t *counts);
 
 /* Maps a status fault code to the other protocol: an HTTP status for a

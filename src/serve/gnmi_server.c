@@ -1111,7 +1111,7 @@ static void start_request(gconn *c, gstream *st)
     if (!st->auth_ok)
         s->st.auth_failures++;
     if (o->n_faults)
-        yb_faults_roll(o->faults, o->n_faults, &s->rng, &st->v, s->st.faults);
+        yb_faults_roll(o->faults, o->n_faults, ++s->req_seq, &s->rng, &st->v, s->st.faults);
     st->job.done = on_job_done;
     st->job.stall_ns = st->v.stall_ns;
     st->job.service_ns = 0;

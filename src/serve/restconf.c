@@ -531,7 +531,7 @@ static void start_request(rc_conn *c)
     if (!c->auth_ok)
         s->st.auth_failures++;
     if (o->n_faults)
-        yb_faults_roll(o->faults, o->n_faults, &s->rng, &c->v, s->st.faults);
+        yb_faults_roll(o->faults, o->n_faults, ++s->req_seq, &s->rng, &c->v, s->st.faults);
     else
         memset(&c->v, 0, sizeof c->v);
     c->job.done = on_job_done;

@@ -55,6 +55,7 @@ typedef struct yb_server {
     int stopping;
     uint64_t t_start;
     unsigned goaway_after;      /* gNMI streams per connection; 0 = never */
+    uint64_t req_seq;           /* requests seen (fault "@#N" numbering) */
 } yb_server;
 
 /* server.c: connection registry. */
