@@ -14,6 +14,7 @@ static const struct {
     {"corpus", yb_cmd_corpus, "inspect or convert corpora: info, cat, import"},
     {"run", yb_cmd_run, "replay a corpus against a target and report where the time goes"},
     {"serve", yb_cmd_serve, "run an embedded switch target (RESTCONF + gNMI, cost model, faults)"},
+    {"capture", yb_cmd_capture, "extract requests from pcap/pcapng captures into a corpus"},
     {"experiment", yb_cmd_experiment, "the session study: one persistent session vs one per request"},
 };
 

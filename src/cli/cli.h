@@ -19,6 +19,7 @@ int yb_cmd_corpus(int argc, char **argv);
 int yb_cmd_run(int argc, char **argv);
 int yb_cmd_serve(int argc, char **argv);
 int yb_cmd_experiment(int argc, char **argv);
+int yb_cmd_capture(int argc, char **argv);
 
 /* Prints "yangblast: " + message + newline to stderr. */
 void yb_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

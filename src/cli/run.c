@@ -73,6 +73,7 @@ static void help(void)
         "      --cert FILE, --key FILE   client certificate and key (mTLS)\n"
         "      --tls-min V, --tls-max V  1.2 or 1.3\n"
         "      --ciphers LIST      TLS <= 1.2 cipher list\n"
+        "      --keylog FILE       append TLS secrets in NSS key log format (for capture)\n"
         "Credentials (never on the command line):\n"
         "      --user NAME         HTTP basic user; the password comes from the\n"
         "                          YANGBLAST_PASSWORD environment variable or\n"
@@ -96,7 +97,7 @@ int yb_cmd_run(int argc, char **argv)
 {
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV };
+           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV, O_KEYLOG };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
         {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
@@ -106,6 +107,7 @@ int yb_cmd_run(int argc, char **argv)
         {"key", required_argument, NULL, O_KEY}, {"tls-min", required_argument, NULL, O_TLSMIN},
         {"tls-max", required_argument, NULL, O_TLSMAX},
         {"ciphers", required_argument, NULL, O_CIPHERS},
+        {"keylog", required_argument, NULL, O_KEYLOG},
         {"user", required_argument, NULL, O_USER},
         {"password-file", required_argument, NULL, O_PWFILE},
         {"token-file", required_argument, NULL, O_TOKFILE},
@@ -183,6 +185,7 @@ int yb_cmd_run(int argc, char **argv)
                 return yb_usage_error("run", "--tls-max must be 1.2 or 1.3");
             break;
         case O_CIPHERS: o.tls.ciphers = optarg; break;
+        case O_KEYLOG: o.tls.keylog = optarg; break;
         case O_USER: user = optarg; break;
         case O_PWFILE: pwfile = optarg; break;
         case O_TOKFILE: tokfile = optarg; break;

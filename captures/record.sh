@@ -1,0 +1,190 @@
+#!/bin/bash
+# captures/record.sh -- records the small loopback captures that
+# tests/capture/captures.sh converts and compares with the committed
+# NAME.expected.jsonl files, and (re)writes those expectations.
+#
+#   captures/record.sh BUILDDIR [NAME...]     (as root: tcpdump -i lo)
+#
+# Each capture is tcpdump on lo, filtered on a free port, while a real
+# client talks to a real server:
+#   h1-keepalive      curl -> nginx: 3 requests on one keep-alive connection
+#                     (PATCH with a JSON body and HTTP Basic credentials,
+#                     GET, a 404 outside /restconf)
+#   h1-pipelined      python3 socket -> nginx: 3 pipelined requests in one
+#                     write, one with a chunked body
+#   restconf-tls      curl (SSLKEYLOGFILE) -> nginx over TLS; key log kept
+#                     as restconf-tls.keylog
+#   gnmi-h2c          python grpcio client -> gnmi_server.py (h2c):
+#                     Capabilities, Set, Get, Subscribe ONCE with
+#                     username/password metadata
+#   gnmi-interleaved  yangblast run -m 8 -> gnmi_server.py: 16 Sets on one
+#                     connection, 8 streams at a time
+#   gnmi-tls          yangblast run --keylog -> gnmi_server.py over TLS;
+#                     gnmi-tls.keylog, and gnmi-tls-dsb.pcapng with the key
+#                     log inside (editcap --inject-secrets) when editcap exists
+# The expected output of NAME is
+#   SOURCE_DATE_EPOCH=1767225600 yangblast capture -r NAME.pcap[ng]
+#       [--keylog NAME.keylog] -o x.ybc && yangblast corpus cat --with-header x.ybc
+# Re-recording changes the pcaps (timestamps, ports): commit them together.
+set -u
+B=${1:?usage: record.sh BUILDDIR [NAME...]}
+shift
+YB=$(cd "$B" && pwd)/yangblast
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(dirname "$HERE")
+PEERS=$SRC/tests/peers
+. "$PEERS/nginx.sh"
+. "$PEERS/peer.sh"
+W=$(mktemp -d /tmp/yb-record.XXXXXX)
+TCPDUMP_PID=
+cleanup() {
+    [ -n "$TCPDUMP_PID" ] && kill -INT "$TCPDUMP_PID" 2>/dev/null
+    nginx_stop "$W/nginx" 2>/dev/null
+    peer_stop "$W/gnmi" 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+export SOURCE_DATE_EPOCH=1767225600
+
+free_port() {
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# cap_start FILE PORT: tcpdump on lo for PORT; returns once it listens.
+cap_start() {
+    # --immediate-mode: packets are written as they come, not when the ring
+    # buffer times out (else a quick stop loses them); timeout bounds it.
+    timeout 120 tcpdump -i lo --immediate-mode -U -s 0 -w "$1" "tcp port $2" 2>"$W/tcpdump.err" &
+    TCPDUMP_PID=$!
+    for _ in $(seq 100); do
+        grep -q "listening on" "$W/tcpdump.err" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "tcpdump did not start" >&2
+    cat "$W/tcpdump.err" >&2
+    return 1
+}
+cap_stop() {
+    sleep 0.5
+    kill -INT "$TCPDUMP_PID"
+    wait "$TCPDUMP_PID" 2>/dev/null
+    TCPDUMP_PID=
+}
+
+expect() { # NAME FILE [capture args...]
+    local name=$1 file=$2
+    shift 2
+    "$YB" capture -q -r "$file" "$@" -o "$W/$name.ybc" &&
+        "$YB" corpus cat --with-header "$W/$name.ybc" >"$HERE/$name.expected.jsonl"
+    echo "$name: $(($(wc -l <"$HERE/$name.expected.jsonl") - 1)) records"
+}
+
+rec_h1_keepalive() {
+    local p; p=$(free_port)
+    nginx_start "$W/nginx" "$p" || return 1
+    printf '{"openconfig-acl:acl-sets":{"acl-set":[{"name":"A1","type":"ACL_IPV4"}]}}' >"$W/body.json"
+    cap_start "$HERE/h1-keepalive.pcap" "$p" || return 1
+    curl -s -o /dev/null -u admin:s3cret -X PATCH -H 'Content-Type: application/yang-data+json' \
+        --data-binary @"$W/body.json" "http://127.0.0.1:$p/restconf/data/openconfig-acl:acl/acl-sets" \
+        --next -s -o /dev/null -u admin:s3cret -H 'Accept: application/yang-data+json' \
+        "http://127.0.0.1:$p/restconf/data/openconfig-acl:acl?depth=2" \
+        --next -s -o /dev/null -H 'Cookie: session=abc123' "http://127.0.0.1:$p/nothing/here"
+    cap_stop
+    nginx_stop "$W/nginx"
+    expect h1-keepalive "$HERE/h1-keepalive.pcap"
+}
+
+rec_h1_pipelined() {
+    local p; p=$(free_port)
+    nginx_start "$W/nginx" "$p" || return 1
+    cap_start "$HERE/h1-pipelined.pcap" "$p" || return 1
+    /usr/bin/python3 - "$p" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+reqs = (b"GET /restconf/data/openconfig-acl:acl HTTP/1.1\r\nHost: sw1\r\n\r\n"
+        b"PUT /restconf/data/openconfig-acl:acl/acl-sets/acl-set=A2,ACL_IPV4 HTTP/1.1\r\n"
+        b"Host: sw1\r\nContent-Type: application/yang-data+json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+        b"10\r\n{\"acl-set\":[{\"na\r\n"
+        b"14\r\nme\":\"A2\",\"type\":\"ACL\r\n"
+        b"8\r\n_IPV4\"}]\r\n1\r\n}\r\n0\r\n\r\n"
+        b"DELETE /restconf/data/openconfig-acl:acl/acl-sets/acl-set=A2,ACL_IPV4 HTTP/1.1\r\n"
+        b"Host: sw1\r\nConnection: close\r\n\r\n")
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(reqs)
+while s.recv(65536):
+    pass
+s.close()
+PY
+    cap_stop
+    nginx_stop "$W/nginx"
+    expect h1-pipelined "$HERE/h1-pipelined.pcap"
+}
+
+rec_restconf_tls() {
+    local p; p=$(free_port)
+    nginx_start "$W/nginx" "$p" tls || return 1
+    rm -f "$HERE/restconf-tls.keylog"
+    cap_start "$HERE/restconf-tls.pcap" "$p" || return 1
+    SSLKEYLOGFILE="$HERE/restconf-tls.keylog" curl -s -o /dev/null --http1.1 \
+        --cacert "$(nginx_cert "$W/nginx")" -u admin:s3cret -X POST \
+        -H 'Content-Type: application/yang-data+json' --data-binary '{"a":1}' \
+        "https://127.0.0.1:$p/restconf/data/openconfig-acl:acl" \
+        --next -s -o /dev/null --http1.1 --cacert "$(nginx_cert "$W/nginx")" \
+        "https://127.0.0.1:$p/restconf/data/openconfig-acl:acl"
+    cap_stop
+    nginx_stop "$W/nginx"
+    expect restconf-tls "$HERE/restconf-tls.pcap" --keylog "$HERE/restconf-tls.keylog"
+}
+
+rec_gnmi_h2c() {
+    GNMI_TEST_PASSWORD=pw-secret peer_start "$W/gnmi" gnmi_server.py --max-seconds 60 \
+        --require-user alice || return 1
+    local p; p=$(peer_port "$W/gnmi")
+    printf '{"config":{"name":"A3","type":"ACL_IPV4"}}' >"$W/set.json"
+    cap_start "$HERE/gnmi-h2c.pcap" "$p" || return 1
+    local c="/usr/bin/python3 $PEERS/gnmi_client.py --target 127.0.0.1:$p --user alice --password pw-secret"
+    $c capabilities >/dev/null
+    $c set "$W/set.json" "/acl/acl-sets/acl-set[name=A3][type=ACL_IPV4]" --op replace >/dev/null
+    $c get "/acl/acl-sets" >/dev/null
+    $c subscribe-once "/acl/acl-sets" >/dev/null
+    cap_stop
+    peer_stop "$W/gnmi"
+    expect gnmi-h2c "$HERE/gnmi-h2c.pcap"
+}
+
+rec_gnmi_interleaved() {
+    peer_start "$W/gnmi" gnmi_server.py --max-seconds 60 || return 1
+    local p; p=$(peer_port "$W/gnmi")
+    "$YB" synth acl --proto gnmi -n 16 --rules 3 -o "$W/set.ybc" || return 1
+    cap_start "$HERE/gnmi-interleaved.pcap" "$p" || return 1
+    "$YB" run "$W/set.ybc" --target "grpc://127.0.0.1:$p" -c 1 -m 8 -n 16 -q >/dev/null
+    cap_stop
+    peer_stop "$W/gnmi"
+    expect gnmi-interleaved "$HERE/gnmi-interleaved.pcap"
+}
+
+rec_gnmi_tls() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=localhost -addext 'subjectAltName=DNS:localhost,IP:127.0.0.1' \
+        -keyout "$W/key.pem" -out "$W/cert.pem" >/dev/null 2>&1
+    peer_start "$W/gnmi" gnmi_server.py --max-seconds 60 --tls "$W/cert.pem" "$W/key.pem" || return 1
+    local p; p=$(peer_port "$W/gnmi")
+    "$YB" synth acl --proto gnmi -n 4 --rules 2 -o "$W/set.ybc" || return 1
+    rm -f "$HERE/gnmi-tls.keylog"
+    cap_start "$HERE/gnmi-tls.pcap" "$p" || return 1
+    "$YB" run "$W/set.ybc" --target "grpcs://127.0.0.1:$p" --cacert "$W/cert.pem" \
+        --keylog "$HERE/gnmi-tls.keylog" -c 1 -m 2 -n 4 -q >/dev/null
+    cap_stop
+    peer_stop "$W/gnmi"
+    expect gnmi-tls "$HERE/gnmi-tls.pcap" --keylog "$HERE/gnmi-tls.keylog"
+    if command -v editcap >/dev/null; then
+        editcap --inject-secrets "tls,$HERE/gnmi-tls.keylog" "$HERE/gnmi-tls.pcap" \
+            "$HERE/gnmi-tls-dsb.pcapng" && expect gnmi-tls-dsb "$HERE/gnmi-tls-dsb.pcapng"
+    fi
+}
+
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls}
+for n in $names; do
+    "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
+done

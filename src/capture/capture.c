@@ -1,0 +1,836 @@
+/* The capture pipeline: packets -> decode -> reassembly -> connections
+ * (protocol recognition, TLS) -> extractors -> records in order -> emit.
+ *
+ * Records leave in the order their requests started (the corpus is a
+ * replay order), yet a record is only final once its response status is
+ * known.  Each request therefore gets a slot in one queue when its first
+ * byte is seen; the head of the queue is written as soon as its extractor
+ * lets go of it.  The queue is bounded by max_total_buffer: when it is
+ * exceeded the head is forced out (without its status, or dropped when the
+ * request itself is unfinished), so a stalled connection cannot hold the
+ * whole capture in memory. */
+#include "config.h"
+#include "capture/capture_priv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__has_include)
+#if __has_include("capture/tls_decrypt.h")
+#include "capture/tls_decrypt.h"
+#define YB_HAVE_TLS_DECRYPT 1
+#endif
+#endif
+#ifndef YB_HAVE_TLS_DECRYPT
+#define YB_HAVE_TLS_DECRYPT 0
+#endif
+
+#define MAX_QUEUE 1000000u /* records waiting, whatever their size */
+#define TALLY_MAX 64
+#define MAX_REDACTIONS 16
+#define TLS_EARLY_MAX (64u << 10) /* server plaintext before we know the protocol */
+
+struct yb_cap_slot {
+    yb_cap_slot *next;
+    yb_request req;
+    uint64_t charged;
+    int complete;
+    int dead;     /* dropped: nothing to write */
+    int owned;    /* the extractor still holds it */
+    int detached; /* forced out of the queue while owned */
+};
+
+typedef struct {
+    char key[96];
+    uint64_t n;
+} tally_item;
+
+struct yb_capture {
+    yb_capture_opts o;
+    yb_capture_emit_fn emit;
+    void *ud;
+    yb_capture_stats st;
+    yb_cap_flows *flows;
+    uint64_t now;
+    uint64_t mem;
+    yb_cap_slot *qhead, *qtail;
+    uint64_t qcount;
+    uint64_t ts_base;
+    int have_base;
+    uint32_t *orders; /* next conn_order per conn_id */
+    size_t n_orders;
+    char *redactions[MAX_REDACTIONS];
+    size_t n_redactions;
+    tally_item tally[TALLY_MAX];
+    size_t n_tally;
+    uint64_t tally_other;
+    int emit_rc;
+    int finished;
+    struct yb_keylog *own_keylog;
+};
+
+yb_capture_stats *yb_cap_stats(yb_capture *c) { return &c->st; }
+const yb_capture_opts *yb_cap_opts(const yb_capture *c) { return &c->o; }
+uint64_t yb_cap_now(const yb_capture *c) { return c->now; }
+const yb_capture_stats *yb_capture_get_stats(const yb_capture *c) { return &c->st; }
+
+int yb_cap_mem_charge(yb_capture *c, uint64_t n)
+{
+    if (c->mem + n > c->o.max_total_buffer)
+        return -1;
+    c->mem += n;
+    return 0;
+}
+
+void yb_cap_mem_release(yb_capture *c, uint64_t n)
+{
+    c->mem = n > c->mem ? 0 : c->mem - n;
+}
+
+void yb_cap_count_file(yb_capture *c, uint64_t size, int failed)
+{
+    c->st.files++;
+    c->st.file_bytes += size;
+    if (failed)
+        c->st.file_errors++;
+}
+
+const char *const *yb_capture_redactions(const yb_capture *c, size_t *n)
+{
+    *n = c->n_redactions;
+    return (const char *const *)c->redactions;
+}
+
+yb_capture *yb_capture_new(const yb_capture_opts *o, yb_capture_emit_fn emit, void *ud)
+{
+    yb_capture *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->o = *o;
+    if (!c->o.max_flow_buffer)
+        c->o.max_flow_buffer = YB_CAP_DEFAULT_FLOW_BUFFER;
+    if (!c->o.max_total_buffer)
+        c->o.max_total_buffer = YB_CAP_DEFAULT_TOTAL_BUFFER;
+    c->emit = emit;
+    c->ud = ud;
+    if (!(c->flows = yb_cap_flows_new(c))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void note_redaction(void *ud, const char *name)
+{
+    yb_capture *c = ud;
+    c->st.redacted++;
+    for (size_t i = 0; i < c->n_redactions; i++)
+        if (!strcmp(c->redactions[i], name))
+            return;
+    if (c->n_redactions < MAX_REDACTIONS) {
+        char *d = strdup(name);
+        if (d)
+            c->redactions[c->n_redactions++] = d;
+    }
+}
+
+static void tally_add(yb_capture *c, const yb_request *r)
+{
+    char key[96];
+    if (yb_proto_is_h2(r->protocol))
+        snprintf(key, sizeof key, "%s %.80s", yb_proto_name(r->protocol), r->path);
+    else
+        snprintf(key, sizeof key, "%s %.32s", yb_proto_name(r->protocol), r->method);
+    for (size_t i = 0; i < c->n_tally; i++)
+        if (!strcmp(c->tally[i].key, key)) {
+            c->tally[i].n++;
+            return;
+        }
+    if (c->n_tally == TALLY_MAX) {
+        c->tally_other++;
+        return;
+    }
+    memcpy(c->tally[c->n_tally].key, key, sizeof key);
+    c->tally[c->n_tally++].n = 1;
+}
+
+static uint32_t next_order(yb_capture *c, uint64_t conn_id)
+{
+    if (conn_id >= c->n_orders) {
+        size_t nn = c->n_orders ? c->n_orders : 1024;
+        while (nn <= conn_id)
+            nn *= 2;
+        uint32_t *no = realloc(c->orders, nn * sizeof *no);
+        if (!no)
+            return 0;
+        memset(no + c->n_orders, 0, (nn - c->n_orders) * sizeof *no);
+        c->orders = no;
+        c->n_orders = nn;
+    }
+    return c->orders[conn_id]++;
+}
+
+static void write_record(yb_capture *c, yb_cap_slot *s)
+{
+    yb_request *r = &s->req;
+    if (c->o.mgmt_only && r->protocol != YB_PROTO_RESTCONF && r->protocol != YB_PROTO_GNMI) {
+        c->st.req_filtered++;
+        return;
+    }
+    if (!c->o.keep_credentials && yb_cap_redact(r, note_redaction, c) < 0) {
+        c->emit_rc = -ENOMEM;
+        return;
+    }
+    if (yb_cap_request_problem(r)) {
+        c->st.drop_invalid++;
+        return;
+    }
+    if (!c->have_base) {
+        c->have_base = 1;
+        c->ts_base = r->timestamp_ns;
+    }
+    r->timestamp_ns = r->timestamp_ns >= c->ts_base ? r->timestamp_ns - c->ts_base : 0;
+    r->conn_order = next_order(c, r->conn_id);
+    switch (r->protocol) {
+    case YB_PROTO_RESTCONF: c->st.req_restconf++; break;
+    case YB_PROTO_GNMI: c->st.req_gnmi++; break;
+    case YB_PROTO_HTTP1: c->st.req_http1++; break;
+    default: c->st.req_http2++; break;
+    }
+    c->st.requests++;
+    if (!r->expected_status && r->expected_grpc < 0)
+        c->st.no_response++;
+    tally_add(c, r);
+    if (c->emit && !c->emit_rc) {
+        int rc = c->emit(c->ud, r);
+        if (rc < 0)
+            c->emit_rc = rc;
+    }
+}
+
+static void free_slot(yb_capture *c, yb_cap_slot *s)
+{
+    yb_cap_mem_release(c, s->charged);
+    yb_request_cleanup(&s->req);
+    free(s);
+}
+
+static yb_cap_slot *pop_head(yb_capture *c)
+{
+    yb_cap_slot *s = c->qhead;
+    c->qhead = s->next;
+    if (!c->qhead)
+        c->qtail = NULL;
+    c->qcount--;
+    s->next = NULL;
+    return s;
+}
+
+/* Writes every record at the head whose extractor has let go. */
+static void drain(yb_capture *c)
+{
+    while (c->qhead && !c->qhead->owned) {
+        yb_cap_slot *s = pop_head(c);
+        if (!s->dead && s->complete)
+            write_record(c, s);
+        free_slot(c, s);
+    }
+}
+
+/* Forces the head out while its extractor still holds it. */
+static void force_head(yb_capture *c)
+{
+    yb_cap_slot *s = pop_head(c);
+    if (s->complete && !s->dead) {
+        write_record(c, s); /* its status may never come: written without */
+    } else if (!s->dead) {
+        c->st.drop_overflow++;
+    }
+    s->dead = 1;
+    s->detached = 1;
+    yb_cap_mem_release(c, s->charged);
+    s->charged = 0;
+    drain(c);
+}
+
+static void enforce_caps(yb_capture *c)
+{
+    while (c->qhead && (c->mem > c->o.max_total_buffer || c->qcount > MAX_QUEUE)) {
+        if (!c->qhead->owned)
+            drain(c);
+        else
+            force_head(c);
+    }
+}
+
+yb_cap_slot *yb_cap_slot_open(yb_capture *c, uint64_t conn_id)
+{
+    if (c->qcount >= MAX_QUEUE)
+        enforce_caps(c);
+    yb_cap_slot *s = calloc(1, sizeof *s);
+    if (!s) {
+        c->st.drop_overflow++;
+        return NULL;
+    }
+    yb_request_init(&s->req);
+    s->req.timestamp_ns = c->now;
+    s->req.conn_id = conn_id;
+    s->owned = 1;
+    s->charged = sizeof *s;
+    c->mem += s->charged;
+    if (c->qtail)
+        c->qtail->next = s;
+    else
+        c->qhead = s;
+    c->qtail = s;
+    c->qcount++;
+    return s;
+}
+
+yb_request *yb_cap_slot_req(yb_cap_slot *s) { return &s->req; }
+int yb_cap_slot_is_complete(const yb_cap_slot *s) { return s->complete; }
+
+void yb_cap_slot_complete(yb_capture *c, yb_cap_slot *s)
+{
+    if (s->dead)
+        return;
+    s->complete = 1;
+    uint64_t size = s->req.body_len;
+    for (size_t i = 0; i < s->req.n_headers; i++)
+        size += strlen(s->req.headers[i].name) + s->req.headers[i].value_len + 32;
+    s->charged += size;
+    c->mem += size;
+    enforce_caps(c);
+}
+
+void yb_cap_slot_done(yb_capture *c, yb_cap_slot *s)
+{
+    if (s->detached) {
+        free_slot(c, s);
+        return;
+    }
+    s->owned = 0;
+    drain(c);
+}
+
+void yb_cap_slot_drop(yb_capture *c, yb_cap_slot *s, yb_cap_drop_reason why)
+{
+    if (!s->dead) {
+        switch (why) {
+        case YB_DROP_GAP: c->st.drop_gap++; break;
+        case YB_DROP_PARSE: c->st.drop_parse++; break;
+        case YB_DROP_TOO_LARGE: c->st.drop_too_large++; break;
+        default: c->st.drop_incomplete++; break;
+        }
+    }
+    s->dead = 1;
+    yb_cap_slot_done(c, s);
+}
+
+/* ---- connections: protocol recognition ---------------------------------- */
+
+enum { K_UNKNOWN, K_H1, K_H2, K_TLS, K_OTHER };
+
+#define SNIFF 24
+
+struct yb_cap_conn {
+    yb_capture *c;
+    uint64_t id;
+    int client_side; /* -1 until known */
+    int midstream;
+    uint16_t port[2];
+    int kind;
+    uint8_t sniff[2][SNIFF];
+    size_t sniff_len[2];
+    uint64_t bytes;
+    yb_cap_h1 *h1;
+    yb_cap_h2 *h2;
+    int tls_failed;
+#if YB_HAVE_TLS_DECRYPT
+    yb_tls_flow *tls;
+    int inner; /* K_UNKNOWN, K_H1, K_H2 for the plaintext */
+    uint8_t *early; /* server plaintext before the protocol is known */
+    size_t early_len;
+#endif
+};
+
+yb_cap_conn *yb_cap_conn_new(yb_capture *c, uint64_t conn_id, int client_side, int midstream,
+                             uint16_t port0, uint16_t port1)
+{
+    yb_cap_conn *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->c = c;
+    k->id = conn_id;
+    k->client_side = client_side;
+    k->midstream = midstream;
+    k->port[0] = port0;
+    k->port[1] = port1;
+    return k;
+}
+
+static int is_upper_token(const uint8_t *b, size_t n, size_t *sp)
+{
+    size_t i = 0;
+    while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
+        i++;
+    *sp = i;
+    return i > 0 && (i == n || b[i] == ' ');
+}
+
+/* Classifies from the first bytes of side `side`.  Returns a kind and sets
+ * *client (the side that is the client), or K_UNKNOWN when more bytes are
+ * needed to tell. */
+static int classify(const yb_cap_conn *k, int side, const uint8_t *b, size_t n, int *client)
+{
+    size_t m = n < YB_H2_PREFACE_LEN ? n : YB_H2_PREFACE_LEN, sp;
+    if (!memcmp(b, yb_cap_h2_preface, m)) {
+        *client = side;
+        return n >= YB_H2_PREFACE_LEN ? K_H2 : K_UNKNOWN;
+    }
+    if (b[0] == 0x16 && (n < 2 || b[1] == 3)) {
+        if (n < 6)
+            return K_UNKNOWN;
+        *client = b[5] == 2 ? !side : side;
+        return K_TLS;
+    }
+    m = n < 7 ? n : 7;
+    if (!memcmp(b, "HTTP/1.", m)) {
+        *client = !side;
+        return n >= 7 ? K_H1 : K_UNKNOWN;
+    }
+    if (is_upper_token(b, n, &sp)) {
+        *client = side;
+        return sp < n ? K_H1 : K_UNKNOWN;
+    }
+    if (k->midstream) {
+        /* Joined mid-conversation: HTTP/1.1 can resynchronise at the next
+         * request line; the server is the lower port (a guess). */
+        *client = k->port[0] < k->port[1] ? 1 : 0;
+        return K_H1;
+    }
+    *client = side;
+    return K_OTHER;
+}
+
+static void deliver(yb_cap_conn *k, int dir, const uint8_t *d, size_t n);
+
+#if YB_HAVE_TLS_DECRYPT
+static void start_inner(yb_cap_conn *k, int kind)
+{
+    k->inner = kind;
+    if (kind == K_H2)
+        k->h2 = yb_cap_h2_new(k->c, k->id, "https");
+    else
+        k->h1 = yb_cap_h1_new(k->c, k->id, "https", 0);
+    if (k->early_len) {
+        if (k->h2)
+            yb_cap_h2_data(k->h2, 1, k->early, k->early_len);
+        else if (k->h1)
+            yb_cap_h1_data(k->h1, 1, k->early, k->early_len);
+    }
+    free(k->early);
+    k->early = NULL;
+    k->early_len = 0;
+}
+
+static void plaintext(void *ud, int dir, const uint8_t *d, size_t n)
+{
+    yb_cap_conn *k = ud;
+    if (!n)
+        return;
+    if (k->inner == K_UNKNOWN) {
+        const char *alpn = yb_tls_flow_alpn(k->tls);
+        if (alpn && !strcmp(alpn, "h2"))
+            start_inner(k, K_H2);
+        else if (alpn && !strcmp(alpn, "http/1.1"))
+            start_inner(k, K_H1);
+        else if (dir == 0)
+            start_inner(k, n >= 4 && !memcmp(d, "PRI ", 4) ? K_H2 : K_H1);
+        else {
+            if (k->early_len + n <= TLS_EARLY_MAX) {
+                uint8_t *ne = realloc(k->early, k->early_len + n);
+                if (ne) {
+                    memcpy(ne + k->early_len, d, n);
+                    k->early = ne;
+                    k->early_len += n;
+                    return;
+                }
+            }
+            k->c->st.dropped_unparsed_bytes += n;
+            return;
+        }
+    }
+    if (k->h2)
+        yb_cap_h2_data(k->h2, dir, d, n);
+    else if (k->h1)
+        yb_cap_h1_data(k->h1, dir, d, n);
+}
+#endif
+
+static void start(yb_cap_conn *k, int kind)
+{
+    yb_capture *c = k->c;
+    k->kind = kind;
+    const char *scheme = "http";
+    if (kind == K_H2) {
+        k->h2 = yb_cap_h2_new(c, k->id, scheme);
+        if (!k->h2)
+            k->kind = K_OTHER;
+    } else if (kind == K_H1) {
+        k->h1 = yb_cap_h1_new(c, k->id, scheme, k->midstream);
+        if (!k->h1)
+            k->kind = K_OTHER;
+    } else if (kind == K_TLS) {
+#if YB_HAVE_TLS_DECRYPT
+        if (c->o.keylog || c->own_keylog) {
+            k->tls = yb_tls_flow_new(c->o.keylog ? c->o.keylog : c->own_keylog);
+        }
+        if (!k->tls)
+            k->tls_failed = 1;
+#else
+        k->tls_failed = 1;
+        c->st.tls_no_support++;
+#endif
+    }
+}
+
+static void deliver(yb_cap_conn *k, int dir, const uint8_t *d, size_t n)
+{
+    if (!n)
+        return;
+    switch (k->kind) {
+    case K_H1: yb_cap_h1_data(k->h1, dir, d, n); return;
+    case K_H2: yb_cap_h2_data(k->h2, dir, d, n); return;
+    case K_TLS:
+#if YB_HAVE_TLS_DECRYPT
+        if (k->tls && !k->tls_failed) {
+            if (yb_tls_flow_feed(k->tls, dir, d, n, plaintext, k) < 0)
+                k->tls_failed = 1;
+            return;
+        }
+#endif
+        k->c->st.dropped_unparsed_bytes += n;
+        return;
+    default: k->c->st.dropped_unparsed_bytes += n; return;
+    }
+}
+
+void yb_cap_conn_data(yb_cap_conn *k, int side, const uint8_t *d, size_t n)
+{
+    k->bytes += n;
+    if (k->kind != K_UNKNOWN) {
+        deliver(k, side == k->client_side ? 0 : 1, d, n);
+        return;
+    }
+    /* Classify on the sniffed prefix plus this chunk. */
+    uint8_t buf[SNIFF];
+    size_t have = k->sniff_len[side], take = n < SNIFF - have ? n : SNIFF - have;
+    memcpy(buf, k->sniff[side], have);
+    memcpy(buf + have, d, take);
+    int client = -1;
+    int kind = classify(k, side, buf, have + take, &client);
+    if (kind == K_UNKNOWN && have + take < SNIFF && take == n) {
+        memcpy(k->sniff[side] + have, d, n);
+        k->sniff_len[side] += n;
+        return;
+    }
+    if (kind == K_UNKNOWN)
+        kind = K_OTHER;
+    if (k->client_side < 0)
+        k->client_side = client;
+    start(k, kind);
+    /* Replay what was held back, then this chunk. */
+    int other = !side;
+    if (k->sniff_len[other])
+        deliver(k, other == k->client_side ? 0 : 1, k->sniff[other], k->sniff_len[other]);
+    if (have)
+        deliver(k, side == k->client_side ? 0 : 1, k->sniff[side], have);
+    k->sniff_len[0] = k->sniff_len[1] = 0;
+    deliver(k, side == k->client_side ? 0 : 1, d, n);
+}
+
+void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n)
+{
+    if (k->kind == K_UNKNOWN) {
+        /* Lost the first bytes: whatever was sniffed is not a start. */
+        k->midstream = 1;
+        k->sniff_len[side] = 0;
+        return;
+    }
+    int dir = side == k->client_side ? 0 : 1;
+    if (k->h1)
+        yb_cap_h1_gap(k->h1, dir);
+    else if (k->h2)
+        yb_cap_h2_gap(k->h2, dir, n);
+    else if (k->kind == K_TLS)
+        k->tls_failed = 1; /* a TLS record stream cannot resume after a hole */
+}
+
+void yb_cap_conn_fin(yb_cap_conn *k, int side)
+{
+    if (k->kind == K_UNKNOWN && k->sniff_len[side]) {
+        /* Too few bytes to tell: decide on what there is. */
+        int client = -1;
+        int kind = classify(k, side, k->sniff[side], k->sniff_len[side], &client);
+        if (k->client_side < 0)
+            k->client_side = client;
+        start(k, kind == K_UNKNOWN ? K_OTHER : kind);
+        for (int s = 0; s < 2; s++)
+            if (k->sniff_len[s])
+                deliver(k, s == k->client_side ? 0 : 1, k->sniff[s], k->sniff_len[s]);
+        k->sniff_len[0] = k->sniff_len[1] = 0;
+    }
+    if (k->h1 && k->client_side >= 0)
+        yb_cap_h1_fin(k->h1, side == k->client_side ? 0 : 1);
+}
+
+void yb_cap_conn_end(yb_cap_conn *k)
+{
+    yb_capture *c = k->c;
+    if (k->kind == K_UNKNOWN) {
+        for (int s = 0; s < 2; s++)
+            c->st.dropped_unparsed_bytes += k->sniff_len[s];
+    }
+    if (!k->bytes)
+        c->st.flows_empty++;
+    else if (k->kind == K_H1)
+        c->st.flows_h1++;
+    else if (k->kind == K_H2)
+        c->st.flows_h2++;
+    else if (k->kind == K_TLS)
+        c->st.flows_tls++;
+    else
+        c->st.flows_other++;
+    if (k->kind == K_TLS) {
+        if (k->tls_failed)
+            c->st.tls_skipped++;
+        else
+            c->st.tls_decrypted++;
+    }
+    yb_cap_h1_free(k->h1);
+    yb_cap_h2_free(k->h2);
+#if YB_HAVE_TLS_DECRYPT
+    if (k->tls)
+        yb_tls_flow_free(k->tls);
+    free(k->early);
+#endif
+    free(k);
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+int yb_capture_packet(yb_capture *c, int linktype, uint64_t ts_ns, const uint8_t *data,
+                      size_t caplen, size_t wirelen)
+{
+    if (c->emit_rc)
+        return c->emit_rc;
+    c->st.packets++;
+    c->st.packet_bytes += caplen;
+    /* Reordered timestamps (several interfaces, clock steps) must not make
+     * time run backwards for the records. */
+    if (ts_ns > c->now)
+        c->now = ts_ns;
+    yb_cap_seg seg;
+    if (yb_cap_decode(&c->st, linktype, data, caplen, wirelen, &seg) != 1)
+        return 0;
+    int rc = yb_cap_flows_segment(c->flows, &seg);
+    if (rc < 0)
+        return rc;
+    return c->emit_rc;
+}
+
+int yb_capture_finish(yb_capture *c)
+{
+    if (!c->finished) {
+        c->finished = 1;
+        yb_cap_flows_finish(c->flows);
+        drain(c);
+    }
+    return c->emit_rc;
+}
+
+int yb_cap_add_secrets(yb_capture *c, const uint8_t *text, size_t len)
+{
+#if YB_HAVE_TLS_DECRYPT
+    if (!c->o.keylog && !c->own_keylog) {
+        /* No --keylog: a log that only the capture's own secrets fill. */
+        c->own_keylog = yb_keylog_new();
+        if (!c->own_keylog)
+            return -1;
+    }
+    return yb_keylog_add_text(c->o.keylog ? c->o.keylog : c->own_keylog, text, len);
+#else
+    (void)c;
+    (void)text;
+    (void)len;
+    return 0;
+#endif
+}
+
+void yb_capture_free(yb_capture *c)
+{
+    if (!c)
+        return;
+    c->emit = NULL; /* records still in flight are discarded, not written */
+    yb_cap_flows_free(c->flows); /* ends flows: their slots come back */
+    while (c->qhead) {
+        yb_cap_slot *s = pop_head(c);
+        free_slot(c, s);
+    }
+    for (size_t i = 0; i < c->n_redactions; i++)
+        free(c->redactions[i]);
+    free(c->orders);
+#if YB_HAVE_TLS_DECRYPT
+    if (c->own_keylog)
+        yb_keylog_free(c->own_keylog);
+#endif
+    free(c);
+}
+
+/* ---- report ------------------------------------------------------------- */
+
+static int by_count(const void *a, const void *b)
+{
+    const tally_item *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n < y->n ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+void yb_capture_report_text(const yb_capture *c, FILE *f)
+{
+    const yb_capture_stats *s = &c->st;
+    fprintf(f, "capture: %" PRIu64 " file(s), %" PRIu64 " bytes, %" PRIu64 " packets\n", s->files,
+            s->file_bytes, s->packets);
+    fprintf(f,
+            "flows: %" PRIu64 " (http1 %" PRIu64 ", http2 %" PRIu64 ", tls %" PRIu64
+            ", other %" PRIu64 ", empty %" PRIu64 "; %" PRIu64 " joined mid-stream)\n",
+            s->flows, s->flows_h1, s->flows_h2, s->flows_tls, s->flows_other, s->flows_empty,
+            s->flows_midstream);
+    fprintf(f,
+            "requests: %" PRIu64 " written (restconf %" PRIu64 ", gnmi %" PRIu64 ", http1 %" PRIu64
+            ", http2 %" PRIu64 "); %" PRIu64 " without a response status\n",
+            s->requests, s->req_restconf, s->req_gnmi, s->req_http1, s->req_http2, s->no_response);
+    tally_item t[TALLY_MAX];
+    memcpy(t, c->tally, c->n_tally * sizeof *t);
+    qsort(t, c->n_tally, sizeof *t, by_count);
+    for (size_t i = 0; i < c->n_tally; i++)
+        fprintf(f, "  %10" PRIu64 "  %s\n", t[i].n, t[i].key);
+    if (c->tally_other)
+        fprintf(f, "  %10" PRIu64 "  (other)\n", c->tally_other);
+    fprintf(f, "tls: %" PRIu64 " flow(s), %" PRIu64 " decrypted, %" PRIu64 " seen and skipped%s\n",
+            s->flows_tls, s->tls_decrypted, s->tls_skipped,
+            s->tls_no_support ? " (TLS decryption not built in)"
+            : (s->tls_skipped ? " (no keys or undecryptable)" : ""));
+    fprintf(f,
+            "gaps: %" PRIu64 " (%" PRIu64 " bytes lost); %" PRIu64
+            " bytes retransmitted or overlapping\n",
+            s->gaps, s->gap_bytes, s->retrans_bytes);
+    fprintf(f,
+            "dropped requests: gap %" PRIu64 ", malformed %" PRIu64 ", too large %" PRIu64
+            ", incomplete %" PRIu64 ", invalid %" PRIu64 ", overflow %" PRIu64 ", filtered %" PRIu64
+            "\n",
+            s->drop_gap, s->drop_parse, s->drop_too_large, s->drop_incomplete, s->drop_invalid,
+            s->drop_overflow, s->req_filtered);
+    fprintf(f,
+            "dropped bytes: flow buffer cap %" PRIu64 ", total buffer cap %" PRIu64
+            ", unparsed %" PRIu64 "\n",
+            s->dropped_flow_cap_bytes, s->dropped_total_cap_bytes, s->dropped_unparsed_bytes);
+    if (s->file_errors || s->malformed || s->bad_link || s->snaplen_truncated || s->h1_errors ||
+        s->h2_errors || s->hpack_errors || s->grpc_framing_errors || s->fragments)
+        fprintf(f,
+                "warnings: %" PRIu64 " truncated/corrupt file(s), %" PRIu64
+                " malformed packets, %" PRIu64 " unsupported link, %" PRIu64
+                " snaplen-truncated, %" PRIu64 " IP fragments, %" PRIu64 " HTTP/1.1 errors, %" PRIu64
+                " HTTP/2 errors, %" PRIu64 " HPACK errors, %" PRIu64 " gRPC framing errors\n",
+                s->file_errors, s->malformed, s->bad_link, s->snaplen_truncated, s->fragments,
+                s->h1_errors, s->h2_errors, s->hpack_errors, s->grpc_framing_errors);
+    if (s->redacted)
+        fprintf(f, "redacted: %" PRIu64 " header value(s)\n", s->redacted);
+}
+
+#define J(obj, k, v) json_object_set_new(obj, k, json_integer((json_int_t)(v)))
+
+int yb_capture_report_json(const yb_capture *c, FILE *f)
+{
+    const yb_capture_stats *s = &c->st;
+    json_t *root = json_object(), *in = json_object(), *fl = json_object(), *rq = json_object(),
+           *rpc = json_object(), *tls = json_object(), *dr = json_object(), *db = json_object(),
+           *w = json_object(), *red = json_array();
+    if (!root || !in || !fl || !rq || !rpc || !tls || !dr || !db || !w || !red) {
+        json_decref(root); json_decref(in); json_decref(fl); json_decref(rq); json_decref(rpc);
+        json_decref(tls); json_decref(dr); json_decref(db); json_decref(w); json_decref(red);
+        return -1;
+    }
+    J(in, "files", s->files);
+    J(in, "bytes", s->file_bytes);
+    J(in, "packets", s->packets);
+    J(in, "packet_bytes", s->packet_bytes);
+    J(in, "not_tcp", s->not_tcp);
+    json_object_set_new(root, "input", in);
+    J(fl, "total", s->flows);
+    J(fl, "http1", s->flows_h1);
+    J(fl, "http2", s->flows_h2);
+    J(fl, "tls", s->flows_tls);
+    J(fl, "other", s->flows_other);
+    J(fl, "empty", s->flows_empty);
+    J(fl, "midstream", s->flows_midstream);
+    json_object_set_new(root, "flows", fl);
+    J(rq, "total", s->requests);
+    J(rq, "restconf", s->req_restconf);
+    J(rq, "gnmi", s->req_gnmi);
+    J(rq, "http1", s->req_http1);
+    J(rq, "http2", s->req_http2);
+    J(rq, "no_response", s->no_response);
+    for (size_t i = 0; i < c->n_tally; i++)
+        J(rpc, c->tally[i].key, c->tally[i].n);
+    if (c->tally_other)
+        J(rpc, "(other)", c->tally_other);
+    json_object_set_new(rq, "by_kind", rpc);
+    json_object_set_new(root, "requests", rq);
+    J(tls, "flows", s->flows_tls);
+    J(tls, "decrypted", s->tls_decrypted);
+    J(tls, "skipped", s->tls_skipped);
+    json_object_set_new(tls, "decryption_built_in", json_boolean(YB_HAVE_TLS_DECRYPT));
+    json_object_set_new(root, "tls", tls);
+    J(root, "gaps", s->gaps);
+    J(root, "gap_bytes", s->gap_bytes);
+    J(root, "retransmitted_bytes", s->retrans_bytes);
+    J(dr, "gap", s->drop_gap);
+    J(dr, "malformed", s->drop_parse);
+    J(dr, "too_large", s->drop_too_large);
+    J(dr, "incomplete", s->drop_incomplete);
+    J(dr, "invalid", s->drop_invalid);
+    J(dr, "overflow", s->drop_overflow);
+    J(dr, "filtered", s->req_filtered);
+    json_object_set_new(root, "dropped_requests", dr);
+    J(db, "flow_buffer_cap", s->dropped_flow_cap_bytes);
+    J(db, "total_buffer_cap", s->dropped_total_cap_bytes);
+    J(db, "unparsed", s->dropped_unparsed_bytes);
+    json_object_set_new(root, "dropped_bytes", db);
+    J(w, "file_errors", s->file_errors);
+    J(w, "malformed_packets", s->malformed);
+    J(w, "unsupported_link", s->bad_link);
+    J(w, "snaplen_truncated", s->snaplen_truncated);
+    J(w, "ip_fragments", s->fragments);
+    J(w, "http1_errors", s->h1_errors);
+    J(w, "http2_errors", s->h2_errors);
+    J(w, "hpack_errors", s->hpack_errors);
+    J(w, "grpc_framing_errors", s->grpc_framing_errors);
+    json_object_set_new(root, "warnings", w);
+    for (size_t i = 0; i < c->n_redactions; i++)
+        json_array_append_new(red, json_string(c->redactions[i]));
+    json_object_set_new(root, "redactions", red);
+    J(root, "redacted_values", s->redacted);
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 ? -1 : 0;
+    if (!rc)
+        fputc('\n', f);
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/* Internal interfaces between the capture stages (see capture.h for the
+ * pipeline).  Functions here are module-internal: prefixed yb_cap_. */
+#ifndef YB_CAPTURE_PRIV_H
+#define YB_CAPTURE_PRIV_H
+
+#include "capture/capture.h"
+
+#define YB_CAP_DEFAULT_FLOW_BUFFER (16ull << 20)
+#define YB_CAP_DEFAULT_TOTAL_BUFFER (512ull << 20)
+/* A request's decoded header block (names + values) above this is dropped:
+ * HPACK can expand a small block a thousandfold. */
+#define YB_CAP_MAX_HEADER_BYTES (256u * 1024u)
+#define YB_CAP_MAX_HEADERS 256
+
+/* ---- decode.c ---------------------------------------------------------- */
+
+typedef struct {
+    int af;                   /* 4 or 6 */
+    uint8_t src[16], dst[16]; /* IPv4 in the first 4 bytes */
+    uint16_t sport, dport;
+    uint32_t seq;
+    uint8_t flags;            /* TCP flags (YB_TCP_*) */
+    const uint8_t *payload;   /* points into the packet */
+    size_t len;               /* payload bytes captured */
+    size_t missing;           /* payload bytes on the wire but cut by snaplen */
+} yb_cap_seg;
+
+#define YB_TCP_FIN 0x01
+#define YB_TCP_SYN 0x02
+#define YB_TCP_RST 0x04
+#define YB_TCP_ACK 0x10
+
+/* Decodes one packet down to TCP.  Returns 1 with *seg filled (pointing
+ * into data), 0 when the packet is not TCP or was counted as unusable in
+ * st. */
+int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_t caplen,
+                  size_t wirelen, yb_cap_seg *seg);
+
+/* ---- capture.c: connections (application side of a TCP flow) --------- */
+
+typedef struct yb_cap_conn yb_cap_conn;
+
+/* side: 0 = the endpoint that sent the flow's first packet, 1 = the other.
+ * client_side: 0/1 when the SYN told who the client is, -1 when not. */
+yb_cap_conn *yb_cap_conn_new(yb_capture *c, uint64_t conn_id, int client_side, int midstream,
+                             uint16_t port0, uint16_t port1);
+void yb_cap_conn_data(yb_cap_conn *k, int side, const uint8_t *d, size_t n);
+void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n);
+void yb_cap_conn_fin(yb_cap_conn *k, int side);
+/* Ends the connection: pending requests are completed or dropped; frees k. */
+void yb_cap_conn_end(yb_cap_conn *k);
+
+/* The pipeline object's parts the stages share. */
+yb_capture_stats *yb_cap_stats(yb_capture *c);
+const yb_capture_opts *yb_cap_opts(const yb_capture *c);
+uint64_t yb_cap_now(const yb_capture *c);
+/* Memory accounting against max_total_buffer: returns 0, or -1 (nothing
+ * charged) when the total cap would be exceeded. */
+int yb_cap_mem_charge(yb_capture *c, uint64_t n);
+void yb_cap_mem_release(yb_capture *c, uint64_t n);
+
+/* Adds TLS key log text (a pcapng DSB) to the key log, when TLS
+ * decryption is built in and a key log was given (or is created for the
+ * DSB); returns 0 or -1. */
+int yb_cap_add_secrets(yb_capture *c, const uint8_t *text, size_t len);
+/* Counts an input file (size in bytes) and its failure. */
+void yb_cap_count_file(yb_capture *c, uint64_t size, int failed);
+
+/* ---- capture.c: records in flight ------------------------------------- */
+
+/* A slot is opened when a request's first byte is seen (so records come
+ * out in order of their start), filled when the request is complete and
+ * released once its response status is known or cannot come.  The
+ * extractor that opened a slot owns one reference until it calls
+ * yb_cap_slot_done or yb_cap_slot_drop. */
+typedef struct yb_cap_slot yb_cap_slot;
+
+typedef enum {
+    YB_DROP_GAP,
+    YB_DROP_PARSE,
+    YB_DROP_TOO_LARGE,
+    YB_DROP_INCOMPLETE,
+} yb_cap_drop_reason;
+
+/* Returns a new open slot for connection conn_id, or NULL (ENOMEM, or the
+ * record queue is over its cap: counted). */
+yb_cap_slot *yb_cap_slot_open(yb_capture *c, uint64_t conn_id);
+/* The request being built (owned by the slot). */
+yb_request *yb_cap_slot_req(yb_cap_slot *s);
+/* The request is complete: protocol classified, redacted, charged. */
+void yb_cap_slot_complete(yb_capture *c, yb_cap_slot *s);
+/* The extractor lets go: the record is written once all earlier ones are. */
+void yb_cap_slot_done(yb_capture *c, yb_cap_slot *s);
+/* The request is lost; counted under reason; releases the reference. */
+void yb_cap_slot_drop(yb_capture *c, yb_cap_slot *s, yb_cap_drop_reason why);
+/* 1 while the slot's request has been completed. */
+int yb_cap_slot_is_complete(const yb_cap_slot *s);
+
+/* ---- h1x.c ------------------------------------------------------------- */
+
+typedef struct yb_cap_h1 yb_cap_h1;
+/* dir 0 = client->server, 1 = server->client.  scheme is copied. */
+yb_cap_h1 *yb_cap_h1_new(yb_capture *c, uint64_t conn_id, const char *scheme, int midstream);
+void yb_cap_h1_data(yb_cap_h1 *h, int dir, const uint8_t *d, size_t n);
+void yb_cap_h1_gap(yb_cap_h1 *h, int dir);
+void yb_cap_h1_fin(yb_cap_h1 *h, int dir);
+void yb_cap_h1_free(yb_cap_h1 *h);
+
+/* ---- h2x.c ------------------------------------------------------------- */
+
+typedef struct yb_cap_h2 yb_cap_h2;
+yb_cap_h2 *yb_cap_h2_new(yb_capture *c, uint64_t conn_id, const char *scheme);
+void yb_cap_h2_data(yb_cap_h2 *h, int dir, const uint8_t *d, size_t n);
+void yb_cap_h2_gap(yb_cap_h2 *h, int dir, uint64_t n);
+void yb_cap_h2_free(yb_cap_h2 *h);
+/* Length of the client connection preface. */
+#define YB_H2_PREFACE_LEN 24
+extern const uint8_t yb_cap_h2_preface[YB_H2_PREFACE_LEN];
+
+/* ---- redact.c ---------------------------------------------------------- */
+
+/* Replaces the values of credential headers in r with "<redacted>" and
+ * calls note(ud, name) for each.  Returns the number replaced or -ENOMEM. */
+int yb_cap_redact(yb_request *r, void (*note)(void *ud, const char *name), void *ud);
+/* Returns NULL when r can be written to a corpus, else why not (mirrors the
+ * corpus writer's checks, which would otherwise poison the writer). */
+const char *yb_cap_request_problem(const yb_request *r);
+
+/* ---- pcap_in.c --------------------------------------------------------- */
+
+/* Scans a pcapng file for Decryption Secrets Blocks with TLS key log
+ * secrets and calls add(ud, text, len) for each.  Returns the number found
+ * (0 for a pcap file or none), or -1 for a malformed block (the ones before
+ * it were delivered). */
+int yb_cap_pcapng_dsb(FILE *f, int (*add)(void *ud, const uint8_t *t, size_t n), void *ud);
+/* Same over a memory image of a pcapng file. */
+int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
+                          int (*add)(void *ud, const uint8_t *t, size_t n), void *ud);
+
+/* ---- reasm.c ----------------------------------------------------------- */
+
+typedef struct yb_cap_flows yb_cap_flows;
+yb_cap_flows *yb_cap_flows_new(yb_capture *c);
+/* Feeds one segment; returns 0 or -ENOMEM. */
+int yb_cap_flows_segment(yb_cap_flows *f, const yb_cap_seg *s);
+/* Ends every flow (holes flushed as gaps). */
+void yb_cap_flows_finish(yb_cap_flows *f);
+void yb_cap_flows_free(yb_cap_flows *f);
+
+#endif

@@ -1,0 +1,316 @@
+/* HTTP/1.1 extraction: requests from the client direction through the
+ * project's request parser (yb_h1_req_*, libhttp-parser), responses from
+ * the server direction through yb_h1_resp_* only for their status, matched
+ * to requests in order (HTTP/1.1 answers in request order, pipelined or
+ * not).
+ *
+ * After a hole in either direction the parser is reset and scans for the
+ * next line that starts like a request ("METHOD /") or a status line
+ * ("HTTP/1."), so a gap costs only the message it cuts. */
+#include "config.h"
+#include "capture/capture_priv.h"
+#include "codec/h1.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Requests waiting for their response; more are released without one
+ * (a server that never answers must not hold records forever). */
+#define MAX_WAITING 1024
+
+typedef struct {
+    yb_cap_slot *slot;
+    int head; /* HEAD: the response has no body */
+} waiting;
+
+struct yb_cap_h1 {
+    yb_capture *c;
+    uint64_t conn_id;
+    char scheme[8];
+    yb_h1_req *rq;
+    yb_cap_slot *cur;   /* slot of the request being parsed, may be NULL */
+    int in_req;         /* bytes of a request have been fed */
+    int req_resync;
+    int req_last_lf;    /* the byte before the next chunk was '\n' */
+    yb_h1_resp *rs;
+    int resp_active;
+    int resp_resync;
+    int resp_last_lf;
+    waiting wait[MAX_WAITING];
+    size_t wait_head, nwait;
+};
+
+static const char *const METHODS[] = {"GET ", "POST ", "PUT ", "PATCH ", "DELETE ",
+                                      "HEAD ", "OPTIONS "};
+
+static int starts_request(const uint8_t *d, size_t n)
+{
+    for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++) {
+        size_t l = strlen(METHODS[i]);
+        if (n >= l + 1 && !memcmp(d, METHODS[i], l) && (d[l] == '/' || d[l] == '*'))
+            return 1;
+    }
+    return 0;
+}
+
+static int starts_status(const uint8_t *d, size_t n)
+{
+    return n >= 8 && !memcmp(d, "HTTP/1.", 7);
+}
+
+/* Finds the first line start in d[0..n) at which match() holds; *last_lf
+ * says whether offset 0 is a line start and is updated.  Returns the
+ * offset or n.  A message head split across two chunks at the resync point
+ * is missed; the next one is found. */
+static size_t resync(const uint8_t *d, size_t n, int *last_lf,
+                     int (*match)(const uint8_t *, size_t))
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((i == 0 ? *last_lf : d[i - 1] == '\n') && match(d + i, n - i))
+            return i;
+    }
+    if (n)
+        *last_lf = d[n - 1] == '\n';
+    return n;
+}
+
+yb_cap_h1 *yb_cap_h1_new(yb_capture *c, uint64_t conn_id, const char *scheme, int midstream)
+{
+    yb_cap_h1 *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    uint64_t cap = yb_cap_opts(c)->max_flow_buffer;
+    h->rq = yb_h1_req_new(cap < YB_CORPUS_MAX_ENTRY / 2 ? cap : YB_CORPUS_MAX_ENTRY / 2);
+    /* Response bodies are counted, never stored: no need for a small cap. */
+    h->rs = yb_h1_resp_new(UINT64_MAX / 4);
+    if (!h->rq || !h->rs) {
+        yb_cap_h1_free(h);
+        return NULL;
+    }
+    h->c = c;
+    h->conn_id = conn_id;
+    snprintf(h->scheme, sizeof h->scheme, "%s", scheme);
+    h->req_resync = h->resp_resync = midstream;
+    h->req_last_lf = h->resp_last_lf = 1;
+    return h;
+}
+
+static int iequal(const char *a, size_t al, const char *b)
+{
+    return al == strlen(b) && !strncasecmp(a, b, al);
+}
+
+/* Fills the slot's record from the parsed request; returns 0 or -1 when it
+ * cannot be represented (counted by the caller as a parse drop). */
+static int build(yb_cap_h1 *h, yb_request *r)
+{
+    size_t plen = 0, n = 0;
+    const char *path = yb_h1_req_path(h->rq, &plen);
+    if (yb_request_set_str(&r->method, yb_h1_req_method(h->rq)) < 0 ||
+        yb_request_set_str(&r->path, path ? path : "") < 0 ||
+        yb_request_set_str(&r->scheme, h->scheme) < 0)
+        return -1;
+    const yb_h1_header *hd = yb_h1_req_headers(h->rq, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (iequal(hd[i].name, hd[i].name_len, "host")) {
+            if (!r->authority[0] && yb_request_set_str(&r->authority, hd[i].value) < 0)
+                return -1;
+            continue;
+        }
+        /* The sender derives the framing; the body is stored de-chunked. */
+        if (iequal(hd[i].name, hd[i].name_len, "content-length") ||
+            iequal(hd[i].name, hd[i].name_len, "transfer-encoding"))
+            continue;
+        if (yb_request_add_header(r, hd[i].name, hd[i].value, hd[i].value_len) < 0)
+            return -1;
+    }
+    size_t blen = 0;
+    const uint8_t *body = yb_h1_req_body(h->rq, &blen);
+    if (blen && yb_request_set_body(r, body, blen) < 0)
+        return -1;
+    r->protocol = (!strncmp(r->path, "/restconf/", 10) || !strcmp(r->path, "/restconf"))
+                      ? YB_PROTO_RESTCONF
+                      : YB_PROTO_HTTP1;
+    return 0;
+}
+
+static void release_waiting(yb_cap_h1 *h, int status)
+{
+    if (!h->nwait)
+        return;
+    waiting *w = &h->wait[h->wait_head];
+    if (status > 0 && status <= 999)
+        yb_cap_slot_req(w->slot)->expected_status = (uint32_t)status;
+    yb_cap_slot_done(h->c, w->slot);
+    h->wait_head = (h->wait_head + 1) % MAX_WAITING;
+    h->nwait--;
+}
+
+static void request_complete(yb_cap_h1 *h)
+{
+    yb_cap_slot *s = h->cur;
+    h->cur = NULL;
+    h->in_req = 0;
+    if (!s)
+        return;
+    if (build(h, yb_cap_slot_req(s)) < 0) {
+        yb_cap_slot_drop(h->c, s, YB_DROP_PARSE);
+        return;
+    }
+    yb_cap_slot_complete(h->c, s);
+    if (h->nwait == MAX_WAITING)
+        release_waiting(h, 0);
+    waiting *w = &h->wait[(h->wait_head + h->nwait) % MAX_WAITING];
+    w->slot = s;
+    w->head = !strcmp(yb_h1_req_method(h->rq), "HEAD");
+    h->nwait++;
+}
+
+static void abandon_request(yb_cap_h1 *h, yb_cap_drop_reason why)
+{
+    if (h->cur)
+        yb_cap_slot_drop(h->c, h->cur, why);
+    h->cur = NULL;
+    h->in_req = 0;
+    yb_h1_req_reset(h->rq);
+}
+
+static void client_data(yb_cap_h1 *h, const uint8_t *d, size_t n)
+{
+    yb_capture_stats *st = yb_cap_stats(h->c);
+    while (n) {
+        if (h->req_resync) {
+            size_t off = resync(d, n, &h->req_last_lf, starts_request);
+            st->dropped_unparsed_bytes += off;
+            d += off;
+            n -= off;
+            if (!n)
+                return;
+            h->req_resync = 0;
+        }
+        if (!h->in_req) {
+            h->in_req = 1;
+            h->cur = yb_cap_slot_open(h->c, h->conn_id);
+        }
+        size_t used = 0;
+        yb_h1_rc rc = yb_h1_req_feed(h->rq, d, n, &used);
+        if (used > n)
+            used = n;
+        d += used;
+        n -= used;
+        if (rc == YB_H1_COMPLETE) {
+            request_complete(h);
+            yb_h1_req_reset(h->rq);
+            h->req_last_lf = 1;
+            continue;
+        }
+        if (rc == YB_H1_ERROR) {
+            int tl = yb_h1_req_error_status(h->rq) == 413;
+            if (!tl)
+                st->h1_errors++;
+            abandon_request(h, tl ? YB_DROP_TOO_LARGE : YB_DROP_PARSE);
+            h->req_resync = 1;
+            h->req_last_lf = 0;
+            continue;
+        }
+        return; /* YB_H1_MORE: everything was used */
+    }
+}
+
+static void server_data(yb_cap_h1 *h, const uint8_t *d, size_t n)
+{
+    yb_capture_stats *st = yb_cap_stats(h->c);
+    while (n) {
+        if (h->resp_resync) {
+            size_t off = resync(d, n, &h->resp_last_lf, starts_status);
+            st->dropped_unparsed_bytes += off;
+            d += off;
+            n -= off;
+            if (!n)
+                return;
+            h->resp_resync = 0;
+        }
+        if (!h->resp_active) {
+            yb_h1_resp_reset(h->rs, h->nwait ? h->wait[h->wait_head].head : 0);
+            h->resp_active = 1;
+        }
+        size_t used = 0;
+        yb_h1_rc rc = yb_h1_resp_feed(h->rs, d, n, &used);
+        if (used > n)
+            used = n;
+        d += used;
+        n -= used;
+        if (rc == YB_H1_COMPLETE) {
+            h->resp_active = 0;
+            release_waiting(h, yb_h1_resp_status(h->rs));
+            h->resp_last_lf = 1;
+            continue;
+        }
+        if (rc == YB_H1_ERROR) {
+            st->h1_errors++;
+            h->resp_active = 0;
+            h->resp_resync = 1;
+            h->resp_last_lf = 0;
+            continue;
+        }
+        return;
+    }
+}
+
+void yb_cap_h1_data(yb_cap_h1 *h, int dir, const uint8_t *d, size_t n)
+{
+    if (dir == 0)
+        client_data(h, d, n);
+    else
+        server_data(h, d, n);
+}
+
+void yb_cap_h1_gap(yb_cap_h1 *h, int dir)
+{
+    if (dir == 0) {
+        if (h->in_req)
+            abandon_request(h, YB_DROP_GAP);
+        h->req_resync = 1;
+        h->req_last_lf = 0;
+    } else {
+        /* The response being read (or a whole one) is lost: the oldest
+         * waiting request keeps no status. */
+        if (h->resp_active || h->nwait)
+            release_waiting(h, 0);
+        h->resp_active = 0;
+        h->resp_resync = 1;
+        h->resp_last_lf = 0;
+    }
+}
+
+void yb_cap_h1_fin(yb_cap_h1 *h, int dir)
+{
+    if (dir == 0) {
+        if (h->in_req) {
+            if (yb_h1_req_eof(h->rq) == YB_H1_COMPLETE)
+                request_complete(h);
+            else
+                abandon_request(h, YB_DROP_INCOMPLETE);
+        }
+    } else if (h->resp_active) {
+        h->resp_active = 0;
+        if (yb_h1_resp_eof(h->rs) == YB_H1_COMPLETE)
+            release_waiting(h, yb_h1_resp_status(h->rs));
+    }
+}
+
+void yb_cap_h1_free(yb_cap_h1 *h)
+{
+    if (!h)
+        return;
+    if (h->c) {
+        yb_cap_h1_fin(h, 0);
+        yb_cap_h1_fin(h, 1);
+        while (h->nwait)
+            release_waiting(h, 0);
+    }
+    yb_h1_req_free(h->rq);
+    yb_h1_resp_free(h->rs);
+    free(h);
+}

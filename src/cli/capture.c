@@ -1,0 +1,282 @@
+/* yangblast capture: pcap/pcapng -> corpus.  Thin: options, files, the
+ * corpus writer; the pipeline is src/capture/. */
+#include "config.h"
+#include "capture/capture.h"
+#include "capture/tls_decrypt.h"
+#include "cli/cli.h"
+#include "corpus/corpus.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_INPUTS 256
+
+static void help(void)
+{
+    printf("Usage: yangblast capture -r FILE [-r FILE...] -o OUT.ybc [OPTIONS]\n\n"
+           "Extract RESTCONF, gNMI and other HTTP/1.1 and HTTP/2 requests from pcap or\n"
+           "pcapng captures into a corpus, with their timing, connections and the\n"
+           "responses' status.  Credentials are redacted unless --keep-credentials.\n\n"
+           "  -r, --read FILE          capture to read (pcap or pcapng; repeatable)\n"
+           "  -o, --output FILE        corpus to write ('-' = stdout)\n"
+           "  -f, --filter EXPR        BPF filter (pcap-filter(7)), e.g. 'tcp port 8080'\n"
+           "      --keylog FILE        NSS key log (SSLKEYLOGFILE) to decrypt TLS with;\n"
+           "                           pcapng decryption secrets are used as well\n"
+           "      --mgmt-only          keep only RESTCONF and gNMI requests\n"
+           "      --keep-credentials   do not redact Authorization, Cookie, gRPC\n"
+           "                           username/password/access_token\n"
+           "      --max-flow-buffer N  bytes one connection may buffer (default 16M)\n"
+           "      --max-total-buffer N bytes all connections may buffer (default 512M)\n"
+           "      --json FILE          write the report as JSON ('-' = stdout)\n"
+           "  -q, --quiet              no report on stderr\n"
+           "  -h, --help               this help\n\n"
+           "Sizes take K, M or G suffixes (powers of 1024).  See yangblast-capture(1).\n");
+}
+
+/* Parses "123", "64K", "16M", "1G"; returns 0 or -1. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char num[32];
+    size_t n = strlen(s);
+    uint64_t mult = 1;
+    if (n == 0 || n >= sizeof num)
+        return -1;
+    memcpy(num, s, n + 1);
+    switch (num[n - 1]) {
+    case 'k': case 'K': mult = 1ull << 10; num[--n] = 0; break;
+    case 'm': case 'M': mult = 1ull << 20; num[--n] = 0; break;
+    case 'g': case 'G': mult = 1ull << 30; num[--n] = 0; break;
+    default: break;
+    }
+    uint64_t v;
+    if (yb_parse_u64(num, 1, (1ull << 44) / mult, &v) < 0)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static int emit(void *ud, const yb_request *r)
+{
+    return yb_corpus_writer_add(ud, r);
+}
+
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* Copies the records of the corpus at from into a new corpus at to whose
+ * header is h: the header is written first, so the redactions, known only
+ * at the end, need this second pass.  Returns 0 or -1 with err. */
+static int rewrite(const char *from, const char *to, const yb_corpus_header *h, char *err,
+                   size_t errlen)
+{
+    yb_corpus_reader *r = yb_corpus_reader_open(from, err, errlen);
+    if (!r)
+        return -1;
+    yb_corpus_writer *w = yb_corpus_writer_open(to, h, err, errlen);
+    if (!w) {
+        yb_corpus_reader_close(r);
+        return -1;
+    }
+    const yb_request *q;
+    int rc;
+    while ((rc = yb_corpus_reader_next(r, &q, err, errlen)) == 1)
+        if (yb_corpus_writer_add(w, q) < 0) {
+            snprintf(err, errlen, "%s: cannot write a record", to);
+            rc = -1;
+            break;
+        }
+    yb_corpus_reader_close(r);
+    if (rc < 0) {
+        yb_corpus_writer_abort(w);
+        return -1;
+    }
+    return yb_corpus_writer_close(w, err, errlen) < 0 ? -1 : 0;
+}
+
+int yb_cmd_capture(int argc, char **argv)
+{
+    enum { O_KEYLOG = 256, O_MGMT, O_KEEP, O_FLOWBUF, O_TOTALBUF, O_JSON };
+    static const struct option opts[] = {
+        {"read", required_argument, NULL, 'r'},     {"output", required_argument, NULL, 'o'},
+        {"filter", required_argument, NULL, 'f'},   {"keylog", required_argument, NULL, O_KEYLOG},
+        {"mgmt-only", no_argument, NULL, O_MGMT},   {"keep-credentials", no_argument, NULL, O_KEEP},
+        {"max-flow-buffer", required_argument, NULL, O_FLOWBUF},
+        {"max-total-buffer", required_argument, NULL, O_TOTALBUF},
+        {"json", required_argument, NULL, O_JSON},  {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    const char *inputs[MAX_INPUTS];
+    size_t n_in = 0;
+    const char *out = NULL, *filter = NULL, *keylog = NULL, *json = NULL;
+    int quiet = 0, c;
+    yb_capture_opts o;
+    memset(&o, 0, sizeof o);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "r:o:f:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            if (n_in == MAX_INPUTS)
+                return yb_usage_error("capture", "at most %d -r files", MAX_INPUTS);
+            inputs[n_in++] = optarg;
+            break;
+        case 'o': out = optarg; break;
+        case 'f': filter = optarg; break;
+        case O_KEYLOG: keylog = optarg; break;
+        case O_MGMT: o.mgmt_only = 1; break;
+        case O_KEEP: o.keep_credentials = 1; break;
+        case O_FLOWBUF:
+            if (parse_size(optarg, &o.max_flow_buffer) < 0 || o.max_flow_buffer < 4096)
+                return yb_usage_error("capture", "--max-flow-buffer wants a size >= 4K");
+            break;
+        case O_TOTALBUF:
+            if (parse_size(optarg, &o.max_total_buffer) < 0 || o.max_total_buffer < 65536)
+                return yb_usage_error("capture", "--max-total-buffer wants a size >= 64K");
+            break;
+        case O_JSON: json = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'h': help(); return YB_EXIT_OK;
+        default: return yb_usage_error("capture", "bad option");
+        }
+    }
+    if (optind < argc)
+        return yb_usage_error("capture", "unexpected argument '%s'", argv[optind]);
+    if (!n_in)
+        return yb_usage_error("capture", "no input: give -r FILE");
+    if (!out)
+        return yb_usage_error("capture", "no output: give -o FILE");
+
+    char err[1024];
+    int ret = YB_EXIT_OK;
+    yb_keylog *kl = NULL;
+    yb_capture *cap = NULL;
+    yb_corpus_writer *w = NULL;
+    char tmp[4096];
+    int have_tmp = 0;
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+
+    if (keylog) {
+        if (!(kl = yb_keylog_load(keylog, err, sizeof err))) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_USAGE;
+            goto out;
+        }
+        size_t first = 0, bad = yb_keylog_malformed(kl, &first);
+        if (bad)
+            fprintf(stderr, "yangblast: warning: %s: %zu malformed line(s), first at line %zu\n",
+                    keylog, bad, first);
+    }
+    o.keylog = (struct yb_keylog *)kl;
+
+    /* Records go to a temporary corpus first (see rewrite). */
+    const char *dir = strcmp(out, "-") ? out : NULL;
+    int tl;
+    if (dir) {
+        const char *slash = strrchr(out, '/');
+        tl = snprintf(tmp, sizeof tmp, "%.*s.%s.capture.%ld", slash ? (int)(slash - out + 1) : 0,
+                      out, base(out), (long)getpid());
+    } else {
+        const char *td = getenv("TMPDIR");
+        tl = snprintf(tmp, sizeof tmp, "%s/yangblast-capture.%ld", td && *td ? td : "/tmp",
+                      (long)getpid());
+    }
+    if (tl < 0 || (size_t)tl >= sizeof tmp) {
+        yb_errorf("%s: path too long", out);
+        ret = YB_EXIT_USAGE;
+        goto out;
+    }
+    char producer[64], source[2048];
+    snprintf(producer, sizeof producer, "%s %s capture", PACKAGE_NAME, PACKAGE_VERSION);
+    size_t sl = (size_t)snprintf(source, sizeof source, "capture");
+    for (size_t i = 0; i < n_in && sl < sizeof source; i++)
+        sl += (size_t)snprintf(source + sl, sizeof source - sl, " %s", base(inputs[i]));
+    if (yb_request_set_str(&h.producer, producer) < 0 || yb_request_set_str(&h.source, source) < 0) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    if (!(w = yb_corpus_writer_open(tmp, &h, err, sizeof err))) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_USAGE;
+        goto out;
+    }
+    have_tmp = 1;
+    if (!(cap = yb_capture_new(&o, emit, w))) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        int rc = yb_capture_read_file(cap, inputs[i], filter, stderr, err, sizeof err);
+        if (rc == -1) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_USAGE;
+            goto out;
+        }
+        if (rc < 0) {
+            yb_errorf("%s: cannot write the corpus: %s", out, strerror(-rc));
+            ret = YB_EXIT_RUNTIME;
+            goto out;
+        }
+    }
+    int rc = yb_capture_finish(cap);
+    if (rc < 0) {
+        yb_errorf("%s: cannot write the corpus: %s", out, strerror(-rc));
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    rc = yb_corpus_writer_close(w, err, sizeof err);
+    w = NULL;
+    if (rc < 0) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    size_t nred = 0;
+    const char *const *red = yb_capture_redactions(cap, &nred);
+    for (size_t i = 0; i < nred; i++)
+        if (yb_corpus_header_add_redaction(&h, red[i]) < 0) {
+            yb_errorf("out of memory");
+            ret = YB_EXIT_RUNTIME;
+            goto out;
+        }
+    if (nred || !dir) {
+        if (rewrite(tmp, out, &h, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_RUNTIME;
+            goto out;
+        }
+    } else if (rename(tmp, out) < 0) {
+        yb_errorf("%s: %s", out, strerror(errno));
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    } else {
+        have_tmp = 0;
+    }
+    if (!quiet)
+        yb_capture_report_text(cap, stderr);
+    if (json) {
+        FILE *jf = strcmp(json, "-") ? fopen(json, "w") : stdout;
+        if (!jf || yb_capture_report_json(cap, jf) < 0 || (jf != stdout && fclose(jf) != 0)) {
+            yb_errorf("%s: cannot write the JSON report", json);
+            ret = YB_EXIT_RUNTIME;
+        } else if (jf == stdout) {
+            fflush(stdout);
+        }
+    }
+out:
+    if (w)
+        yb_corpus_writer_abort(w);
+    if (have_tmp)
+        unlink(tmp);
+    yb_capture_free(cap);
+    yb_keylog_free(kl);
+    yb_corpus_header_cleanup(&h);
+    return ret;
+}
