@@ -63,7 +63,8 @@ static int by_count(const void *a, const void *b)
 
 static void tally_print(tally *t, const char *title, size_t limit)
 {
-    qsort(t->items, t->n, sizeof *t->items, by_count);
+    if (t->n) /* an empty tally has no array at all */
+        qsort(t->items, t->n, sizeof *t->items, by_count);
     printf("%s:\n", title);
     for (size_t i = 0; i < t->n && i < limit; i++)
         printf("  %10" PRIu64 "  %s\n", t->items[i].n, t->items[i].key);
