@@ -4,6 +4,7 @@
 # NAME.expected.jsonl files, and (re)writes those expectations.
 #
 #   captures/record.sh BUILDDIR [NAME...]     (as root: tcpdump -i lo)
+#   captures/record.sh BUILDDIR --expected    only rewrite the expectations
 #
 # Each capture is tcpdump on lo, filtered on a free port, while a real
 # client talks to a real server:
@@ -71,10 +72,14 @@ cap_stop() {
     TCPDUMP_PID=
 }
 
-expect() { # NAME FILE [capture args...]
-    local name=$1 file=$2
-    shift 2
-    "$YB" capture -q -r "$file" "$@" -o "$W/$name.ybc" &&
+# expect FILE: (re)writes NAME.expected.jsonl for captures/NAME.pcap[ng],
+# with NAME.keylog when there is one.
+expect() {
+    local file=$1 name
+    name=$(basename "$file"); name=${name%.pcap}; name=${name%.pcapng}
+    local kl=()
+    [ -f "$HERE/$name.keylog" ] && kl=(--keylog "$HERE/$name.keylog")
+    "$YB" capture -q -r "$file" "${kl[@]}" -o "$W/$name.ybc" &&
         "$YB" corpus cat --with-header "$W/$name.ybc" >"$HERE/$name.expected.jsonl"
     echo "$name: $(($(wc -l <"$HERE/$name.expected.jsonl") - 1)) records"
 }
@@ -91,7 +96,6 @@ rec_h1_keepalive() {
         --next -s -o /dev/null -H 'Cookie: session=abc123' "http://127.0.0.1:$p/nothing/here"
     cap_stop
     nginx_stop "$W/nginx"
-    expect h1-keepalive "$HERE/h1-keepalive.pcap"
 }
 
 rec_h1_pipelined() {
@@ -118,7 +122,6 @@ s.close()
 PY
     cap_stop
     nginx_stop "$W/nginx"
-    expect h1-pipelined "$HERE/h1-pipelined.pcap"
 }
 
 rec_restconf_tls() {
@@ -134,7 +137,6 @@ rec_restconf_tls() {
         "https://127.0.0.1:$p/restconf/data/openconfig-acl:acl"
     cap_stop
     nginx_stop "$W/nginx"
-    expect restconf-tls "$HERE/restconf-tls.pcap" --keylog "$HERE/restconf-tls.keylog"
 }
 
 rec_gnmi_h2c() {
@@ -150,7 +152,6 @@ rec_gnmi_h2c() {
     $c subscribe-once "/acl/acl-sets" >/dev/null
     cap_stop
     peer_stop "$W/gnmi"
-    expect gnmi-h2c "$HERE/gnmi-h2c.pcap"
 }
 
 rec_gnmi_interleaved() {
@@ -161,7 +162,6 @@ rec_gnmi_interleaved() {
     "$YB" run "$W/set.ybc" --target "grpc://127.0.0.1:$p" -c 1 -m 8 -n 16 -q >/dev/null
     cap_stop
     peer_stop "$W/gnmi"
-    expect gnmi-interleaved "$HERE/gnmi-interleaved.pcap"
 }
 
 rec_gnmi_tls() {
@@ -177,14 +177,24 @@ rec_gnmi_tls() {
         --keylog "$HERE/gnmi-tls.keylog" -c 1 -m 2 -n 4 -q >/dev/null
     cap_stop
     peer_stop "$W/gnmi"
-    expect gnmi-tls "$HERE/gnmi-tls.pcap" --keylog "$HERE/gnmi-tls.keylog"
     if command -v editcap >/dev/null; then
         editcap --inject-secrets "tls,$HERE/gnmi-tls.keylog" "$HERE/gnmi-tls.pcap" \
-            "$HERE/gnmi-tls-dsb.pcapng" && expect gnmi-tls-dsb "$HERE/gnmi-tls-dsb.pcapng"
+            "$HERE/gnmi-tls-dsb.pcapng"
     fi
 }
 
+if [ "${1:-}" = --expected ]; then
+    # Only rewrite the expectations of the committed captures (after a
+    # deliberate change of capture's output).
+    for f in "$HERE"/*.pcap "$HERE"/*.pcapng; do
+        [ -f "$f" ] && expect "$f"
+    done
+    exit 0
+fi
 names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
+done
+for f in "$HERE"/*.pcap "$HERE"/*.pcapng; do
+    [ -f "$f" ] && expect "$f"
 done

@@ -336,7 +336,7 @@ void yb_cap_slot_drop(yb_capture *c, yb_cap_slot *s, yb_cap_drop_reason why)
 
 enum { K_UNKNOWN, K_H1, K_H2, K_TLS, K_OTHER };
 
-#define SNIFF 24
+#define HOLD_MAX (64u << 10)
 
 struct yb_cap_conn {
     yb_capture *c;
@@ -345,8 +345,8 @@ struct yb_cap_conn {
     int midstream;
     uint16_t port[2];
     int kind;
-    uint8_t sniff[2][SNIFF];
-    size_t sniff_len[2];
+    uint8_t *held[2];
+    size_t held_len[2];
     uint64_t bytes;
     yb_cap_h1 *h1;
     yb_cap_h2 *h2;
@@ -521,6 +521,60 @@ static void deliver(yb_cap_conn *k, int dir, const uint8_t *d, size_t n)
     }
 }
 
+/* Bytes held while the protocol is unknown: a server may speak first (an
+ * HTTP/2 server sends its SETTINGS at once), so its bytes wait for the
+ * client's first bytes, which decide. */
+static int hold(yb_cap_conn *k, int side, const uint8_t *d, size_t n)
+{
+    if (k->held_len[side] + n > HOLD_MAX)
+        return -1;
+    uint8_t *nb = realloc(k->held[side], k->held_len[side] + n);
+    if (!nb)
+        return -1;
+    memcpy(nb + k->held_len[side], d, n);
+    k->held[side] = nb;
+    k->held_len[side] += n;
+    return 0;
+}
+
+/* Decides, starts the extractor and replays what was held. */
+static void decide(yb_cap_conn *k, int kind, int client)
+{
+    if (k->client_side < 0)
+        k->client_side = client;
+    start(k, kind);
+    for (int s = 0; s < 2; s++) {
+        int side = s == 0 ? k->client_side : !k->client_side;
+        uint8_t *b = k->held[side];
+        size_t n = k->held_len[side];
+        k->held[side] = NULL;
+        k->held_len[side] = 0;
+        deliver(k, side == k->client_side ? 0 : 1, b, n);
+        free(b);
+    }
+}
+
+/* Tries to classify with what is held; force: decide even when unsure. */
+static void try_decide(yb_cap_conn *k, int force)
+{
+    for (int s = 0; s < 2; s++) {
+        if (k->client_side >= 0 && s != k->client_side)
+            continue;
+        if (!k->held_len[s])
+            continue;
+        int client = -1;
+        int kind = classify(k, s, k->held[s], k->held_len[s], &client);
+        if (kind == K_UNKNOWN && !force)
+            return; /* need more bytes */
+        if (kind == K_OTHER && !force && k->client_side < 0 && !k->held_len[!s])
+            continue; /* maybe the server spoke first: wait for the other side */
+        decide(k, kind == K_UNKNOWN ? K_OTHER : kind, client);
+        return;
+    }
+    if (force && (k->held_len[0] || k->held_len[1]))
+        decide(k, K_OTHER, k->client_side >= 0 ? k->client_side : 0);
+}
+
 void yb_cap_conn_data(yb_cap_conn *k, int side, const uint8_t *d, size_t n)
 {
     k->bytes += n;
@@ -528,39 +582,24 @@ void yb_cap_conn_data(yb_cap_conn *k, int side, const uint8_t *d, size_t n)
         deliver(k, side == k->client_side ? 0 : 1, d, n);
         return;
     }
-    /* Classify on the sniffed prefix plus this chunk. */
-    uint8_t buf[SNIFF];
-    size_t have = k->sniff_len[side], take = n < SNIFF - have ? n : SNIFF - have;
-    memcpy(buf, k->sniff[side], have);
-    memcpy(buf + have, d, take);
-    int client = -1;
-    int kind = classify(k, side, buf, have + take, &client);
-    if (kind == K_UNKNOWN && have + take < SNIFF && take == n) {
-        memcpy(k->sniff[side] + have, d, n);
-        k->sniff_len[side] += n;
+    if (hold(k, side, d, n) < 0) {
+        try_decide(k, 1);
+        deliver(k, side == k->client_side ? 0 : 1, d, n);
         return;
     }
-    if (kind == K_UNKNOWN)
-        kind = K_OTHER;
-    if (k->client_side < 0)
-        k->client_side = client;
-    start(k, kind);
-    /* Replay what was held back, then this chunk. */
-    int other = !side;
-    if (k->sniff_len[other])
-        deliver(k, other == k->client_side ? 0 : 1, k->sniff[other], k->sniff_len[other]);
-    if (have)
-        deliver(k, side == k->client_side ? 0 : 1, k->sniff[side], have);
-    k->sniff_len[0] = k->sniff_len[1] = 0;
-    deliver(k, side == k->client_side ? 0 : 1, d, n);
+    try_decide(k, 0);
 }
 
 void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n)
 {
     if (k->kind == K_UNKNOWN) {
-        /* Lost the first bytes: whatever was sniffed is not a start. */
+        /* Lost bytes before we could tell: what is held is no start; what
+         * follows is mid-stream. */
         k->midstream = 1;
-        k->sniff_len[side] = 0;
+        k->c->st.dropped_unparsed_bytes += k->held_len[side];
+        free(k->held[side]);
+        k->held[side] = NULL;
+        k->held_len[side] = 0;
         return;
     }
     int dir = side == k->client_side ? 0 : 1;
@@ -574,18 +613,8 @@ void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n)
 
 void yb_cap_conn_fin(yb_cap_conn *k, int side)
 {
-    if (k->kind == K_UNKNOWN && k->sniff_len[side]) {
-        /* Too few bytes to tell: decide on what there is. */
-        int client = -1;
-        int kind = classify(k, side, k->sniff[side], k->sniff_len[side], &client);
-        if (k->client_side < 0)
-            k->client_side = client;
-        start(k, kind == K_UNKNOWN ? K_OTHER : kind);
-        for (int s = 0; s < 2; s++)
-            if (k->sniff_len[s])
-                deliver(k, s == k->client_side ? 0 : 1, k->sniff[s], k->sniff_len[s]);
-        k->sniff_len[0] = k->sniff_len[1] = 0;
-    }
+    if (k->kind == K_UNKNOWN)
+        try_decide(k, 1);
     if (k->h1 && k->client_side >= 0)
         yb_cap_h1_fin(k->h1, side == k->client_side ? 0 : 1);
 }
@@ -593,10 +622,8 @@ void yb_cap_conn_fin(yb_cap_conn *k, int side)
 void yb_cap_conn_end(yb_cap_conn *k)
 {
     yb_capture *c = k->c;
-    if (k->kind == K_UNKNOWN) {
-        for (int s = 0; s < 2; s++)
-            c->st.dropped_unparsed_bytes += k->sniff_len[s];
-    }
+    if (k->kind == K_UNKNOWN)
+        try_decide(k, 1);
     if (!k->bytes)
         c->st.flows_empty++;
     else if (k->kind == K_H1)
