@@ -39,6 +39,8 @@ typedef struct yb_prepared {
     uint64_t timestamp_ns;/* original time, relative to the first record */
     uint32_t expected_status; /* from the record; 0 = unknown */
     int32_t expected_grpc;    /* from the record; -1 = unknown */
+    int open_ended;       /* a STREAM Subscribe: runs until the run ends
+                           * (the engine ends it with the codec's finish) */
     unsigned refs;        /* engine bookkeeping: exchanges using it */
     int cached;           /* engine bookkeeping: kept by the source's cache */
 } yb_prepared;
@@ -66,6 +68,11 @@ typedef struct {
     void (*close)(void *host, int fatal, yb_err_class why);
     /* HTTP/2 session ready (SETTINGS exchanged): more capacity now. */
     void (*ready)(void *host);
+    /* A Subscribe notification arrived at now (uv_hrtime) carrying
+     * n_updates updates; lateness_ns = wall clock - its timestamp (clamped
+     * at 0), or -1 when it had no timestamp.  NULL = not wanted.  Called
+     * once per notification: it must not allocate per call. */
+    void (*notify)(void *host, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
 } yb_codec_host;
 
 typedef struct yb_codec yb_codec;
@@ -101,6 +108,12 @@ typedef struct {
     /* Writes what submit() queued, so requests submitted together leave
      * in one write; NULL when submit writes at once (HTTP/1.1). */
     void (*flush)(yb_codec *c, uint64_t now);
+    /* Ends an open-ended exchange (req->open_ended) because the run ends:
+     * HTTP/2 resets its stream with CANCEL; x then completes as ok through
+     * host->done once the reset is written (the caller flushes).  Returns 0,
+     * or < 0 when x is not in flight here.  NULL when the codec has no
+     * open-ended exchanges. */
+    int (*finish)(yb_codec *c, yb_exchange *x);
 } yb_codec_ops;
 
 extern const yb_codec_ops yb_h1_client_ops;

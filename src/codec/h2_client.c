@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* gRPC status codes used here. */
 enum {
@@ -31,12 +32,21 @@ typedef struct {
     rpc_kind rpc;
     int grpc;          /* content-type application/grpc */
     size_t set_ops;    /* Set: operations in the request */
+    int sub_mode;      /* Subscribe: SubscriptionList.mode (SUB_*), -1 = not a Subscribe */
+    size_t first_len;  /* Subscribe: bytes of the first gRPC message (the SubscribeRequest) */
 } h2_req;
+
+enum { SUB_ONCE = 0, SUB_POLL = 1, SUB_STREAM = 2 }; /* SubscriptionList.Mode */
 
 /* Per-stream state. */
 typedef struct stream {
     yb_exchange *x;
     size_t body_off;          /* request body sent so far */
+    size_t body_limit;        /* Subscribe: body bytes that may be sent now */
+    int may_end;              /* Subscribe: END_STREAM once body_limit is sent */
+    int deferred;             /* the data provider returned NGHTTP2_ERR_DEFERRED */
+    int stopped;              /* ended by the engine at the run's end (finish) */
+    size_t msg_off;           /* Subscribe: start of the unparsed bytes in msg */
     uint8_t *msg;             /* response bytes being reassembled */
     size_t msg_len, msg_cap;
     int http_status;
@@ -143,6 +153,31 @@ static size_t set_ops_of(const uint8_t *body, size_t len)
     return ops;
 }
 
+/* Subscribe: the mode of the first message (a SubscribeRequest with a
+ * SubscriptionList) and its length with the gRPC prefix.  A body that is
+ * not such a request counts as ONCE: it is sent whole, as before. */
+static int sub_mode_of(const uint8_t *body, size_t len, size_t *first_len)
+{
+    size_t off = 0, n;
+    const uint8_t *m;
+    *first_len = len;
+    if (yb_grpc_next(body, len, &off, &m, &n, len) != 1)
+        return SUB_ONCE;
+    Gnmi__SubscribeRequest *r = gnmi__subscribe_request__unpack(NULL, n, m);
+    if (!r)
+        return SUB_ONCE;
+    int mode = SUB_ONCE;
+    if (r->request_case == GNMI__SUBSCRIBE_REQUEST__REQUEST_SUBSCRIBE && r->subscribe) {
+        if (r->subscribe->mode == GNMI__SUBSCRIPTION_LIST__MODE__POLL)
+            mode = SUB_POLL;
+        else if (r->subscribe->mode == GNMI__SUBSCRIPTION_LIST__MODE__STREAM)
+            mode = SUB_STREAM;
+        *first_len = off;
+    }
+    gnmi__subscribe_request__free_unpacked(r, NULL);
+    return mode;
+}
+
 static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out)
 {
     if (!yb_proto_is_h2(r->protocol))
@@ -153,12 +188,16 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         return -ENOMEM;
     h->rpc = rpc_of(r->path);
     h->grpc = r->protocol == YB_PROTO_GNMI;
+    h->sub_mode = -1;
+    if (h->rpc == RPC_SUBSCRIBE)
+        h->sub_mode = sub_mode_of(r->body, r->body_len, &h->first_len);
     for (size_t i = 0; i < r->n_headers; i++)
         if (!strcasecmp(r->headers[i].name, "content-type") && r->headers[i].value_len >= 16 &&
             !strncmp((const char *)r->headers[i].value, "application/grpc", 16))
             h->grpc = 1;
     char tmo[16] = "";
-    if (h->grpc && cfg->timeout_ns)
+    /* A STREAM subscription lasts the run: no deadline for the server. */
+    if (h->grpc && cfg->timeout_ns && h->sub_mode != SUB_STREAM)
         grpc_timeout(cfg->timeout_ns, tmo, sizeof tmo);
 
     /* Header order as the gRPC HTTP/2 protocol wants it: pseudo-headers,
@@ -239,6 +278,7 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
     out->conn_id = r->conn_id;
     out->expected_status = r->expected_status;
     out->expected_grpc = r->expected_grpc;
+    out->open_ended = h->sub_mode == SUB_STREAM;
     return 0;
 oom:
     free(h->nv);
@@ -367,6 +407,15 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
     x->res.done = c->now;
     x->res.status = st->http_status;
     int g = st->grpc_status;
+    if (st->stopped) {
+        /* A STREAM subscription we ended because the run ended: it ran as
+         * long as it was meant to, so it is ok, with no gRPC status of
+         * the server's unless one came before our reset. */
+        x->res.grpc_status = g;
+        if (!x->res.sent)
+            x->res.sent = c->now;
+        return;
+    }
     if (h->grpc) {
         if (error_code != NGHTTP2_NO_ERROR && g < 0)
             g = rst_to_grpc(error_code);
@@ -375,6 +424,8 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
         else if (g < 0)
             g = GRPC_INTERNAL; /* no grpc-status: the call did not finish properly */
         x->res.grpc_status = g;
+        if (g == GRPC_OK && h->rpc == RPC_SUBSCRIBE && st->msg_len)
+            st->bad = 1; /* ended inside a message */
         if (g == GRPC_OK && !st->bad && h->rpc != RPC_SUBSCRIBE && h->rpc != RPC_OTHER &&
             !check_unary(h, st->msg, st->msg_len, c->cfg->max_body))
             st->bad = 1;
@@ -466,6 +517,89 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
     return 0;
 }
 
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Subscribe: a sync_response arrived.  POLL: lets the next Poll go out,
+ * or, after the last Poll's sync_response, the half-close. */
+static void sub_synced(yb_codec *c, stream *st, int32_t sid)
+{
+    const h2_req *h = st->x->req->h2;
+    if (!st->x->res.sync_ns)
+        st->x->res.sync_ns = c->now > st->x->res.send_start ? c->now - st->x->res.send_start : 1;
+    if (h->sub_mode != SUB_POLL || st->may_end)
+        return;
+    if (st->body_limit < h->body_len) {
+        /* the next message: its prefix was checked whole by prepare's walk,
+         * but bound it anyway */
+        size_t left = h->body_len - st->body_limit, n = left;
+        if (left >= YB_GRPC_PREFIX) {
+            const uint8_t *p = h->body + st->body_limit;
+            uint64_t ml = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+            if (ml + YB_GRPC_PREFIX < left)
+                n = (size_t)ml + YB_GRPC_PREFIX;
+        }
+        st->body_limit += n;
+    } else {
+        st->may_end = 1;
+    }
+    if (st->deferred) {
+        st->deferred = 0;
+        nghttp2_session_resume_data(c->ng, sid);
+    }
+}
+
+/* Subscribe: decodes the complete SubscribeResponses in st->msg. */
+static void sub_parse(yb_codec *c, stream *st, int32_t sid)
+{
+    uint64_t max = c->cfg->max_body;
+    while (!st->bad && st->msg_len - st->msg_off >= YB_GRPC_PREFIX) {
+        const uint8_t *p = st->msg + st->msg_off;
+        uint64_t ml = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+        if (p[0] != 0 || ml > max) {
+            st->bad = 1; /* compressed, or over --max-body: stop the stream */
+            nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
+            break;
+        }
+        if (st->msg_len - st->msg_off - YB_GRPC_PREFIX < ml)
+            break;
+        Gnmi__SubscribeResponse *r =
+            gnmi__subscribe_response__unpack(NULL, (size_t)ml, p + YB_GRPC_PREFIX);
+        st->msg_off += YB_GRPC_PREFIX + (size_t)ml;
+        st->messages++;
+        if (!r) {
+            st->bad = 1;
+            break;
+        }
+        if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE && r->update) {
+            const Gnmi__Notification *n = r->update;
+            int64_t late = -1;
+            if (n->timestamp > 0) {
+                uint64_t w = wall_ns();
+                late = w > (uint64_t)n->timestamp ? (int64_t)(w - (uint64_t)n->timestamp) : 0;
+            }
+            st->x->res.notifications++;
+            st->x->res.updates += n->n_update;
+            if (c->host->notify)
+                c->host->notify(c->hostdata, c->now, late, n->n_update);
+        } else if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_SYNC_RESPONSE &&
+                   r->sync_response) {
+            sub_synced(c, st, sid);
+        }
+        gnmi__subscribe_response__free_unpacked(r, NULL);
+    }
+    /* keep only the partial message */
+    if (st->msg_off) {
+        memmove(st->msg, st->msg + st->msg_off, st->msg_len - st->msg_off);
+        st->msg_len -= st->msg_off;
+        st->msg_off = 0;
+    }
+}
+
 static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const uint8_t *d,
                          size_t len, void *ud)
 {
@@ -480,11 +614,14 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const 
     if (st->bad)
         return 0;
     const h2_req *h = st->x->req->h2;
-    if (!h->grpc || h->rpc == RPC_SUBSCRIBE || h->rpc == RPC_OTHER) {
-        /* streams and non-gNMI calls: counted, not kept */
+    if (!h->grpc || h->rpc == RPC_OTHER) {
+        /* non-gNMI calls: counted, not kept */
         return 0;
     }
-    if (st->msg_len + len > c->cfg->max_body + YB_GRPC_PREFIX) {
+    /* Subscribe keeps at most one partial message (its prefix is checked
+     * against max_body as soon as it is whole) plus this chunk. */
+    if (st->msg_len + len > c->cfg->max_body + YB_GRPC_PREFIX +
+                                (h->rpc == RPC_SUBSCRIBE ? len : 0)) {
         st->bad = 1; /* over --max-message: stop the stream */
         nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
         return 0;
@@ -503,6 +640,8 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const 
     }
     memcpy(st->msg + st->msg_len, d, len);
     st->msg_len += len;
+    if (h->rpc == RPC_SUBSCRIBE)
+        sub_parse(c, st, sid);
     return 0;
 }
 
@@ -534,14 +673,20 @@ static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t 
     (void)ng; (void)sid; (void)ud;
     stream *st = src->ptr;
     const h2_req *h = st->x->req->h2;
-    size_t n = h->body_len - st->body_off;
+    size_t n = st->body_limit - st->body_off;
     if (n > len)
         n = len;
     if (n)
         memcpy(buf, h->body + st->body_off, n);
     st->body_off += n;
-    if (st->body_off == h->body_len)
+    if (st->body_off == h->body_len && st->may_end) {
         *flags |= NGHTTP2_DATA_FLAG_EOF;
+    } else if (n == 0) {
+        /* Subscribe: the next Poll waits for a sync_response; a STREAM
+         * subscription keeps its side open until the run ends. */
+        st->deferred = 1;
+        return NGHTTP2_ERR_DEFERRED;
+    }
     return (ssize_t)n;
 }
 
@@ -552,6 +697,12 @@ static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
         (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
         stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
         if (st && !st->x->res.sent)
+            st->x->res.sent = c->now;
+    } else if (f->hd.type == NGHTTP2_DATA) {
+        /* Subscribe: the request is sent once its SubscribeRequest is */
+        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        const h2_req *h = st ? st->x->req->h2 : NULL;
+        if (h && h->rpc == RPC_SUBSCRIBE && !st->x->res.sent && st->body_off >= h->first_len)
             st->x->res.sent = c->now;
     }
     return 0;
@@ -645,6 +796,14 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
         return -ENOMEM;
     st->x = x;
     st->grpc_status = -1;
+    st->body_limit = h->body_len;
+    st->may_end = 1;
+    if (h->rpc == RPC_SUBSCRIBE && h->sub_mode != SUB_ONCE) {
+        /* POLL: the SubscribeRequest first, each Poll after a sync_response;
+         * STREAM: the SubscribeRequest, and the stream stays open */
+        st->body_limit = h->first_len;
+        st->may_end = 0;
+    }
     nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_body};
     c->now = now;
     int32_t sid = nghttp2_submit_request(c->ng, NULL, h->nv, h->n_nv, h->body_len ? &dp : NULL, st);
@@ -702,6 +861,19 @@ static int h2_cancel(yb_codec *c, yb_exchange *x)
     return !c->dead;
 }
 
+static int h2_finish(yb_codec *c, yb_exchange *x)
+{
+    stream *st = x->stream_id ? nghttp2_session_get_stream_user_data(c->ng, (int32_t)x->stream_id)
+                              : NULL;
+    if (!st || st->stopped)
+        return -ENOENT;
+    st->stopped = 1;
+    if (nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, (int32_t)x->stream_id,
+                                  NGHTTP2_CANCEL))
+        return -EPROTO;
+    return 0; /* on_stream_close completes x when the reset is written */
+}
+
 static void h2_on_drain(yb_codec *c, uint64_t now)
 {
     (void)c; (void)now;
@@ -722,4 +894,5 @@ const yb_codec_ops yb_h2_client_ops = {
     .cancel = h2_cancel,
     .on_drain = h2_on_drain,
     .flush = h2_flush,
+    .finish = h2_finish,
 };

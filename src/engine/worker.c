@@ -359,6 +359,12 @@ static void host_ready(void *hd)
     sess_drain_pending(s);
 }
 
+static void host_notify(void *hd, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
+{
+    session *s = hd;
+    yb_recorder_notify(&s->w->rec, now, lateness_ns, n_updates);
+}
+
 static void on_ready(yb_transport *t, void *ud, yb_err_class status)
 {
     session *s = ud;
@@ -794,6 +800,28 @@ static void cut_off(worker *w)
     }
 }
 
+/* The run is stopping: ends the open-ended exchanges (STREAM
+ * subscriptions), which then complete as ok when their resets go out with
+ * this pass's flush.  They ran as long as the run wanted them to. */
+static void finish_open_ended(worker *w)
+{
+    if (!w->ops->finish)
+        return;
+    for (session *s = w->sessions; s; s = s->next) {
+        if (s->closing)
+            continue;
+        int any = 0;
+        for (yb_exchange *x = s->inflight; x; x = x->next)
+            if (x->req->open_ended && w->ops->finish(s->codec, x) == 0)
+                any = 1;
+        if (any && w->ops->flush && !s->dirty) {
+            s->dirty = 1;
+            s->dnext = w->dirty;
+            w->dirty = s;
+        }
+    }
+}
+
 /* Fails exchanges that exceeded --timeout. */
 static void check_timeouts(worker *w, uint64_t now)
 {
@@ -812,6 +840,10 @@ static void check_timeouts(worker *w, uint64_t now)
         for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
             xn = x->next;
             if (now - x->res.send_start < to)
+                continue;
+            /* a STREAM subscription of a timed run lasts until the run
+             * ends, once the server has answered it */
+            if (x->req->open_ended && x->res.first_byte && w->deadline)
                 continue;
             list_unlink(&s->inflight, x);
             s->n_inflight--;
@@ -856,6 +888,7 @@ static void on_tick(uv_timer_t *t)
         w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
         if (w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop) && w->o->timeout_ns)
             w->grace_end = now + w->o->timeout_ns; /* -D: let in-flight work finish */
+        finish_open_ended(w);
     }
     if (w->grace_end || w->exhausted)
         drop_readahead(w);
@@ -948,6 +981,7 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
     w->host.done = host_done;
     w->host.close = host_close;
     w->host.ready = host_ready;
+    w->host.notify = host_notify;
     if (yb_recorder_init(&w->rec) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;

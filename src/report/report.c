@@ -17,7 +17,8 @@
 #define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 
 static const char *const PHASE_LABEL[YB_H__COUNT] = {
-    "end-to-end", "service", "connect", "tls", "h2", "write", "ttfb", "lateness",
+    "end-to-end", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
+    "sample late",
 };
 
 static const char *const GRPC_NAMES[YB_GRPC_CODES] = {
@@ -173,8 +174,8 @@ static void text_latency(FILE *f, const yb_recorder *r)
         /* A phase nobody paid (no TLS, sessions reused) is noise in the
          * table; end-to-end always shows, even empty, so a run with no
          * completion is visibly empty. */
-        if (n == 0 && i != YB_H_E2E)
-            continue;
+        if ((n == 0 && i != YB_H_E2E) || i == YB_H_SYNC || i == YB_H_SAMPLE_LATENESS)
+            continue; /* Subscribe's own figures: in the Subscribe block */
         fprintf(f, "%-12s %10" PRId64 " %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n",
                 PHASE_LABEL[i], n, (double)yb_hdr_percentile(h, 50.0) / 1e3,
                 (double)yb_hdr_percentile(h, 90.0) / 1e3, (double)yb_hdr_percentile(h, 99.0) / 1e3,
@@ -183,6 +184,28 @@ static void text_latency(FILE *f, const yb_recorder *r)
     }
     if (clamped)
         fprintf(f, "(%" PRIu64 " values outside 1 us .. 1 h were clamped)\n", clamped);
+}
+
+/* Subscribe: notification rates, time to sync_response, sample lateness
+ * (only when the run had Subscribe calls). */
+static void text_subscribe(FILE *f, const yb_recorder *r)
+{
+    const yb_hdr *sy = r->h[YB_H_SYNC], *la = r->h[YB_H_SAMPLE_LATENESS];
+    double d = yb_report_duration_s(r);
+
+    if (!r->notifications && !yb_hdr_count(sy))
+        return;
+    fprintf(f, "\nSubscribe: %" PRIu64 " notifications (%.1f/s), %" PRIu64 " updates (%.1f/s)\n",
+            r->notifications, d > 0 ? (double)r->notifications / d : 0.0, r->updates,
+            d > 0 ? (double)r->updates / d : 0.0);
+    if (yb_hdr_count(sy))
+        fprintf(f, "  time to sync_response (ms): p50 %.3f, p99 %.3f (%" PRId64 " calls)\n",
+                (double)yb_hdr_percentile(sy, 50.0) / 1e3, (double)yb_hdr_percentile(sy, 99.0) / 1e3,
+                yb_hdr_count(sy));
+    if (yb_hdr_count(la))
+        fprintf(f, "  sample lateness (ms): p50 %.3f, p99 %.3f, max %.3f\n",
+                (double)yb_hdr_percentile(la, 50.0) / 1e3, (double)yb_hdr_percentile(la, 99.0) / 1e3,
+                (double)yb_hdr_max(la) / 1e3);
 }
 
 static void text_counts(FILE *f, const yb_recorder *r)
@@ -243,6 +266,7 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
     fputc('\n', f);
     text_run(f, r, info);
     text_latency(f, r);
+    text_subscribe(f, r);
     text_counts(f, r);
     if (info)
         fprintf(f, "Generator CPU: %.3f s user + %.3f s sys = %.3f s; %.1f us per request\n",
@@ -357,6 +381,17 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
 
     o = json_object();
     if (o) {
+        put(o, "notifications", juint(r->notifications), &bad);
+        put(o, "updates", juint(r->updates), &bad);
+        put(o, "notifications_per_s",
+            json_real(s.duration_s > 0 ? (double)r->notifications / s.duration_s : 0.0), &bad);
+        put(o, "updates_per_s",
+            json_real(s.duration_s > 0 ? (double)r->updates / s.duration_s : 0.0), &bad);
+    }
+    put(root, "subscribe", o, &bad);
+
+    o = json_object();
+    if (o) {
         put(o, "opened", juint(r->sessions_opened), &bad);
         put(o, "tls_full", juint(r->tls_full), &bad);
         put(o, "tls_resumed", juint(r->tls_resumed), &bad);
@@ -410,6 +445,8 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
             put(e, "errors", juint(iv->errors), &bad);
             put(e, "bytes_out", juint(iv->bytes_out), &bad);
             put(e, "bytes_in", juint(iv->bytes_in), &bad);
+            put(e, "notifications", juint(iv->notifications), &bad);
+            put(e, "updates", juint(iv->updates), &bad);
             put(e, "p50_us", juint((uint64_t)iv->p50_us), &bad);
             put(e, "p99_us", juint((uint64_t)iv->p99_us), &bad);
             put(e, "max_us", juint((uint64_t)iv->max_us), &bad);

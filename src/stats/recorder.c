@@ -14,7 +14,8 @@
 #define MAX_INTERVALS (UINT64_C(1) << 24)
 
 static const char *const HIST_NAMES[YB_H__COUNT] = {
-    "e2e", "service", "connect", "tls", "h2", "write", "ttfb", "lateness",
+    "e2e", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
+    "sample_lateness",
 };
 
 const char *yb_hist_name(yb_hist_id id)
@@ -184,6 +185,10 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
      * granularity) was not late at all, so it records the 1 µs floor. */
     if (res->due && res->send_start)
         phase(r, YB_H_LATENESS, res->due, res->send_start > res->due ? res->send_start : res->due);
+    if (res->sync_ns) {
+        uint64_t us = (res->sync_ns + 999) / 1000;
+        yb_hdr_record(r->h[YB_H_SYNC], us > INT64_MAX ? INT64_MAX : (int64_t)us);
+    }
 
     if (res->done) {
         uint64_t sec = res->done > r->run_start ? (res->done - r->run_start) / NS_PER_S : 0;
@@ -208,6 +213,21 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
                 yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
             }
         }
+    }
+}
+
+void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
+{
+    r->notifications++;
+    r->updates += n_updates;
+    if (lateness_ns >= 0) {
+        uint64_t us = ((uint64_t)lateness_ns + 999) / 1000;
+        yb_hdr_record(r->h[YB_H_SAMPLE_LATENESS], us ? (int64_t)us : 1);
+    }
+    uint64_t sec = now > r->run_start ? (now - r->run_start) / NS_PER_S : 0;
+    if (sec < MAX_INTERVALS && ensure_intervals(r, (size_t)sec + 1) == 0) {
+        r->iv[sec].notifications++;
+        r->iv[sec].updates += n_updates;
     }
 }
 
@@ -260,6 +280,8 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
         d->errors += src->iv[k].errors;
         d->bytes_out += src->iv[k].bytes_out;
         d->bytes_in += src->iv[k].bytes_in;
+        d->notifications += src->iv[k].notifications;
+        d->updates += src->iv[k].updates;
         if (src->iv[k].hist) {
             yb_hdr *h = yb_hdr_decode_compressed(src->iv[k].hist, src->iv[k].hist_len);
             rc = h ? iv_store(dst, k + sshift, h) : -ENOMEM;
@@ -288,6 +310,8 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->tls_resumed += src->tls_resumed;
     dst->cut_off += src->cut_off;
     dst->retried += src->retried;
+    dst->notifications += src->notifications;
+    dst->updates += src->updates;
     dst->run_start = base;
     if (src->run_end > dst->run_end)
         dst->run_end = src->run_end;

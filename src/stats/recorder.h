@@ -28,6 +28,12 @@ typedef struct {
     int status;          /* HTTP status, 0 = none */
     int grpc_status;     /* gRPC status, -1 = none */
     int tls_resumed;     /* 1 when this request's handshake resumed a session */
+    /* gNMI Subscribe: notifications (SubscribeResponse.update) and the
+     * updates inside them received on this call, and the time from
+     * send_start to the first sync_response (ns, 0 = none).  The recorder's
+     * notification counters come from yb_recorder_notify, not from these. */
+    uint64_t notifications, updates;
+    uint64_t sync_ns;
     yb_err_class err;    /* YB_ERR_NONE on success */
 } yb_result;
 
@@ -41,6 +47,8 @@ typedef enum {
     YB_H_WRITE,    /* sent - send_start (excluding set-up phases) */
     YB_H_TTFB,     /* first_byte - sent */
     YB_H_LATENESS, /* send_start - due (how late the generator was) */
+    YB_H_SYNC,     /* Subscribe: first sync_response - send_start */
+    YB_H_SAMPLE_LATENESS, /* Subscribe: arrival (wall clock) - Notification.timestamp */
     YB_H__COUNT
 } yb_hist_id;
 
@@ -52,6 +60,7 @@ typedef struct {
     uint64_t requests;   /* completed (ok or error) in that second */
     uint64_t errors;
     uint64_t bytes_out, bytes_in;
+    uint64_t notifications, updates; /* Subscribe notifications received in that second */
     /* End-to-end latency of the requests completed in that second, as a
      * V2-compressed HdrHistogram (NULL when none), and its p50/p99/max in
      * µs; set by yb_recorder_finish and kept right by yb_recorder_merge. */
@@ -75,6 +84,8 @@ typedef struct yb_recorder {
     uint64_t sessions_opened, tls_full, tls_resumed;
     uint64_t cut_off;          /* in flight when the run was stopped */
     uint64_t retried;          /* re-run on another session (HTTP/2 refused / GOAWAY) */
+    uint64_t notifications;    /* Subscribe notifications received */
+    uint64_t updates;          /* updates inside them */
     uint64_t run_start, run_end; /* uv_hrtime of the first due time and the last completion */
     yb_interval *iv;           /* per-second series, iv[i].t == i */
     size_t n_iv, cap_iv;
@@ -91,12 +102,17 @@ void yb_recorder_cleanup(yb_recorder *r);
  * Counts completed, ok / errors[class], status ([0] also takes statuses
  * outside 0..599), grpc (unless grpc_status == -1), bytes, and the set-up
  * the request paid: sessions_opened when conn_start != 0, tls_full or
- * tls_resumed when tls_done != 0.  Raises run_end to done.  It does not
+ * tls_resumed when tls_done != 0, and YB_H_SYNC when sync_ns != 0.  Raises run_end to done.  It does not
  * touch started or cut_off: the engine counts those itself.
  * Durations are rounded up to whole µs (a sub-µs phase records 1 µs); a
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* Records one Subscribe notification received at now (uv_hrtime)
+ * carrying n_updates updates: counts it (totals and the per-second
+ * series) and, when lateness_ns >= 0, records it in YB_H_SAMPLE_LATENESS
+ * (rounded up to µs).  Never allocates except to grow the series. */
+void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
 /* Closes the per-second histogram being filled (call once the last
  * result is in, before merging or reporting).  Returns 0 or -ENOMEM. */
 int yb_recorder_finish(yb_recorder *r);
