@@ -16,6 +16,7 @@
  * nonce = iv XOR seq), RFC 8446 (TLS 1.3 record protection, key schedule,
  * KeyUpdate). */
 #include "capture/tls_decrypt.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -242,24 +243,13 @@ static int kl_grow(yb_keylog *k)
     return 0;
 }
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes exactly n hex digits into n/2 bytes; returns 0 or -1. */
 static int unhex(const uint8_t *s, size_t n, uint8_t *out)
 {
     if (n % 2 != 0)
         return -1;
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+        int hi = yb_hexval(s[i]), lo = yb_hexval(s[i + 1]);
 
         if (hi < 0 || lo < 0)
             return -1;

@@ -7,34 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_rate(const char *s, size_t n, double *out)
-{
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    return yb_parse_double(buf, out);
-}
-
-static int parse_dur(const char *s, size_t n, uint64_t *out)
-{
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    return yb_parse_duration(buf, out);
-}
-
 int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     if (!strncmp(spec, "ramp:", 5)) {
         const char *p = spec + 5, *dots = strstr(p, ".."), *slash = strchr(p, '/');
-        if (!dots || !slash || slash < dots || parse_rate(p, (size_t)(dots - p), &s->from) ||
-            parse_rate(dots + 2, (size_t)(slash - dots - 2), &s->to) ||
-            parse_dur(slash + 1, strlen(slash + 1), &s->dur_ns) || s->dur_ns == 0 ||
+        if (!dots || !slash || slash < dots || yb_parse_double_n(p, (size_t)(dots - p), &s->from) ||
+            yb_parse_double_n(dots + 2, (size_t)(slash - dots - 2), &s->to) ||
+            yb_parse_duration_n(slash + 1, strlen(slash + 1), &s->dur_ns) || s->dur_ns == 0 ||
             (s->from <= 0 && s->to <= 0)) {
             snprintf(err, errlen, "--rate '%s': expected ramp:FROM..TO/DURATION", spec);
             return -1;
@@ -48,8 +28,8 @@ int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
             const char *at = strchr(p, '@');
             size_t len = strcspn(p, ",");
             if (!at || at > p + len || s->n_steps == YB_SCHED_MAX_STEPS ||
-                parse_rate(p, (size_t)(at - p), &s->step_rate[s->n_steps]) ||
-                parse_dur(at + 1, (size_t)(p + len - at - 1), &s->step_ns[s->n_steps]) ||
+                yb_parse_double_n(p, (size_t)(at - p), &s->step_rate[s->n_steps]) ||
+                yb_parse_duration_n(at + 1, (size_t)(p + len - at - 1), &s->step_ns[s->n_steps]) ||
                 s->step_ns[s->n_steps] == 0) {
                 snprintf(err, errlen, "--rate '%s': expected step:R1@D1,R2@D2,... (at most %d)",
                          spec, YB_SCHED_MAX_STEPS);

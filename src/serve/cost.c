@@ -24,18 +24,6 @@ double yb_rng_unit(yb_rng *r) { return (double)(yb_rng_next(r) >> 11) * 0x1.0p-5
 
 /* ---- service time ------------------------------------------------------- */
 
-/* Parses a duration held in s[0..len) (copied: yb_parse_duration wants a
- * NUL-terminated string). */
-static int dur_n(const char *s, size_t len, uint64_t *ns)
-{
-    char buf[64];
-    if (len == 0 || len >= sizeof buf)
-        return -1;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    return yb_parse_duration(buf, ns);
-}
-
 int yb_service_time_parse(const char *s, yb_service_time *out)
 {
     yb_service_time st = {0};
@@ -49,11 +37,11 @@ int yb_service_time_parse(const char *s, yb_service_time *out)
     }
     if (mlen > 6 && !strncmp(s, "fixed:", 6)) {
         st.dist = YB_DIST_FIXED;
-        if (dur_n(s + 6, mlen - 6, &st.a_ns) < 0)
+        if (yb_parse_duration_n(s + 6, mlen - 6, &st.a_ns) < 0)
             return -EINVAL;
     } else if (mlen > 4 && !strncmp(s, "exp:", 4)) {
         st.dist = YB_DIST_EXP;
-        if (dur_n(s + 4, mlen - 4, &st.a_ns) < 0)
+        if (yb_parse_duration_n(s + 4, mlen - 4, &st.a_ns) < 0)
             return -EINVAL;
     } else if (mlen > 8 && !strncmp(s, "uniform:", 8)) {
         const char *a = s + 8, *end = s + mlen;
@@ -64,8 +52,8 @@ int yb_service_time_parse(const char *s, yb_service_time *out)
                 break;
             }
         st.dist = YB_DIST_UNIFORM;
-        if (!dots || dur_n(a, (size_t)(dots - a), &st.a_ns) < 0 ||
-            dur_n(dots + 2, (size_t)(end - dots - 2), &st.b_ns) < 0 || st.b_ns < st.a_ns)
+        if (!dots || yb_parse_duration_n(a, (size_t)(dots - a), &st.a_ns) < 0 ||
+            yb_parse_duration_n(dots + 2, (size_t)(end - dots - 2), &st.b_ns) < 0 || st.b_ns < st.a_ns)
             return -EINVAL;
     } else {
         return -EINVAL;
@@ -134,7 +122,7 @@ int yb_fault_parse(const char *s, yb_fault *out)
             return -EINVAL;
     } else if (head > 6 && !strncmp(s, "stall:", 6)) {
         f.kind = YB_FAULT_STALL;
-        if (dur_n(s + 6, head - 6, &f.dur_ns) < 0 || parse_prob(s + head, &f.p, &f.nth) < 0)
+        if (yb_parse_duration_n(s + 6, head - 6, &f.dur_ns) < 0 || parse_prob(s + head, &f.p, &f.nth) < 0)
             return -EINVAL;
     } else if (head > 7 && !strncmp(s, "status:", 7)) {
         char buf[16];

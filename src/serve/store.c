@@ -1,6 +1,7 @@
 /* In-memory openconfig-acl datastore: a generic YANG-JSON path walker over
  * a jansson tree with copy-on-write transactions (see store.h). */
 #include "config.h"
+#include "util/util.h"
 #include "serve/store.h"
 
 #include <errno.h>
@@ -83,17 +84,6 @@ int yb_spath_add_key(yb_spath *p, const char *key_name, const char *val, size_t 
     return 0;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes s[0..len) into out (cap bytes).  Returns the decoded
  * length or -EINVAL (bad escape, NUL) / -E2BIG. */
 static long pct_decode(const char *s, size_t len, char *out, size_t cap)
@@ -104,7 +94,7 @@ static long pct_decode(const char *s, size_t len, char *out, size_t cap)
         if (c == '%') {
             if (i + 2 >= len)
                 return -EINVAL;
-            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            int h = yb_hexval(s[i + 1]), l = yb_hexval(s[i + 2]);
             if (h < 0 || l < 0)
                 return -EINVAL;
             c = h * 16 + l;

@@ -64,6 +64,39 @@ int yb_parse_duration(const char *s, uint64_t *ns)
     return 0;
 }
 
+/* Copies s[0..len) to a terminated buffer for the parsers above. */
+static int terminated(const char *s, size_t len, char *buf, size_t cap)
+{
+    if (len == 0 || len >= cap)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return 0;
+}
+
+int yb_parse_duration_n(const char *s, size_t len, uint64_t *ns)
+{
+    char buf[64];
+    return terminated(s, len, buf, sizeof buf) < 0 ? -1 : yb_parse_duration(buf, ns);
+}
+
+int yb_parse_double_n(const char *s, size_t len, double *out)
+{
+    char buf[64];
+    return terminated(s, len, buf, sizeof buf) < 0 ? -1 : yb_parse_double(buf, out);
+}
+
+int yb_hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 char *yb_base64_encode(const void *buf, size_t len)
 {
     if (len > (size_t)INT32_MAX / 2)

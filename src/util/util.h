@@ -16,6 +16,14 @@ int yb_parse_double(const char *s, double *out);
  * seconds), e.g. "500ms", "1.5s", "10".  Returns 0 and sets *ns, or -1. */
 int yb_parse_duration(const char *s, uint64_t *ns);
 
+/* The same for the len bytes at s (not NUL-terminated, e.g. a piece of a
+ * larger spec).  Returns 0 and sets *out, or -1. */
+int yb_parse_duration_n(const char *s, size_t len, uint64_t *ns);
+int yb_parse_double_n(const char *s, size_t len, double *out);
+
+/* Returns the value of hex digit c (0..15), or -1. */
+int yb_hexval(int c);
+
 /* Returns malloc'd NUL-terminated base64 of buf (caller frees) or NULL. */
 char *yb_base64_encode(const void *buf, size_t len);
 /* Decodes base64 text (no whitespace); returns 0 and a malloc'd buffer in

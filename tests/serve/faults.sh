@@ -67,7 +67,11 @@ check_rc "stop" 0 stop_serve
 seq_of() {
     start_serve --fault reset@0.5 --seed "$1" --gnmi off >/dev/null || return 1
     local s=""
-    for i in $(seq 1 16); do curl -s -o /dev/null "http://127.0.0.1:$RP$A"; s="$s$?"; done
+    # answered (0) or reset (1): curl's exit code for a reset (52 or 56)
+    # depends on when the RST lands, the fault decision does not
+    for i in $(seq 1 16); do
+        if curl -s -o /dev/null "http://127.0.0.1:$RP$A"; then s="${s}0"; else s="${s}1"; fi
+    done
     stop_serve
     echo "$s"
 }
