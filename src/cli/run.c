@@ -50,6 +50,10 @@ static void help(void)
         "  -c, --concurrency N     requests in flight (closed loop; default 1)\n"
         "  -t, --threads N         worker threads (default 1)\n"
         "  -m, --streams N         HTTP/2 streams per session (default 1)\n"
+        "      --subscriptions N   gNMI Subscribe corpus: hold N Subscribe calls open\n"
+        "                          at once for --duration (-c N, cycling; a ONCE or\n"
+        "                          POLL call that ends is replaced, STREAM calls last\n"
+        "                          the run)\n"
         "      --rate R            open loop: R requests/s across all workers, due at\n"
         "                          fixed intervals whatever the responses; latency is\n"
         "                          measured from the due time (coordinated omission\n"
@@ -98,6 +102,7 @@ int yb_cmd_run(int argc, char **argv)
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
            O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV, O_KEYLOG };
+    enum { O_SUBS = 400 };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
         {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
@@ -124,6 +129,7 @@ int yb_cmd_run(int argc, char **argv)
         {"hlog", required_argument, NULL, O_HLOG},
         {"csv", required_argument, NULL, O_CSV},
         {"speed", required_argument, NULL, O_SPEED},
+        {"subscriptions", required_argument, NULL, O_SUBS},
         {NULL, 0, NULL, 0}};
     yb_engine_opts o;
     memset(&o, 0, sizeof o);
@@ -139,7 +145,8 @@ int yb_cmd_run(int argc, char **argv)
     const char *hgrm = NULL, *hlog = NULL, *csv = NULL;
     const char *rate = NULL, *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
                *tokfile = NULL, *sessions = "reuse";
-    uint64_t max_errors = 0, v;
+    uint64_t max_errors = 0, v, subscriptions = 0;
+    int conc_set = 0;
     yb_header extra[64];
     size_t n_extra = 0;
     int c, ret = YB_EXIT_OK;
@@ -159,6 +166,7 @@ int yb_cmd_run(int argc, char **argv)
             if (yb_parse_u64(optarg, 1, 100000, &v) < 0)
                 return yb_usage_error("run", "-c must be an integer in 1..100000");
             o.concurrency = (unsigned)v;
+            conc_set = 1;
             break;
         case 't':
             if (yb_parse_u64(optarg, 1, 256, &v) < 0)
@@ -236,6 +244,10 @@ int yb_cmd_run(int argc, char **argv)
             if (yb_parse_u64(optarg, 0, 100000000, &o.max_backlog) < 0)
                 return yb_usage_error("run", "--max-backlog must be a non-negative integer");
             break;
+        case O_SUBS:
+            if (yb_parse_u64(optarg, 1, 100000, &subscriptions) < 0)
+                return yb_usage_error("run", "--subscriptions must be an integer in 1..100000");
+            break;
         case 'h': help(); return YB_EXIT_OK;
         default: return yb_usage_error("run", "bad option");
         }
@@ -262,6 +274,18 @@ int yb_cmd_run(int argc, char **argv)
         return yb_usage_error("run", "--speed goes with --timing original");
     if (!o.speed)
         o.speed = 1.0;
+    if (subscriptions) {
+        /* N Subscribe calls held open: the closed loop at -c N, cycling
+         * through the corpus for the run's duration */
+        if (!o.duration_ns)
+            return yb_usage_error("run", "--subscriptions needs --duration");
+        if (rate || o.timing_original || o.requests)
+            return yb_usage_error("run", "--subscriptions is a closed loop for --duration: "
+                                         "no --rate, --timing or -n");
+        if (conc_set && o.concurrency != subscriptions)
+            return yb_usage_error("run", "--subscriptions N sets -c N");
+        o.concurrency = (unsigned)subscriptions;
+    }
     if (o.concurrency < o.threads)
         return yb_usage_error("run", "-c (%u) must be at least -t (%u)", o.concurrency, o.threads);
     if (o.policy == YB_SESS_POOL && o.pool_size < o.threads)
