@@ -1,3 +1,3 @@
 ## Load-model tests: open loop, ramps, original timing, signals, HdrHistogram outputs.
-SH_TESTS += tests/run/loadmodels.sh tests/run/omission.sh
-EXTRA_DIST += tests/run/loadmodels.sh tests/run/loadmodels.mk tests/run/omission.sh
+SH_TESTS += tests/run/loadmodels.sh tests/run/omission.sh tests/run/targets.sh
+EXTRA_DIST += tests/run/loadmodels.sh tests/run/loadmodels.mk tests/run/omission.sh tests/run/targets.sh
