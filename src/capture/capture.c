@@ -347,6 +347,9 @@ struct yb_cap_conn {
     int kind;
     uint8_t *held[2];
     size_t held_len[2];
+    int fin[2];
+    int was_midstream;  /* the SYN was not captured */
+    int saw_start_gap;  /* 2: the client's first bytes were lost (a request) */
     uint64_t bytes;
     yb_cap_h1 *h1;
     yb_cap_h2 *h2;
@@ -368,7 +371,7 @@ yb_cap_conn *yb_cap_conn_new(yb_capture *c, uint64_t conn_id, int client_side, i
     k->c = c;
     k->id = conn_id;
     k->client_side = client_side;
-    k->midstream = midstream;
+    k->midstream = k->was_midstream = midstream;
     k->port[0] = port0;
     k->port[1] = port1;
     return k;
@@ -486,6 +489,8 @@ static void start(yb_cap_conn *k, int kind)
         k->h1 = yb_cap_h1_new(c, k->id, scheme, k->midstream);
         if (!k->h1)
             k->kind = K_OTHER;
+        else if (k->saw_start_gap == 2)
+            yb_cap_h1_lost_request(k->h1);
     } else if (kind == K_TLS) {
 #if YB_HAVE_TLS_DECRYPT
         if (c->o.keylog || c->own_keylog) {
@@ -596,6 +601,8 @@ void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n)
         /* Lost bytes before we could tell: what is held is no start; what
          * follows is mid-stream. */
         k->midstream = 1;
+        if (side == k->client_side && !k->saw_start_gap)
+            k->saw_start_gap = 1 + (k->held_len[side] == 0 && !k->was_midstream);
         k->c->st.dropped_unparsed_bytes += k->held_len[side];
         free(k->held[side]);
         k->held[side] = NULL;
@@ -613,8 +620,10 @@ void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n)
 
 void yb_cap_conn_fin(yb_cap_conn *k, int side)
 {
+    k->fin[side] = 1;
+    /* Decide on what there is only when neither side can add to it. */
     if (k->kind == K_UNKNOWN)
-        try_decide(k, 1);
+        try_decide(k, k->fin[0] && k->fin[1]);
     if (k->h1 && k->client_side >= 0)
         yb_cap_h1_fin(k->h1, side == k->client_side ? 0 : 1);
 }

@@ -104,6 +104,9 @@ yb_cap_h1 *yb_cap_h1_new(yb_capture *c, uint64_t conn_id, const char *scheme, in
 void yb_cap_h1_data(yb_cap_h1 *h, int dir, const uint8_t *d, size_t n);
 void yb_cap_h1_gap(yb_cap_h1 *h, int dir);
 void yb_cap_h1_fin(yb_cap_h1 *h, int dir);
+/* The connection's first request was lost before the protocol was known:
+ * its response must not go to the next request.  Counted as a gap drop. */
+void yb_cap_h1_lost_request(yb_cap_h1 *h);
 void yb_cap_h1_free(yb_cap_h1 *h);
 
 /* ---- h2x.c ------------------------------------------------------------- */

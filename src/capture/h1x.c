@@ -140,11 +140,25 @@ static void release_waiting(yb_cap_h1 *h, int status)
     if (!h->nwait)
         return;
     waiting *w = &h->wait[h->wait_head];
-    if (status > 0 && status <= 999)
-        yb_cap_slot_req(w->slot)->expected_status = (uint32_t)status;
-    yb_cap_slot_done(h->c, w->slot);
+    if (w->slot) { /* NULL: a request lost to a gap, whose answer this is */
+        if (status > 0 && status <= 999)
+            yb_cap_slot_req(w->slot)->expected_status = (uint32_t)status;
+        yb_cap_slot_done(h->c, w->slot);
+    }
     h->wait_head = (h->wait_head + 1) % MAX_WAITING;
     h->nwait--;
+}
+
+/* Queues a request for the next response (slot NULL: one that was lost,
+ * so that its response does not go to the request after it). */
+static void wait_for_response(yb_cap_h1 *h, yb_cap_slot *s, int head)
+{
+    if (h->nwait == MAX_WAITING)
+        release_waiting(h, 0);
+    waiting *w = &h->wait[(h->wait_head + h->nwait) % MAX_WAITING];
+    w->slot = s;
+    w->head = head;
+    h->nwait++;
 }
 
 static void request_complete(yb_cap_h1 *h)
@@ -159,12 +173,7 @@ static void request_complete(yb_cap_h1 *h)
         return;
     }
     yb_cap_slot_complete(h->c, s);
-    if (h->nwait == MAX_WAITING)
-        release_waiting(h, 0);
-    waiting *w = &h->wait[(h->wait_head + h->nwait) % MAX_WAITING];
-    w->slot = s;
-    w->head = !strcmp(yb_h1_req_method(h->rq), "HEAD");
-    h->nwait++;
+    wait_for_response(h, s, !strcmp(yb_h1_req_method(h->rq), "HEAD"));
 }
 
 static void abandon_request(yb_cap_h1 *h, yb_cap_drop_reason why)
@@ -269,10 +278,20 @@ void yb_cap_h1_data(yb_cap_h1 *h, int dir, const uint8_t *d, size_t n)
 void yb_cap_h1_gap(yb_cap_h1 *h, int dir)
 {
     if (dir == 0) {
+        int was_in = h->in_req;
         if (h->in_req)
             abandon_request(h, YB_DROP_GAP);
+        /* The lost bytes most likely held (the rest of) a request whose
+         * response is still to come: keep the pairing in step. */
+        if (!h->req_resync) {
+            if (!was_in)
+                yb_cap_stats(h->c)->drop_gap++; /* counted as a whole lost request */
+            wait_for_response(h, NULL, 0);
+        }
         h->req_resync = 1;
-        h->req_last_lf = 0;
+        /* Holes end at segment boundaries, and a segment often starts a
+         * message: let the resync look at the very next byte. */
+        h->req_last_lf = 1;
     } else {
         /* The response being read (or a whole one) is lost: the oldest
          * waiting request keeps no status. */
@@ -280,8 +299,14 @@ void yb_cap_h1_gap(yb_cap_h1 *h, int dir)
             release_waiting(h, 0);
         h->resp_active = 0;
         h->resp_resync = 1;
-        h->resp_last_lf = 0;
+        h->resp_last_lf = 1;
     }
+}
+
+void yb_cap_h1_lost_request(yb_cap_h1 *h)
+{
+    yb_cap_stats(h->c)->drop_gap++;
+    wait_for_response(h, NULL, 0);
 }
 
 void yb_cap_h1_fin(yb_cap_h1 *h, int dir)

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""pcaptool.py -- rewrite classic pcap files (Ethernet/IPv4/TCP, as tcpdump
+records loopback) for yangblast's capture tests.
+
+  pcaptool.py IN OUT OP [ARG]
+    link sll|sll2|null|loop|raw|vlan   re-encapsulate every packet
+    ipv6                               IPv4 -> IPv6 (addresses ::ffff:a.b.c.d)
+    snaplen N                          cut every packet to N bytes
+    swap                               swap each pair of adjacent data segments
+    dup                                send every data segment twice
+    overlap                            before each data segment > 20 bytes,
+                                       send its first half alone
+    drop N                             drop the N-th data segment (0-based)
+    nosyn                              drop the first N=4 packets of the file
+                                       (handshake + first request: mid-stream)
+    truncate N                         keep only the first N bytes of the file
+    garbage                            replace TCP payloads by random bytes
+"""
+import random
+import struct
+import sys
+
+
+def read(path):
+    b = open(path, "rb").read()
+    magic = struct.unpack("<I", b[:4])[0]
+    assert magic in (0xa1b2c3d4, 0xa1b23c4d), "classic little-endian pcap expected"
+    link = struct.unpack("<I", b[20:24])[0]
+    pk, off = [], 24
+    while off + 16 <= len(b):
+        s, us, cl, wl = struct.unpack("<IIII", b[off:off + 16])
+        pk.append([s, us, b[off + 16:off + 16 + cl], wl])
+        off += 16 + cl
+    return b[:24], link, pk
+
+
+def write(path, hdr, link, pk):
+    out = bytearray(hdr[:20] + struct.pack("<I", link))
+    for s, us, d, wl in pk:
+        out += struct.pack("<IIII", s, us, len(d), max(wl, len(d))) + d
+    open(path, "wb").write(out)
+
+
+def ip_of(eth):
+    return eth[14:]
+
+
+def tcp_payload_len(ip):
+    ihl = (ip[0] & 15) * 4
+    tot = struct.unpack(">H", ip[2:4])[0]
+    doff = (ip[ihl + 12] >> 4) * 4
+    return tot - ihl - doff, ihl + doff
+
+
+def main():
+    src, dst, op = sys.argv[1:4]
+    arg = sys.argv[4] if len(sys.argv) > 4 else None
+    hdr, link, pk = read(src)
+    assert link == 1
+    if op == "truncate":
+        data = open(src, "rb").read()
+        open(dst, "wb").write(data[:int(arg)])
+        return
+    if op == "link":
+        enc = {"sll": 113, "sll2": 276, "null": 0, "loop": 108, "raw": 101, "vlan": 1}[arg]
+        for p in pk:
+            ip = ip_of(p[2])
+            et = p[2][12:14]
+            if arg == "sll":
+                p[2] = struct.pack(">HHH8s", 0, 772, 6, b"\0" * 8) + et + ip
+            elif arg == "sll2":
+                p[2] = et + b"\0\0" + struct.pack(">I", 1) + struct.pack(">HBB8s", 772, 0, 6, b"\0" * 8) + ip
+            elif arg == "null":
+                p[2] = struct.pack("<I", 2) + ip
+            elif arg == "loop":
+                p[2] = struct.pack(">I", 2) + ip
+            elif arg == "raw":
+                p[2] = ip
+            elif arg == "vlan":
+                p[2] = p[2][:12] + b"\x81\x00\x00\x64" + et + ip
+            p[3] = len(p[2])
+        link = enc
+    elif op == "ipv6":
+        for p in pk:
+            ip = ip_of(p[2])
+            ihl = (ip[0] & 15) * 4
+            tot = struct.unpack(">H", ip[2:4])[0]
+            pay = ip[ihl:tot]
+            v6 = struct.pack(">IHBB", 6 << 28, len(pay), 6, 64) + \
+                b"\0" * 10 + b"\xff\xff" + ip[12:16] + b"\0" * 10 + b"\xff\xff" + ip[16:20]
+            p[2] = p[2][:12] + b"\x86\xdd" + v6 + pay
+            p[3] = len(p[2])
+    elif op == "snaplen":
+        n = int(arg)
+        for p in pk:
+            p[2] = p[2][:n]
+    elif op == "garbage":
+        rnd = random.Random(7)
+        for p in pk:
+            ip = ip_of(p[2])
+            n, h = tcp_payload_len(ip)
+            if n > 0:
+                p[2] = p[2][:14 + h] + bytes(rnd.randrange(256) for _ in range(n)) + p[2][14 + h + n:]
+    else:
+        data_idx = [i for i, p in enumerate(pk) if tcp_payload_len(ip_of(p[2]))[0] > 0]
+        if op == "swap":
+            for a, b in zip(data_idx[0::2], data_idx[1::2]):
+                pk[a][2], pk[b][2] = pk[b][2], pk[a][2]
+        elif op == "dup":
+            out = []
+            for i, p in enumerate(pk):
+                out.append(p)
+                if i in data_idx:
+                    out.append(list(p))
+            pk = out
+        elif op == "overlap":
+            out = []
+            for i, p in enumerate(pk):
+                ip = ip_of(p[2])
+                n, h = tcp_payload_len(ip)
+                if i in data_idx and n > 20:
+                    half = n // 2
+                    e = bytearray(p[2][:14 + h + half])
+                    struct.pack_into(">H", e, 14 + 2, len(e) - 14)
+                    out.append([p[0], p[1], bytes(e), len(e)])
+                out.append(p)
+            pk = out
+        elif op == "drop":
+            del pk[data_idx[int(arg)]]
+        elif op == "nosyn":
+            pk = pk[4:]
+        else:
+            sys.exit("unknown op " + op)
+    write(dst, hdr, link, pk)
+
+
+main()
