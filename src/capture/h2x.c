@@ -460,7 +460,8 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
             kill_dir(h, dir);
             return;
         }
-        memcpy(d->hb, p + off, end - off);
+        if (end > off) /* an empty fragment is legal; hb may still be NULL */
+            memcpy(d->hb, p + off, end - off);
         d->hb_len = end - off;
         d->hb_stream = id;
         d->hb_push = type == F_PUSH;
@@ -480,7 +481,8 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
             kill_dir(h, dir);
             return;
         }
-        memcpy(d->hb + d->hb_len, p, len);
+        if (len)
+            memcpy(d->hb + d->hb_len, p, len);
         d->hb_len += len;
         if (fl & FL_END_HEADERS)
             header_block(h, dir);
