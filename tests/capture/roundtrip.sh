@@ -25,7 +25,8 @@ cap_start() { # FILE PORT
     for _ in $(seq 100); do grep -q "listening on" "$T/td.err" 2>/dev/null && return 0; sleep 0.05; done
     return 1
 }
-cap_stop() { sleep 0.5; kill -INT "$TD"; wait "$TD" 2>/dev/null; TD=; }
+# tcpdump gets a moment to write what the kernel still holds.
+cap_stop() { sleep 1; kill -INT "$TD"; wait "$TD" 2>/dev/null; TD=; }
 # same ORIG CAPTURED: compares record by record (python, JSON lines).
 same() {
     /usr/bin/python3 - "$1" "$2" <<'PY'
@@ -55,10 +56,10 @@ nginx_start "$T/nginx" "$p" || { not_ok "nginx starts"; done_testing; exit; }
 cap_start "$T/rc.pcap" "$p" || { not_ok "tcpdump starts"; done_testing; exit; }
 "$YB" run "$T/rc.ybc" --target "http://127.0.0.1:$p" -n 6 -c 2 -q >/dev/null
 cap_stop
-"$YB" capture -q -r "$T/rc.pcap" -o "$T/rc-back.ybc"
+"$YB" capture -r "$T/rc.pcap" -o "$T/rc-back.ybc" 2>"$T/rc.report"
 "$YB" corpus cat "$T/rc.ybc" >"$T/a.jsonl"
 "$YB" corpus cat "$T/rc-back.ybc" >"$T/b.jsonl"
-check "RESTCONF round trip: same requests" same "$T/a.jsonl" "$T/b.jsonl"
+check "RESTCONF round trip: same requests" same "$T/a.jsonl" "$T/b.jsonl" || { sed "s/^/# /" "$T/rc.report"; cp "$T/rc.pcap" /tmp/rt-fail.pcap; }
 like "RESTCONF round trip: statuses kept" "$(cat "$T/b.jsonl")" '"expected_status":204'
 nginx_stop "$T/nginx"
 
