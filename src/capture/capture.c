@@ -186,7 +186,7 @@ static void write_record(yb_capture *c, yb_cap_slot *s)
         c->emit_rc = -ENOMEM;
         return;
     }
-    if (yb_cap_request_problem(r)) {
+    if (yb_request_problem(r)) { /* would poison the writer: skip it, counted */
         c->st.drop_invalid++;
         return;
     }

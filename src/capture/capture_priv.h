@@ -125,9 +125,6 @@ extern const uint8_t yb_cap_h2_preface[YB_H2_PREFACE_LEN];
 /* Replaces the values of credential headers in r with "<redacted>" and
  * calls note(ud, name) for each.  Returns the number replaced or -ENOMEM. */
 int yb_cap_redact(yb_request *r, void (*note)(void *ud, const char *name), void *ud);
-/* Returns NULL when r can be written to a corpus, else why not (mirrors the
- * corpus writer's checks, which would otherwise poison the writer). */
-const char *yb_cap_request_problem(const yb_request *r);
 
 /* ---- pcap_in.c --------------------------------------------------------- */
 

@@ -227,7 +227,7 @@ static int visible_ok(const char *s)
     return 1;
 }
 
-static const char *request_problem(const yb_request *r)
+const char *yb_request_problem(const yb_request *r)
 {
     if (!token_ok(r->method))
         return "method is empty or not an HTTP token";
@@ -248,6 +248,8 @@ static const char *request_problem(const yb_request *r)
     }
     if (r->expected_status > 999)
         return "expected status is not a 3-digit HTTP status";
+    if (r->body_len > YB_CORPUS_MAX_ENTRY / 2)
+        return "body too large for one corpus entry";
     return NULL;
 }
 
@@ -419,7 +421,7 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
 {
     if (w->failed)
         return w->failed;
-    if (request_problem(r)) /* poisons the writer, as documented */
+    if (yb_request_problem(r)) /* poisons the writer, as documented */
         return w->failed = -EINVAL;
     Yangblast__HeaderField *fields = NULL, **fp = NULL;
     if (r->n_headers) {
@@ -825,7 +827,7 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
                        (unsigned long long)r->index);
                 return -1;
             }
-            const char *why = request_problem(&r->req);
+            const char *why = yb_request_problem(&r->req);
             if (why) {
                 seterr(err, errlen, "%s: record %llu: invalid record: %s", r->path,
                        (unsigned long long)r->index, why);

@@ -75,6 +75,14 @@ int yb_request_add_header(yb_request *r, const char *name,
 int yb_request_set_body(yb_request *r, const void *body, size_t len);
 /* Takes ownership of a malloc'd body. */
 void yb_request_take_body(yb_request *r, uint8_t *body, size_t len);
+/* Returns NULL when r can be written to a corpus, else a static
+ * description of the first problem (a method or header name that is not an
+ * HTTP token, spaces or control characters in scheme, authority or path, CR,
+ * LF or NUL in a header value, a status over 999, a body too large for one
+ * entry).  The writer refuses such records, and the reader reports them as
+ * invalid, so a corpus can never smuggle one request into another on the
+ * wire; importers call this first to skip a record instead of failing. */
+const char *yb_request_problem(const yb_request *r);
 /* Returns 1 when a and b are equal field for field, else 0. */
 int yb_request_equal(const yb_request *a, const yb_request *b);
 
