@@ -34,6 +34,7 @@ static void help(void)
            "                          $YANGBLAST_SERVE_PASSWORD or --auth-password-file\n"
            "  --auth-password-file F  first line of F is the password\n"
            "  --auth-cost DUR         time each credential check costs (default 0)\n"
+           "  --no-resumption         refuse TLS session resumption (tickets and ids)\n"
            "  --session-cost DUR      time each new connection's first request costs on\n"
            "                          top (the switch's session set-up; default 0)\n"
            "  --max-sessions N        refuse connections beyond N (0 = unlimited)\n"
@@ -94,7 +95,7 @@ int yb_cmd_serve(int argc, char **argv)
 {
     enum {
         O_RESTCONF = 256, O_GNMI, O_CERT, O_KEY, O_SELF, O_WCERT, O_SVC, O_WORKERS, O_AUTH,
-        O_PWFILE, O_AUTHCOST, O_SESSCOST, O_MAXSESS, O_IDLE, O_FAULT, O_SEED, O_SINK, O_MAXBODY, O_STATS
+        O_PWFILE, O_AUTHCOST, O_SESSCOST, O_NORESUME, O_MAXSESS, O_IDLE, O_FAULT, O_SEED, O_SINK, O_MAXBODY, O_STATS
     };
     static const struct option opts[] = {
         {"restconf", required_argument, NULL, O_RESTCONF},
@@ -109,6 +110,7 @@ int yb_cmd_serve(int argc, char **argv)
         {"auth-password-file", required_argument, NULL, O_PWFILE},
         {"auth-cost", required_argument, NULL, O_AUTHCOST},
         {"session-cost", required_argument, NULL, O_SESSCOST},
+        {"no-resumption", no_argument, NULL, O_NORESUME},
         {"max-sessions", required_argument, NULL, O_MAXSESS},
         {"idle-timeout", required_argument, NULL, O_IDLE},
         {"fault", required_argument, NULL, O_FAULT},
@@ -145,6 +147,9 @@ int yb_cmd_serve(int argc, char **argv)
             break;
         case O_AUTH: o.auth_user = optarg; break;
         case O_PWFILE: pwfile = optarg; break;
+        case O_NORESUME:
+            o.no_resumption = 1;
+            break;
         case O_SESSCOST:
             if (yb_parse_duration(optarg, &o.session_cost_ns) < 0)
                 return yb_usage_error("serve", "--session-cost must be a duration like 5ms");

@@ -253,6 +253,7 @@ static int make_tls(const yb_serve_opts *o, yb_tls_ctx **rc_tls, yb_tls_ctx **gn
         so.cert = o->tls_cert;
         so.key = o->tls_key;
     }
+    so.tickets = !o->no_resumption; /* switches resume sessions unless told not to */
     so.alpn = "http/1.1";
     if (!(*rc_tls = yb_tls_server_ctx_new(&so, err, errlen)))
         goto out;

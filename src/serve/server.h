@@ -18,6 +18,7 @@ typedef struct {
     const char *gnmi;       /* same */
     const char *tls_cert, *tls_key; /* PEM files: TLS on both endpoints */
     int self_signed;        /* 1 = generate an in-memory cert for localhost */
+    int no_resumption;      /* 1 = refuse TLS session resumption (tickets and ids) */
     const char *write_cert; /* with self_signed: write the cert PEM here */
     yb_service_time service;
     unsigned workers;       /* 0 = unlimited */
