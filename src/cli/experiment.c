@@ -223,7 +223,7 @@ int yb_cmd_experiment(int argc, char **argv)
         if (!tg[t].url)
             continue;
         yb_engine_opts o;
-        memset(&o, 0, sizeof o);
+        yb_engine_defaults(&o);
         char err[512];
         if (yb_target_parse(tg[t].url, &o.target, err, sizeof err) < 0) {
             yb_errorf("%s", err);
@@ -252,23 +252,11 @@ int yb_cmd_experiment(int argc, char **argv)
             break;
         }
         o.corpus_path = corpus;
-        o.threads = 1;
         o.concurrency = conc;
-        o.streams = 1;
         o.timeout_ns = timeout;
-        o.cache_bytes = 256ull << 20;
-        o.grace_ns = 2ull * 1000000000ull;
         o.tls = tls;
         o.stop = &stop_flag;
-        o.codec.max_body = 64ull << 20;
-        o.codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
-        o.codec.authority = o.target.authority;
-        o.codec.scheme = o.target.tls ? "https" : "http";
-        o.codec.auth_header = cred.auth_header;
-        o.codec.user = user;
-        o.codec.password = cred.password;
-        o.codec.timeout_ns = timeout;
-        o.codec.streams = 1;
+        yb_engine_bind(&o, &cred, user);
         for (size_t p = 0; p < n_pol && ret == YB_EXIT_OK && !stop_flag; p++) {
             for (size_t k = 0; k < n_counts && !stop_flag; k++) {
                 size_t idx = (size_t)t * 3 * MAX_COUNTS + p * MAX_COUNTS + k;

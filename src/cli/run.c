@@ -132,16 +132,7 @@ int yb_cmd_run(int argc, char **argv)
         {"subscriptions", required_argument, NULL, O_SUBS},
         {NULL, 0, NULL, 0}};
     yb_engine_opts o;
-    memset(&o, 0, sizeof o);
-    o.threads = 1;
-    o.concurrency = 1;
-    o.streams = 1;
-    o.timeout_ns = 30ull * 1000000000ull;
-    o.cache_bytes = 256ull << 20;
-    o.grace_ns = 2ull * 1000000000ull;
-    o.codec.max_body = 64ull << 20;
-    o.max_backlog = 10000;
-    o.codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
+    yb_engine_defaults(&o);
     const char *hgrm = NULL, *hlog = NULL, *csv = NULL;
     const char *rate = NULL, *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
                *tokfile = NULL, *sessions = "reuse";
@@ -310,15 +301,9 @@ int yb_cmd_run(int argc, char **argv)
     yb_credentials cred;
     if (yb_credentials_load(user, pwfile, tokfile, &cred) < 0)
         return YB_EXIT_USAGE;
-    o.codec.authority = o.target.authority;
-    o.codec.scheme = o.target.tls ? "https" : "http";
-    o.codec.auth_header = cred.auth_header;
-    o.codec.user = user;
-    o.codec.password = cred.password;
+    yb_engine_bind(&o, &cred, user);
     o.codec.extra = extra;
     o.codec.n_extra = n_extra;
-    o.codec.timeout_ns = o.timeout_ns;
-    o.codec.streams = o.streams;
     o.stop = &stop_flag;
     int live = !quiet && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
     if (live)

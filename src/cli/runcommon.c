@@ -122,6 +122,31 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
     return 0;
 }
 
+void yb_engine_defaults(yb_engine_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = 1;
+    o->concurrency = 1;
+    o->streams = 1;
+    o->timeout_ns = 30ull * 1000000000ull;
+    o->cache_bytes = 256ull << 20;
+    o->grace_ns = 2ull * 1000000000ull;
+    o->max_backlog = 10000;
+    o->codec.max_body = 64ull << 20;
+    o->codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
+}
+
+void yb_engine_bind(yb_engine_opts *o, const yb_credentials *c, const char *user)
+{
+    o->codec.authority = o->target.authority;
+    o->codec.scheme = o->target.tls ? "https" : "http";
+    o->codec.auth_header = c->auth_header;
+    o->codec.user = user;
+    o->codec.password = c->password;
+    o->codec.timeout_ns = o->timeout_ns;
+    o->codec.streams = o->streams;
+}
+
 static double tv_s(struct timeval tv)
 {
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;

@@ -26,6 +26,16 @@ void yb_credentials_cleanup(yb_credentials *c);
  * a message printed. */
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto);
 
+/* Fills o with the defaults shared by every command that runs the engine:
+ * one thread, one slot, one stream, 30 s timeout, 256 MiB prepared-request
+ * cache per worker, 2 s grace after a stop, 64 MiB response cap, 10000
+ * backlog. */
+void yb_engine_defaults(yb_engine_opts *o);
+/* Points o->codec at what it sends besides the records: the target's
+ * authority and scheme (o->target must be parsed), credentials (c may
+ * hold none) and user, the timeout and stream cap now in o. */
+void yb_engine_bind(yb_engine_opts *o, const yb_credentials *c, const char *user);
+
 /* Runs the engine and measures the process' CPU time around it.  Returns
  * what yb_engine_run returns. */
 int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
