@@ -57,3 +57,25 @@ wait_port() {
     done
     return 1
 }
+
+# yb_serve OUT ARGS...: starts `$YB serve ARGS` in the background with its
+# output in OUT, stopped at exit; waits for its "serve:" line and sets
+# SPID, RURL and GURL (the announced RESTCONF and gNMI URLs, or "off").
+# Returns 1 (with the output on stderr) when it did not start.
+yb_serve() {
+    local out=$1; shift
+    "$YB" serve "$@" > "$out" 2>&1 &
+    SPID=$!
+    _cleanup_hooks="$_cleanup_hooks yb_serve_stop"
+    local i
+    for i in $(seq 100); do grep -q '^serve:' "$out" && break; sleep 0.1; done
+    read -r _ _ RURL _ GURL < <(grep '^serve:' "$out" | head -1) || true
+    [ -n "${GURL:-}" ] || { cat "$out" >&2; return 1; }
+}
+# yb_serve_stop: stops the server yb_serve started (SIGTERM, then waits).
+yb_serve_stop() {
+    [ -n "${SPID:-}" ] || return 0
+    kill "$SPID" 2>/dev/null
+    wait "$SPID" 2>/dev/null
+    SPID=
+}

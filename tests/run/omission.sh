@@ -7,13 +7,8 @@
 . "$YB_SRCDIR/tests/lib.sh"
 PY=/usr/bin/python3
 SOUT=$T/serve.out
-"$YB" serve --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --fault 'stall:1s@#500' > "$SOUT" 2>&1 &
-SPID=$!
-stop_serve() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
-at_exit stop_serve
-for _ in $(seq 100); do grep -q '^serve:' "$SOUT" && break; sleep 0.1; done
-read -r _ _ RURL _ GURL < <(grep '^serve:' "$SOUT")
-[ -n "${GURL:-}" ] || { echo "Bail out! serve did not start"; cat "$SOUT"; exit 1; }
+yb_serve "$SOUT" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --fault 'stall:1s@#500' ||
+    { echo "Bail out! serve did not start"; exit 1; }
 
 "$YB" synth acl --proto restconf -n 100 -r 2 --name-prefix CO_R -o "$T/r.ybc" >/dev/null
 "$YB" synth acl --proto gnmi -n 100 -r 2 --name-prefix CO_G -o "$T/g.ybc" >/dev/null
@@ -32,11 +27,9 @@ check "restconf: even corrected p99 shows it (>= 0.5 s; ~500 requests waited)" t
 
 # gNMI: the same on one session with one stream, on a fresh server so the
 # stall is again its 500th request.
-kill "$SPID"; wait "$SPID" 2>/dev/null
-"$YB" serve --restconf off --gnmi 127.0.0.1:0 --fault 'stall:1s@#500' > "$SOUT" 2>&1 &
-SPID=$!
-for _ in $(seq 100); do grep -q '^serve:' "$SOUT" && break; sleep 0.1; done
-read -r _ _ _ _ GURL < <(grep '^serve:' "$SOUT")
+yb_serve_stop
+yb_serve "$SOUT" --restconf off --gnmi 127.0.0.1:0 --fault 'stall:1s@#500' ||
+    { echo "Bail out! serve did not restart"; exit 1; }
 timeout 60 "$YB" run "$T/g.ybc" --target "$GURL" -c 1 -m 1 --rate 500 -D 5s -q --json "$T/g.json" >/dev/null
 check "gnmi run completed" test -s "$T/g.json"
 e=$(pct "$T/g.json" e2e p99_9) s=$(pct "$T/g.json" service p99_9) m=$(pct "$T/g.json" service max)

@@ -6,13 +6,8 @@
 PY=/usr/bin/python3
 SOUT=$T/serve.out
 export YANGBLAST_SERVE_PASSWORD=pol-secret YANGBLAST_PASSWORD=pol-secret
-"$YB" serve --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --self-signed --write-cert "$T/cert.pem" \
-    --auth admin > "$SOUT" 2>&1 &
-SPID=$!
-stop_serve() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
-at_exit stop_serve
-for _ in $(seq 100); do grep -q '^serve:' "$SOUT" && break; sleep 0.1; done
-read -r _ _ RURL _ GURL < <(grep '^serve:' "$SOUT")
+yb_serve "$SOUT" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --self-signed \
+    --write-cert "$T/cert.pem" --auth admin || { echo "Bail out! serve did not start"; exit 1; }
 like "serve announces https and grpcs" "$RURL $GURL" '^https://127\.0\.0\.1:[0-9]+ grpcs://127\.0\.0\.1:[0-9]+$'
 
 "$YB" synth acl --proto restconf -n 20 -r 2 --name-prefix POL_R -o "$T/r.ybc" >/dev/null
@@ -58,17 +53,16 @@ is "RESTCONF --sessions original: one session per recorded connection" \
 check "no password in any output" sh -c "! grep -rq pol-secret $T/*.json $T/*.err"
 timeout 60 "$YB" run "$T/r.ybc" --target "$RURL" --cacert "$T/cert.pem" --user admin -q -c 2 \
     --sessions per-request --tls-resume --json "$T/nores.json" >/dev/null 2>&1
-stop_serve
-"$YB" serve --restconf 127.0.0.1:0 --gnmi off --self-signed --write-cert "$T/cert2.pem" \
-    --auth admin --no-resumption > "$T/serve2.out" 2>&1 &
-SPID=$!
-for _ in $(seq 100); do grep -q '^serve:' "$T/serve2.out" && break; sleep 0.1; done
-read -r _ _ R2 _ < <(grep '^serve:' "$T/serve2.out")
-timeout 60 "$YB" run "$T/r.ybc" --target "$R2" --cacert "$T/cert2.pem" --user admin -q -c 2 \
+yb_serve_stop
+SOUT1=$SOUT
+yb_serve "$T/serve2.out" --restconf 127.0.0.1:0 --gnmi off --self-signed \
+    --write-cert "$T/cert2.pem" --auth admin --no-resumption
+timeout 60 "$YB" run "$T/r.ybc" --target "$RURL" --cacert "$T/cert2.pem" --user admin -q -c 2 \
     --sessions per-request --tls-resume --json "$T/nores.json" >/dev/null 2>&1
 is "serve --no-resumption: every handshake is full" \
     "$(j "$T/nores.json" "d['sessions']['tls_full'], d['sessions']['tls_resumed']")" "20 0"
-stop_serve
+yb_serve_stop
+SOUT=$SOUT1
 like "serve counted the connections it saw (2+20+20+2+2+20 restconf, 2+20+20+2+1 gnmi)" \
     "$(cat "$SOUT")" 'connections: restconf 66, gnmi 45'
 done_testing

@@ -23,17 +23,9 @@ yb() {
 }
 
 SOUT=$T/serve.out
-"$YB" serve --restconf off --gnmi 127.0.0.1:0 > "$SOUT" 2>&1 &
-SPID=$!
-stop_all() {
-    kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null
-    [ -f "$T/py/pid" ] && peer_stop "$T/py"
-    return 0
-}
-at_exit stop_all
-for _ in $(seq 100); do grep -q '^serve:' "$SOUT" && break; sleep 0.1; done
-read -r _ _ _ _ GURL < <(grep '^serve:' "$SOUT")
-[ -n "${GURL:-}" ] || { echo "Bail out! serve did not start"; cat "$SOUT"; exit 1; }
+stop_py() { [ -f "$T/py/pid" ] && peer_stop "$T/py"; return 0; }
+at_exit stop_py
+yb_serve "$SOUT" --restconf off --gnmi 127.0.0.1:0 || { echo "Bail out! serve did not start"; exit 1; }
 
 SETS=5
 check "synth gnmi Set corpus" "$YB" synth acl --proto gnmi -n $SETS --name-prefix SUB -o "$T/set.ybc"

@@ -5,12 +5,7 @@ SOUT=$T/serve.out
 if ! /usr/bin/python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1",0))' 2>/dev/null; then
     echo "ok 1 - IPv6 loopback # SKIP no ::1 on this machine"; echo "1..1"; exit 0
 fi
-"$YB" serve --restconf '[::1]:0' --gnmi '[::1]:0' > "$SOUT" 2>&1 &
-SPID=$!
-stop_serve() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
-at_exit stop_serve
-for _ in $(seq 100); do grep -q '^serve:' "$SOUT" && break; sleep 0.1; done
-read -r _ _ RURL _ GURL < <(grep '^serve:' "$SOUT")
+yb_serve "$SOUT" --restconf '[::1]:0' --gnmi '[::1]:0' || { echo "Bail out! serve did not start"; exit 1; }
 like "serve listens on ::1" "$RURL $GURL" '^http://\[::1\]:[0-9]+ grpc://\[::1\]:[0-9]+$'
 "$YB" synth acl --proto restconf -n 20 -r 1 --name-prefix V6R -o "$T/r.ybc" >/dev/null
 "$YB" synth acl --proto gnmi -n 20 -r 1 --name-prefix V6G -o "$T/g.ybc" >/dev/null
