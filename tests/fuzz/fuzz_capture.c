@@ -20,7 +20,7 @@ static const int LINKS[] = {YB_LINK_ETHERNET, YB_LINK_RAW, YB_LINK_SLL, YB_LINK_
 static int emit(void *ud, const yb_request *r)
 {
     (void)ud;
-    if (yb_cap_request_problem(r))
+    if (yb_request_problem(r))
         abort(); /* the pipeline must never emit an unwritable record */
     return 0;
 }
