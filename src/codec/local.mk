@@ -3,6 +3,9 @@
 ## HTTP/1.1 (client serialization + response parsing, server request parsing)
 libyangblast_a_SOURCES += src/codec/h1.c src/codec/h1.h
 
+## the codec interface and the client codecs the engine drives
+libyangblast_a_SOURCES += src/codec/codec.h src/codec/h1_client.c src/codec/h2_client.c
+
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test_h1
 TESTS += tests/unit/test_h1

@@ -1,5 +1,6 @@
 ## report module: sources and tests (included from Makefile.am)
-libyangblast_a_SOURCES += src/report/report.c src/report/report.h
+libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
+	src/report/study.c src/report/outputs.c
 dist_man_MANS += man/yangblast-report.5
 
 if HAVE_CMOCKA
