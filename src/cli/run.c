@@ -61,6 +61,8 @@ static void help(void)
         "                          step:R1@D1,R2@D2,...\n"
         "      --timing original   open loop at the corpus' recorded times (e.g. from a\n"
         "      --speed X           capture), X times faster (default 1)\n"
+        "      --spin D            open loop: wake D early and spin to each due time\n"
+        "                          (e.g. 100us: microsecond-exact sends for some CPU)\n"
         "      --max-backlog N     open loop: due requests that may wait for a free\n"
         "                          session per worker (default 10000); more are\n"
         "                          counted as backlog_overflow errors\n"
@@ -101,7 +103,7 @@ int yb_cmd_run(int argc, char **argv)
 {
     enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
            O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV, O_KEYLOG };
+           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV, O_SPIN, O_KEYLOG };
     enum { O_SUBS = 400 };
     static const struct option opts[] = {
         {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
@@ -123,6 +125,7 @@ int yb_cmd_run(int argc, char **argv)
         {"target", required_argument, NULL, O_TARGET}, {"help", no_argument, NULL, 'h'},
         {"rate", required_argument, NULL, O_RATE},
         {"max-backlog", required_argument, NULL, O_BACKLOG},
+        {"spin", required_argument, NULL, O_SPIN},
         {"timing", required_argument, NULL, O_TIMING},
         {"quiet", no_argument, NULL, 'q'},
         {"hgrm", required_argument, NULL, O_HGRM},
@@ -230,6 +233,10 @@ int yb_cmd_run(int argc, char **argv)
         case O_SPEED:
             if (yb_parse_double(optarg, &o.speed) < 0 || o.speed <= 0 || o.speed > 1e6)
                 return yb_usage_error("run", "--speed must be a positive number");
+            break;
+        case O_SPIN:
+            if (yb_parse_duration(optarg, &o.spin_ns) < 0 || o.spin_ns > 10000000)
+                return yb_usage_error("run", "--spin must be a duration up to 10ms, e.g. 100us");
             break;
         case O_BACKLOG:
             if (yb_parse_u64(optarg, 0, 100000000, &o.max_backlog) < 0)

@@ -181,6 +181,30 @@ void yb_source_release(yb_source *s, yb_prepared *p)
         prepared_drop(s, p);
 }
 
+int yb_source_warm(yb_source *s, uint64_t *skipped, char *err, size_t errlen)
+{
+    if (!s->caching)
+        return 0;
+    for (;;) {
+        yb_prepared *p;
+        int rc = yb_source_next(s, 0, &p, skipped, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            break;
+        yb_source_release(s, p);
+        if (!s->caching && !s->cycling) {
+            /* too big to keep: stream it from the start instead */
+            if (yb_corpus_reader_rewind(s->rd, err, errlen) < 0)
+                return -1;
+            s->pass_yield = 0;
+            break;
+        }
+    }
+    s->passes = 0; /* the warm-up read is not a pass of the run */
+    return 0;
+}
+
 uint64_t yb_source_passes(const yb_source *s)
 {
     return s->passes;
