@@ -23,24 +23,27 @@ read -r _ _ RURL _ GURL < <(grep '^serve:' "$T/serve.out" | head -1)
 "$YB" synth acl --proto restconf -n 1000 -o "$T/r.ybc" >/dev/null
 "$YB" synth acl --proto gnmi -n 1000 -o "$T/g.ybc" >/dev/null
 
-printf '%-9s %8s %10s %10s %9s %10s %10s %10s %8s\n' protocol target achieved "error %" requests \
-    "late p50" "late p99" "late max" "cpu %"
+printf '%-9s %8s %6s %10s %10s %9s %10s %10s %10s %8s\n' protocol target spin achieved "error %" \
+    requests "late p50" "late p99" "late max" "cpu %"
 for proto in restconf gnmi; do
     if [ $proto = restconf ]; then url=$RURL; corpus=$T/r.ybc; extra="-c 64"
     else url=$GURL; corpus=$T/g.ybc; extra="-c 8 -m 16"; fi
     for rate in 1000 10000 50000; do
         threads=1; [ $rate -ge 50000 ] && threads=2
-        "$YB" run "$corpus" --target "$url" $extra -t $threads --rate $rate -D ${SECS}s \
-            --max-backlog 100000 -q --json "$T/o.json" >/dev/null 2>&1
-        $PY - "$T/o.json" $proto $rate <<'PYEOF'
+        spins="0"; [ $rate -le 10000 ] && spins="0 100us"
+        for spin in $spins; do
+            "$YB" run "$corpus" --target "$url" $extra -t $threads --rate $rate -D ${SECS}s \
+                --spin $spin --max-backlog 100000 -q --json "$T/o.json" >/dev/null 2>&1
+            $PY - "$T/o.json" $proto $rate $spin <<'PYEOF'
 import json, sys
-d = json.load(open(sys.argv[1])); proto, rate = sys.argv[2], float(sys.argv[3])
+d = json.load(open(sys.argv[1])); proto, rate, spin = sys.argv[2], float(sys.argv[3]), sys.argv[4]
 s, l = d['summary'], d['latency_us']['lateness']
 ach = s['requests_started'] / s['duration_s'] if s['duration_s'] else 0
-print('%-9s %8d %10.1f %10.3f %9d %8d us %8d us %8d us %7.0f' % (proto, rate, ach,
+print('%-9s %8d %6s %10.1f %10.3f %9d %7d us %7d us %7d us %7.0f' % (proto, rate, spin, ach,
       100 * (ach - rate) / rate, s['requests_completed'], l['p50'], l['p99'], l['max'],
       100 * d['self_check']['cpu_utilization']))
 PYEOF
+        done
     done
 done
 echo "(achieved = requests issued / duration; lateness = send time - due time;"
