@@ -589,6 +589,18 @@ static int fix_entry_keys(yb_store *s, const yb_spath_seg *g, json_t *v)
     return 0;
 }
 
+/* A value written at the datastore root must be {"acl": {...}}: the only
+ * tree served.  Returns 0 with *acl set, or fail()'s -EINVAL. */
+static int root_acl(yb_store *s, json_t *value, json_t **acl)
+{
+    if (!json_is_object(value))
+        return fail(s, -EINVAL, "the datastore root must be an object");
+    *acl = json_object_get(value, "acl");
+    if (!json_is_object(*acl) || json_object_size(value) != 1)
+        return fail(s, -EINVAL, "only openconfig-acl:acl is served");
+    return 0;
+}
+
 int yb_store_replace(yb_store *s, const yb_spath *p, json_t *value, int *created)
 {
     int rc = 0;
@@ -599,15 +611,9 @@ int yb_store_replace(yb_store *s, const yb_spath *p, json_t *value, int *created
         goto out;
     }
     if (p->n == 0) {
-        if (!json_is_object(value)) {
-            rc = fail(s, -EINVAL, "the datastore root must be an object");
+        json_t *acl;
+        if ((rc = root_acl(s, value, &acl)) < 0)
             goto out;
-        }
-        json_t *acl = json_object_get(value, "acl");
-        if (!json_is_object(acl) || json_object_size(value) != 1) {
-            rc = fail(s, -EINVAL, "only openconfig-acl:acl is served");
-            goto out;
-        }
         rc = json_object_set(s->work, "acl", acl) ? fail(s, -ENOMEM, "out of memory") : 0;
         goto out;
     }
@@ -724,15 +730,9 @@ int yb_store_merge(yb_store *s, const yb_spath *p, json_t *value, int must_exist
         goto out;
     }
     if (p->n == 0) {
-        if (!json_is_object(value)) {
-            rc = fail(s, -EINVAL, "the datastore root must be an object");
+        json_t *acl;
+        if ((rc = root_acl(s, value, &acl)) < 0)
             goto out;
-        }
-        json_t *acl = json_object_get(value, "acl");
-        if (!json_is_object(acl) || json_object_size(value) != 1) {
-            rc = fail(s, -EINVAL, "only openconfig-acl:acl is served");
-            goto out;
-        }
         rc = merge_obj(s, s->work, value);
         goto out;
     }
