@@ -94,7 +94,8 @@ int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *inf
         "time_unix_s,corpus,target,protocol,sessions,concurrency,threads,streams,"
         "rate_target_per_s,requests_ok,requests_error,duration_s,data_mb,avg_speed_mbps,"
         "rate_per_s,e2e_p50_ms,e2e_p90_ms,e2e_p99_ms,e2e_p99_9_ms,e2e_max_ms,"
-        "service_p50_ms,service_p99_ms,sessions_opened,tls_full,tls_resumed,cpu_per_request_us\n";
+        "service_p50_ms,service_p99_ms,sessions_opened,tls_full,tls_resumed,cpu_per_request_us,"
+        "notifications,updates,sync_p50_ms,sample_lateness_p99_ms\n";
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -115,7 +116,8 @@ int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *inf
     int n = snprintf(
         row, sizeof row,
         "%s%.3f,%s,%s,%s,%s,%u,%u,%u,%.3f,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.3f,"
-        "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n",
+        "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,"
+        "%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n",
         need_header ? HEADER : "", (double)now.tv_sec + (double)now.tv_nsec / 1e9, corpus, target,
         proto, sess, info->concurrency, info->threads, info->streams, info->rate, r->ok,
         r->completed - r->ok, d, mb, d > 0 ? mb / d : 0.0, d > 0 ? (double)r->ok / d : 0.0,
@@ -123,7 +125,9 @@ int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *inf
         (double)yb_hdr_percentile(e, 99) / 1e3, (double)yb_hdr_percentile(e, 99.9) / 1e3,
         (double)yb_hdr_max(e) / 1e3, (double)yb_hdr_percentile(sv, 50) / 1e3,
         (double)yb_hdr_percentile(sv, 99) / 1e3, r->sessions_opened, r->tls_full, r->tls_resumed,
-        r->completed ? (info->cpu_user_s + info->cpu_sys_s) * 1e6 / (double)r->completed : 0.0);
+        r->completed ? (info->cpu_user_s + info->cpu_sys_s) * 1e6 / (double)r->completed : 0.0,
+        r->notifications, r->updates, (double)yb_hdr_percentile(r->h[YB_H_SYNC], 50) / 1e3,
+        (double)yb_hdr_percentile(r->h[YB_H_SAMPLE_LATENESS], 99) / 1e3);
     int rc = 0;
     if (n < 0 || (size_t)n >= sizeof row || write(fd, row, (size_t)n) != n) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));

@@ -62,8 +62,15 @@ is "POLL: time to (first) sync recorded for every call" \
     "$(jget "$T/poll.json" 'r["latency_us"]["sync"]["count"]')" 4
 
 # ---- STREAM, --subscriptions --------------------------------------------------------
-yb run "$T/stream.ybc" --target "$GURL" --subscriptions 4 -D 3s -q --json "$T/stream.json"
+yb run "$T/stream.ybc" --target "$GURL" --subscriptions 4 -D 3s -q --json "$T/stream.json" \
+    --csv "$T/stream.csv"
 is "STREAM --subscriptions 4 -D 3s: exit 0" "$rc" 0
+csvn=$(/usr/bin/python3 -c "
+import csv, json, sys
+row = list(csv.DictReader(open(sys.argv[1])))[-1]
+d = json.load(open(sys.argv[2]))
+print(int(row['notifications']) == d['subscribe']['notifications'] > 0)" "$T/stream.csv" "$T/stream.json")
+is "STREAM: the CSV row carries the notification count" "$csvn" True
 is "STREAM: 4 calls, ended with the run as ok, none cut off, no errors" \
     "$(jget "$T/stream.json" '[r["summary"]["requests_started"], r["summary"]["requests_ok"], r["summary"]["requests_error"], r["cut_off"]]')" \
     '[4,4,0,0]'
