@@ -43,6 +43,18 @@ like() {
 }
 done_testing() { echo "1..$_tap_n"; [ "$_tap_fail" = 0 ]; }
 
+# jget FILE EXPR: prints the Python expression EXPR evaluated over the JSON
+# document r in FILE (dicts, lists and booleans as compact sorted JSON);
+# "ERR" when FILE does not parse.
+jget() {
+    /usr/bin/python3 - "$1" "$2" <<'PYEOF' 2>/dev/null || echo ERR
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2], {"r": r})
+print(json.dumps(v, sort_keys=True, separators=(",", ":")) if isinstance(v, (dict, list, bool)) or v is None else v)
+PYEOF
+}
+
 # free_port: prints a TCP port free on 127.0.0.1 right now.
 free_port() {
     /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'

@@ -8,16 +8,6 @@
 . "$YB_SRCDIR/tests/peers/peer.sh"
 PY=/usr/bin/python3
 
-# jget FILE EXPR: prints EXPR evaluated over the JSON document r in FILE
-# (dicts print as compact sorted JSON); "ERR" when FILE does not parse.
-jget() {
-    $PY - "$1" "$2" <<'EOF' 2>/dev/null || echo ERR
-import json, sys
-r = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2], {"r": r})
-print(json.dumps(v, sort_keys=True, separators=(",", ":")) if isinstance(v, (dict, list, bool)) or v is None else v)
-EOF
-}
 # report_complete FILE: the JSON report has all its top-level sections and
 # requests_completed == requests_ok + requests_error.
 report_complete() {

@@ -7,15 +7,6 @@
 . "$YB_SRCDIR/tests/peers/peer.sh"
 PY=/usr/bin/python3
 
-# jget FILE EXPR: EXPR over the JSON document r in FILE ("ERR" if unreadable).
-jget() {
-    $PY - "$1" "$2" <<'EOF' 2>/dev/null || echo ERR
-import json, sys
-r = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2], {"r": r})
-print(json.dumps(v, sort_keys=True, separators=(",", ":")) if isinstance(v, (dict, list, bool)) or v is None else v)
-EOF
-}
 # yb ARGS...: yangblast under `timeout 60`; output in $T/out, exit in $rc.
 yb() {
     timeout 60 "$YB" "$@" >"$T/out" 2>&1
