@@ -346,7 +346,10 @@ static void header_block(yb_cap_h2 *h, int dir)
             s = NULL; /* trailers of the request: not part of a record */
         }
     }
-    const uint8_t *in = d->hb;
+    /* An empty header block leaves hb NULL; arithmetic on a null pointer,
+     * even by zero, is undefined, so point at a static empty buffer. */
+    static const uint8_t empty[1];
+    const uint8_t *in = d->hb ? d->hb : empty;
     size_t inlen = d->hb_len;
     for (;;) {
         nghttp2_nv nv;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/capture/fuzz.sh -- builds the capture pipeline's libFuzzer target
 # (tests/fuzz/) and runs it briefly (FUZZ_SECONDS, default 20) from seeds
-# made of the committed captures.  SKIP when clang/libFuzzer is absent.
+# made of the committed captures, after replaying the inputs in
+# tests/capture/regress/ that once failed.  SKIP when clang/libFuzzer is absent.
 . "$YB_SRCDIR/tests/lib.sh"
 B=${YB_BUILDDIR:-$(dirname "$YB")}
 "$YB_SRCDIR/tests/fuzz/build.sh" "$YB_SRCDIR" "$B" "$T/fuzz_capture" >"$T/build.log" 2>&1
@@ -11,6 +12,13 @@ if [ $rc = 77 ]; then
     exit 0
 fi
 is "fuzz target builds" "$rc" 0 || { sed 's/^/# /' "$T/build.log" | head -20; done_testing; exit; }
+# Inputs that once failed (tests/capture/regress/) must run clean.
+for f in "$YB_SRCDIR"/tests/capture/regress/*.in; do
+    "$T/fuzz_capture" "$f" >"$T/regress.log" 2>&1
+    rc=$?
+    is "regression input $(basename "$f")" "$rc" 0
+    [ $rc = 0 ] || tail -5 "$T/regress.log" | sed 's/^/# /'
+done
 mkdir -p "$T/seeds"
 # Seeds: each capture as the target's input format (link byte, then 2-byte
 # length-prefixed packets), plus a pcapng image for the DSB walker.

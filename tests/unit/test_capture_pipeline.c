@@ -70,6 +70,75 @@ static void feed(yb_capture *c, uint64_t ts, int cl, uint32_t seq, uint8_t fl, c
     assert_int_equal(yb_capture_packet(c, YB_LINK_RAW, ts, b, n, n), 0);
 }
 
+/* Like feed, for binary payloads of len bytes. */
+static void feed_bin(yb_capture *c, uint64_t ts, int cl, uint32_t seq, const uint8_t *p,
+                     size_t len)
+{
+    uint8_t b[2048];
+    assert_true(len <= sizeof b - 40);
+    size_t n = pkt(b, cl, seq, YB_TCP_ACK, NULL);
+    memcpy(b + 40, p, len);
+    b[2] = (uint8_t)((40 + len) >> 8);
+    b[3] = (uint8_t)(40 + len);
+    n += len;
+    assert_int_equal(yb_capture_packet(c, YB_LINK_RAW, ts, b, n, n), 0);
+}
+
+/* Appends an HTTP/2 frame header (and the payload) to b at *off. */
+static void h2frame(uint8_t *b, size_t *off, uint8_t type, uint8_t flags, uint32_t sid,
+                    const uint8_t *pay, size_t len)
+{
+    uint8_t h[9] = {(uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len, type, flags,
+                    (uint8_t)(sid >> 24), (uint8_t)(sid >> 16), (uint8_t)(sid >> 8), (uint8_t)sid};
+    memcpy(b + *off, h, 9);
+    *off += 9;
+    if (len)
+        memcpy(b + *off, pay, len);
+    *off += len;
+}
+
+/* An HTTP/2 request whose header block is empty (HEADERS with END_HEADERS
+ * and no fragment) is no record, counted as invalid; the connection goes
+ * on and the next stream's request is extracted.  The empty block once
+ * did arithmetic on a null pointer (clang UBSan; tests/fuzz/regress has
+ * the fuzzer's input). */
+static void test_h2_empty_header_block(void **state)
+{
+    (void)state;
+    got g;
+    memset(&g, 0, sizeof g);
+    yb_capture_opts o;
+    memset(&o, 0, sizeof o);
+    yb_capture *c = yb_capture_new(&o, emit, &g);
+    assert_non_null(c);
+    uint8_t cb[256], sb[64];
+    size_t cn = 0, sn = 0;
+    memcpy(cb, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+    cn = 24;
+    h2frame(cb, &cn, 4, 0, 0, NULL, 0);                 /* SETTINGS */
+    h2frame(cb, &cn, 1, 0x4 | 0x1, 1, NULL, 0);         /* empty HEADERS, END_STREAM */
+    /* :method GET, :scheme http, :path /, :authority sw (HPACK static table) */
+    static const uint8_t get[] = {0x82, 0x86, 0x84, 0x41, 2, 's', 'w'};
+    h2frame(cb, &cn, 1, 0x4 | 0x1, 3, get, sizeof get);
+    h2frame(sb, &sn, 4, 0, 0, NULL, 0);
+    static const uint8_t ok[] = {0x88};                 /* :status 200 */
+    h2frame(sb, &sn, 1, 0x4 | 0x1, 1, NULL, 0);         /* empty response block */
+    h2frame(sb, &sn, 1, 0x4 | 0x1, 3, ok, sizeof ok);
+    feed(c, 1000, 1, 100, YB_TCP_SYN, NULL);
+    feed(c, 1100, 0, 500, YB_TCP_SYN | YB_TCP_ACK, NULL);
+    feed_bin(c, 2000, 1, 101, cb, cn);
+    feed_bin(c, 3000, 0, 501, sb, sn);
+    assert_int_equal(yb_capture_finish(c), 0);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.path[0], "GET /");
+    assert_int_equal(g.status[0], 200);
+    const yb_capture_stats *st = yb_capture_get_stats(c);
+    assert_int_equal(st->flows_h2, 1);
+    assert_int_equal(st->drop_invalid, 1);
+    assert_int_equal(st->hpack_errors, 0);
+    yb_capture_free(c);
+}
+
 static const char REQ1[] = "PATCH /restconf/data/x HTTP/1.1\r\nHost: sw\r\n"
                            "Authorization: Basic YTpi\r\nContent-Length: 2\r\n\r\n{}";
 static const char REQ2[] = "GET /other HTTP/1.1\r\nHost: sw\r\n\r\n";
@@ -165,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_h1_pairs_and_redacts),
         cmocka_unit_test(test_short_and_foreign_packets),
         cmocka_unit_test(test_dsb_walker),
+        cmocka_unit_test(test_h2_empty_header_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
