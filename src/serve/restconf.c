@@ -161,54 +161,58 @@ static int json_media(const yb_h1_header *h)
            (n == 16 && !strncasecmp(h->value, "application/json", n));
 }
 
-/* Percent-encodes s for a Location key (the RFC 3986 unreserved set and a
- * few sub-delims pass).  Returns 0 or -ENOMEM. */
-static int loc_key(char **buf, size_t *len, size_t *cap, const char *s)
+/* The Location of a created resource, built in a growing buffer: the
+ * separators ('/', '=', ',') go in raw, names and key values
+ * percent-encoded, so that a key value holding '=' or ',' stays one key. */
+typedef struct {
+    char *b;
+    size_t len, cap;
+} loc_buf;
+
+/* Appends s[0..n), percent-encoded unless raw (the RFC 3986 unreserved
+ * set and ':' pass).  Keeps b NUL-terminated.  Returns 0 or -ENOMEM. */
+static int loc_put(loc_buf *l, const char *s, size_t n, int raw)
 {
     static const char HEX[] = "0123456789ABCDEF";
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
         char tmp[3];
-        size_t n = 1;
-        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-            strchr("-._~:", ch)) {
+        size_t k = 1;
+        if (raw || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+            (ch >= '0' && ch <= '9') || (ch && strchr("-._~:", ch))) {
             tmp[0] = (char)ch;
         } else {
             tmp[0] = '%';
             tmp[1] = HEX[ch >> 4];
             tmp[2] = HEX[ch & 15];
-            n = 3;
+            k = 3;
         }
-        if (*len + n + 1 > *cap) {
-            size_t nc = *cap * 2 + n + 64;
-            char *nb = realloc(*buf, nc);
+        if (k + 1 > l->cap - l->len) {
+            size_t nc = l->cap * 2 + k + 64;
+            char *nb = realloc(l->b, nc);
             if (!nb)
                 return -ENOMEM;
-            *buf = nb;
-            *cap = nc;
+            l->b = nb;
+            l->cap = nc;
         }
-        memcpy(*buf + *len, tmp, n);
-        *len += n;
-        (*buf)[*len] = 0;
+        memcpy(l->b + l->len, tmp, k);
+        l->len += k;
+        l->b[l->len] = 0;
     }
     return 0;
 }
 
-/* Location of child `child` (entry e when a list) under request path
- * rpath[0..rlen).  Returns a malloc'd string or NULL. */
+/* Location of child `child` under request path rpath[0..rlen) (trailing
+ * slashes dropped); e is the created entry when the child is a list (its
+ * keys end the Location), else NULL.  Returns a malloc'd string or NULL
+ * (ENOMEM). */
 static char *location(const char *rpath, size_t rlen, const char *child, const json_t *e)
 {
-    size_t cap = rlen + strlen(child) + 64, len = 0;
-    char *b = malloc(cap);
-    if (!b)
-        return NULL;
-    memcpy(b, rpath, rlen);
-    len = rlen;
-    while (len > 0 && b[len - 1] == '/')
-        len--;
-    b[len++] = '/';
-    b[len] = 0;
-    if (loc_key(&b, &len, &cap, child) < 0)
+    loc_buf l = {NULL, 0, 0};
+    while (rlen > 0 && rpath[rlen - 1] == '/')
+        rlen--;
+    if (loc_put(&l, rpath, rlen, 1) < 0 || loc_put(&l, "/", 1, 1) < 0 ||
+        loc_put(&l, child, strlen(child), 0) < 0)
         goto fail;
     if (json_is_object(e)) {
         const char *const *keys;
@@ -217,27 +221,19 @@ static char *location(const char *rpath, size_t rlen, const char *child, const j
             const json_t *v = json_object_get(e, keys[k]);
             char num[32];
             const char *s = json_string_value(v);
+            size_t sl = s ? json_string_length(v) : 0;
             if (json_is_integer(v)) {
-                snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
                 s = num;
+                sl = n > 0 && (size_t)n < sizeof num ? (size_t)n : 0;
             }
-            if (loc_key(&b, &len, &cap, k ? "," : "=") < 0 || loc_key(&b, &len, &cap, s ? s : "") < 0)
+            if (loc_put(&l, k ? "," : "=", 1, 1) < 0 || loc_put(&l, s ? s : "", sl, 0) < 0)
                 goto fail;
         }
-        /* loc_key escaped the separators; put them back. */
-        char *q = strstr(b + rlen, "%3D");
-        if (q) {
-            *q = '=';
-            memmove(q + 1, q + 3, strlen(q + 3) + 1);
-        }
-        while ((q = strstr(b + rlen, "%2C")) != NULL) {
-            *q = ',';
-            memmove(q + 1, q + 3, strlen(q + 3) + 1);
-        }
     }
-    return b;
+    return l.b;
 fail:
-    free(b);
+    free(l.b);
     return NULL;
 }
 
@@ -415,10 +411,12 @@ static void execute(rc_conn *c)
         respond_error(c, 400, "protocol", "malformed-message", why, 0);
         return;
     }
-    const json_t *first = json_is_array(val) ? json_array_get(val, 0) : val;
     char *loc = NULL;
-    if (mi == YB_M_POST)
-        loc = location(path, plen, child, first);
+    if (mi == YB_M_POST) {
+        const json_t *entry = json_is_array(val) ? json_array_get(val, 0)
+                              : yb_store_is_list(child) ? val : NULL;
+        loc = location(path, plen, child, entry);
+    }
     if ((rc = yb_store_begin(s->store)) == 0) {
         if (mi == YB_M_POST)
             rc = yb_store_create(s->store, &p, child, val);

@@ -218,7 +218,7 @@ unsigned yb_store_list_keys(const char *name, const char *const **keys)
 
 /* Names of the lists this datastore knows to be keyed (everything else
  * that holds an array is a leaf-list and is replaced whole on merge). */
-static int is_keyed_list(const char *name)
+int yb_store_is_list(const char *name)
 {
     return !strcmp(name, "acl-set") || !strcmp(name, "acl-entry") ||
            !strcmp(name, "interface") || !strcmp(name, "ingress-acl-set") ||
@@ -700,14 +700,14 @@ static int merge_obj(yb_store *s, json_t *dst, json_t *src)
                 return fail(s, -ENOMEM, "out of memory");
             if ((rc = merge_obj(s, d, v)))
                 return rc;
-        } else if (d && json_is_array(d) && json_is_array(v) && is_keyed_list(k)) {
+        } else if (d && json_is_array(d) && json_is_array(v) && yb_store_is_list(k)) {
             d = cow_member(dst, k, &oom);
             if (oom)
                 return fail(s, -ENOMEM, "out of memory");
             if ((rc = merge_list(s, d, k, v)))
                 return rc;
         } else {
-            if (json_is_array(v) && is_keyed_list(k)) {
+            if (json_is_array(v) && yb_store_is_list(k)) {
                 /* A new list: its entries must carry their keys too. */
                 size_t i;
                 json_t *e;
@@ -768,11 +768,11 @@ int yb_store_merge(yb_store *s, const yb_spath *p, json_t *value, int must_exist
     }
     if (!cur) {
         if (must_exist && !json_is_object(value) &&
-            !(json_is_array(value) && is_keyed_list(g->name))) {
+            !(json_is_array(value) && yb_store_is_list(g->name))) {
             rc = fail(s, -ENOENT, "no such data node");
             goto out;
         }
-        if (json_is_array(value) && is_keyed_list(g->name)) {
+        if (json_is_array(value) && yb_store_is_list(g->name)) {
             json_t *a = json_array();
             if (!a || json_object_set_new(parent, g->name, a)) {
                 rc = fail(s, -ENOMEM, "out of memory");
@@ -787,7 +787,7 @@ int yb_store_merge(yb_store *s, const yb_spath *p, json_t *value, int must_exist
     }
     if (json_is_object(cur) && json_is_object(value))
         rc = merge_obj(s, cur, value);
-    else if (json_is_array(cur) && json_is_array(value) && is_keyed_list(g->name))
+    else if (json_is_array(cur) && json_is_array(value) && yb_store_is_list(g->name))
         rc = merge_list(s, cur, g->name, value);
     else if (json_is_object(cur) != json_is_object(value))
         rc = fail(s, -EINVAL, "value does not match the kind of the target node");
@@ -812,7 +812,7 @@ int yb_store_create(yb_store *s, const yb_spath *p, const char *child, json_t *v
         rc = fail(s, -EINVAL, "cannot create a child of a leaf");
         goto out;
     }
-    if (is_keyed_list(child) || json_is_array(value)) {
+    if (yb_store_is_list(child) || json_is_array(value)) {
         json_t *arr = cow_member(node, child, &oom);
         if (oom) {
             rc = fail(s, -ENOMEM, "out of memory");

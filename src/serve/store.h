@@ -74,6 +74,9 @@ json_t *yb_store_canon(const json_t *v);
  * sequence-id; interface: id; ingress/egress-acl-set: set-name,type);
  * unknown lists are keyed by "name".  Returns the count (≥ 1). */
 unsigned yb_store_list_keys(const char *name, const char *const **keys);
+/* 1 when `name` is one of the keyed lists above (a POST of an object
+ * under it adds an entry), else 0. */
+int yb_store_is_list(const char *name);
 
 /* Reads the node at p in the committed tree.  *out is borrowed: valid
  * until the next change to the store.  Returns 0, -ENOENT (missing) or
