@@ -1,9 +1,12 @@
 /* Workers: one libuv loop per thread with its own corpus share, schedule,
- * sessions and recorder.  This file owns the scheduler (closed loop: a slot
- * frees -> the next request) and the session pool (reuse, per-request,
- * pool=N); codecs and transports are driven through their interfaces. */
+ * session pool and recorder.  This file owns the worker loop: it issues
+ * requests when they are due (closed loop: a slot frees -> the next
+ * request; open loop: the schedule's due times), hands them to the pool,
+ * records what comes back, and ends the run (stop, deadline, grace,
+ * timeouts). */
 #include "config.h"
 #include "engine/engine.h"
+#include "engine/pool.h"
 #include "engine/source.h"
 
 #include <errno.h>
@@ -26,28 +29,6 @@ typedef struct {
     _Atomic int running;
 } live_stats;
 
-typedef struct session {
-    worker *w;
-    yb_transport *t;
-    yb_codec *codec;
-    int ready;           /* transport ready and codec started */
-    int closing;         /* close requested; on_close pending */
-    int one_shot;        /* per-request: closed after its exchange */
-    yb_err_class close_why; /* class given to exchanges failed by our close */
-    yb_exchange *inflight; /* submitted to the codec (doubly linked) */
-    unsigned n_inflight;
-    yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
-    yb_exchange *opener; /* the exchange that pays the set-up phases */
-    uint64_t conn_id;    /* --sessions original: the recorded connection */
-    int mapped;          /* in the worker's conn_id map */
-    int dirty;           /* submitted work waits for the codec's flush */
-    struct session *dnext;
-    struct session *next, *prev;
-    struct session *hnext; /* conn_id map chain */
-} session;
-
-#define CONN_BUCKETS 1024
-
 struct worker {
     unsigned id;
     const yb_engine_opts *o;
@@ -55,10 +36,9 @@ struct worker {
     uv_loop_t loop;
     uv_timer_t tick;
     uint64_t tick_ns;
-    yb_tls_ctx *tls;
     yb_source *src;
     yb_recorder rec;
-    yb_codec_host host;
+    yb_pool *pool;       /* the target's sessions */
     yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
     uint64_t live_sec;   /* second index live_h covers */
     live_stats live;
@@ -67,13 +47,6 @@ struct worker {
     uint64_t issued;
     unsigned slots;      /* closed-loop concurrency of this worker */
     unsigned outstanding;/* issued and not finished */
-    unsigned sess_limit; /* persistent sessions allowed */
-    unsigned n_persistent;
-    session *sessions;
-    session *dirty;      /* sessions to flush at the end of this pass */
-    yb_exchange *wait_head, *wait_tail; /* waiting for a session */
-    uint64_t n_wait;     /* length of the wait queue (the open-loop backlog) */
-    uint64_t n_oneshot;  /* per-request sessions open */
     /* open loop */
     int open_loop;
     int tfd;             /* timerfd: ns-precise wake-ups for due times */
@@ -84,7 +57,6 @@ struct worker {
     yb_exchange *next_x; /* --timing original: the next request, read ahead */
     uint64_t pass_offset;/* --timing original: added to recorded times per pass */
     uint64_t last_ts, last_pass;
-    session *conn_map[CONN_BUCKETS]; /* --sessions original */
     yb_exchange *free_x; /* recycled exchanges */
     uint64_t deadline;   /* stop issuing at (0 = none) */
     uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
@@ -111,7 +83,6 @@ static yb_exchange *x_new(worker *w, yb_prepared *p, uint64_t now)
     return x;
 }
 
-/* Records x and recycles it.  x must be on no list. */
 /* Publishes the last complete second's figures for the progress line. */
 static void live_roll(worker *w, uint64_t sec)
 {
@@ -138,6 +109,7 @@ static void live_add(worker *w, const yb_result *res)
         atomic_fetch_add_explicit(&w->live.errors, 1, memory_order_relaxed);
 }
 
+/* Records x and recycles it.  x must be on no list. */
 static void x_finish(worker *w, yb_exchange *x)
 {
     if (!x->res.done)
@@ -151,420 +123,17 @@ static void x_finish(worker *w, yb_exchange *x)
     w->free_x = x;
 }
 
-static void x_fail(worker *w, yb_exchange *x, yb_err_class why)
-{
-    x->res.err = why == YB_ERR_NONE ? YB_ERR_CLOSED : why;
-    x->res.done = uv_hrtime();
-    x_finish(w, x);
-}
-
-static void list_unlink(yb_exchange **head, yb_exchange *x)
-{
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        *head = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    x->next = x->prev = NULL;
-}
-
-static void list_push(yb_exchange **head, yb_exchange *x)
-{
-    x->prev = NULL;
-    x->next = *head;
-    if (*head)
-        (*head)->prev = x;
-    *head = x;
-}
-
-static void fifo_push(yb_exchange **h, yb_exchange **t, yb_exchange *x)
-{
-    x->next = NULL;
-    x->prev = *t;
-    if (*t)
-        (*t)->next = x;
-    else
-        *h = x;
-    *t = x;
-}
-
-static yb_exchange *fifo_pop(yb_exchange **h, yb_exchange **t)
-{
-    yb_exchange *x = *h;
-    if (x) {
-        *h = x->next;
-        if (*h)
-            (*h)->prev = NULL;
-        else
-            *t = NULL;
-        x->next = x->prev = NULL;
-    }
-    return x;
-}
-
-/* ---- sessions ---------------------------------------------------------- */
-
-static void pump(worker *w);
-
-static void sess_unlink(worker *w, session *s)
-{
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        w->sessions = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    s->next = s->prev = NULL;
-}
-
-static void sess_to_front(worker *w, session *s)
-{
-    if (w->sessions == s)
-        return;
-    sess_unlink(w, s);
-    s->next = w->sessions;
-    if (w->sessions)
-        w->sessions->prev = s;
-    w->sessions = s;
-}
-
-static void sess_close(session *s, yb_err_class why)
-{
-    if (s->closing)
-        return;
-    s->closing = 1;
-    s->close_why = why;
-    yb_transport_close(s->t);
-}
-
-static session **conn_slot(worker *w, uint64_t conn_id)
-{
-    session **pp = &w->conn_map[(conn_id * 0x9e3779b97f4a7c15ull) >> 54];
-    while (*pp && (*pp)->conn_id != conn_id)
-        pp = &(*pp)->hnext;
-    return pp;
-}
-
-static void conn_unmap(worker *w, session *s)
-{
-    if (!s->mapped)
-        return;
-    session **pp = conn_slot(w, s->conn_id);
-    if (*pp == s)
-        *pp = s->hnext;
-    s->mapped = 0;
-}
-
-/* Submits x on s.  Returns 0, or < 0 when the codec refused it (x is then
- * still the caller's). */
-static int sess_submit(session *s, yb_exchange *x, uint64_t now)
-{
-    x->owner = s;
-    if (!x->res.send_start)
-        x->res.send_start = now;
-    int rc = s->w->ops->submit(s->codec, x, now);
-    if (rc < 0)
-        return rc;
-    list_push(&s->inflight, x);
-    s->n_inflight++;
-    if (s->w->ops->flush && !s->dirty) {
-        s->dirty = 1;
-        s->dnext = s->w->dirty;
-        s->w->dirty = s;
-    }
-    return 0;
-}
-
-/* Writes out what this pass submitted, one batch per session. */
-static void flush_dirty(worker *w)
-{
-    if (!w->dirty)
-        return;
-    uint64_t now = uv_hrtime();
-    while (w->dirty) {
-        session *s = w->dirty;
-        w->dirty = s->dnext;
-        s->dirty = 0;
-        if (!s->closing)
-            w->ops->flush(s->codec, now);
-    }
-}
-
-static int sess_has_room(const session *s)
-{
-    return s->ready && !s->closing && s->w->ops->usable(s->codec) &&
-           s->w->ops->capacity(s->codec) > 0;
-}
-
-/* Submits what waits on s (pending from before it was ready). */
-static void sess_drain_pending(session *s)
-{
-    uint64_t now = uv_hrtime();
-    while (s->pend_head && sess_has_room(s)) {
-        yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
-        if (sess_submit(s, x, now) < 0) {
-            x_fail(s->w, x, YB_ERR_OTHER);
-        }
-    }
-}
-
-/* Codec host callbacks. */
-static int host_write(void *hd, const uv_buf_t *bufs, unsigned n)
-{
-    session *s = hd;
-    return yb_transport_write(s->t, bufs, n);
-}
-
-static void host_done(void *hd, yb_exchange *x)
-{
-    session *s = hd;
-    list_unlink(&s->inflight, x);
-    s->n_inflight--;
-    if (x->retry) {
-        /* not processed by the server (refused stream, above GOAWAY's last
-         * id): run it again on another session, keeping its due time */
-        x->retry = 0;
-        x->res.done = x->res.first_byte = x->res.sent = 0;
-        x->res.conn_start = x->res.connected = x->res.tls_done = x->res.h2_ready = 0;
-        x->res.bytes_in = 0;
-        s->w->rec.retried++;
-        fifo_push(&s->w->wait_head, &s->w->wait_tail, x);
-        s->w->n_wait++;
-    } else {
-        x_finish(s->w, x);
-    }
-    if (s->one_shot && !s->n_inflight && !s->pend_head)
-        sess_close(s, YB_ERR_NONE);
-    else if (!s->closing) {
-        sess_to_front(s->w, s);
-        if (s->ready && s->pend_head)
-            sess_drain_pending(s); /* --sessions original: its next recorded request */
-    }
-}
-
-static void host_close(void *hd, int fatal, yb_err_class why)
-{
-    session *s = hd;
-    if (fatal || !s->n_inflight)
-        sess_close(s, why);
-    /* else: close once the last in-flight exchange is done (HTTP/2 GOAWAY) */
-}
-
-static void host_ready(void *hd)
-{
-    session *s = hd;
-    if (s->opener && !s->opener->res.h2_ready)
-        s->opener->res.h2_ready = uv_hrtime();
-    sess_drain_pending(s);
-}
-
-static void host_notify(void *hd, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
-{
-    session *s = hd;
-    yb_recorder_notify(&s->w->rec, now, lateness_ns, n_updates);
-}
-
-static void on_ready(yb_transport *t, void *ud, yb_err_class status)
-{
-    session *s = ud;
-    if (status != YB_ERR_NONE) {
-        s->close_why = status; /* on_close follows and fails the pending work */
-        return;
-    }
-    worker *w = s->w;
-    if (s->opener) {
-        s->opener->res.connected = yb_transport_t_connected(t);
-        s->opener->res.tls_done = yb_transport_t_tls_done(t);
-        s->opener->res.tls_resumed = yb_transport_tls_resumed(t);
-    }
-    if (w->ops->start(s->codec) < 0) {
-        sess_close(s, YB_ERR_PROTOCOL);
-        return;
-    }
-    s->ready = 1;
-    sess_drain_pending(s);
-    pump(w);
-}
-
-static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
-{
-    (void)t;
-    session *s = ud;
-    if (s->closing)
-        return;
-    s->w->ops->on_read(s->codec, d, n, uv_hrtime());
-    pump(s->w);
-}
-
-static void on_drain(yb_transport *t, void *ud)
-{
-    (void)t;
-    session *s = ud;
-    s->w->ops->on_drain(s->codec, uv_hrtime());
-}
-
-static void on_close(yb_transport *t, void *ud, yb_err_class reason)
-{
-    (void)t;
-    session *s = ud;
-    worker *w = s->w;
-    if (reason == YB_ERR_CLOSED && !s->closing)
-        w->ops->on_eof(s->codec, uv_hrtime());
-    yb_err_class why = s->closing && s->close_why != YB_ERR_NONE ? s->close_why
-                       : reason != YB_ERR_NONE ? reason : s->close_why;
-    while (s->inflight) {
-        yb_exchange *x = s->inflight;
-        list_unlink(&s->inflight, x);
-        x_fail(w, x, why);
-    }
-    while (s->pend_head)
-        x_fail(w, fifo_pop(&s->pend_head, &s->pend_tail), why);
-    sess_unlink(w, s);
-    conn_unmap(w, s);
-    if (s->dirty) {
-        session **pp = &w->dirty;
-        while (*pp != s)
-            pp = &(*pp)->dnext;
-        *pp = s->dnext;
-    }
-    if (!s->one_shot)
-        w->n_persistent--;
-    else
-        w->n_oneshot--;
-    w->ops->destroy(s->codec);
-    free(s);
-    pump(w);
-}
-
-static const yb_transport_cbs TRANSPORT_CBS = {on_ready, on_read, on_drain, on_close};
-
-/* Opens a session for x (which pays its set-up).  Returns 0, or < 0 with x
- * failed and finished. */
-static int sess_open(worker *w, yb_exchange *x, int one_shot)
-{
-    session *s = calloc(1, sizeof *s);
-    if (!s) {
-        x_fail(w, x, YB_ERR_OTHER);
-        return -ENOMEM;
-    }
-    s->w = w;
-    s->one_shot = one_shot;
-    s->codec = w->ops->create(&w->o->codec, &w->host, s);
-    if (!s->codec) {
-        free(s);
-        x_fail(w, x, YB_ERR_OTHER);
-        return -ENOMEM;
-    }
-    uint64_t now = uv_hrtime();
-    x->res.conn_start = now;
-    x->res.send_start = now;
-    s->opener = x;
-    fifo_push(&s->pend_head, &s->pend_tail, x);
-    /* link first: callbacks may run from inside connect on failure paths */
-    s->next = w->sessions;
-    if (w->sessions)
-        w->sessions->prev = s;
-    w->sessions = s;
-    if (!one_shot)
-        w->n_persistent++;
-    else
-        w->n_oneshot++;
-    yb_err_class ec = YB_ERR_NONE;
-    const yb_target *tg = &w->o->target;
-    s->t = yb_transport_connect(&w->loop, (const struct sockaddr *)&tg->addr, w->tls,
-                                tg->tls ? tg->host : NULL, w->o->timeout_ns, &TRANSPORT_CBS, s,
-                                &ec);
-    if (!s->t) {
-        fifo_pop(&s->pend_head, &s->pend_tail);
-        sess_unlink(w, s);
-        if (!one_shot)
-            w->n_persistent--;
-        else
-            w->n_oneshot--;
-        w->ops->destroy(s->codec);
-        free(s);
-        x_fail(w, x, ec == YB_ERR_NONE ? YB_ERR_OTHER : ec);
-        return -1;
-    }
-    return 0;
-}
-
-/* Queues x to wait for a session; in the open loop a full backlog fails
- * it as an overflow (counted, never silently dropped). */
-static void wait_push(worker *w, yb_exchange *x)
-{
-    if (w->open_loop && w->n_wait >= w->o->max_backlog) {
-        x_fail(w, x, YB_ERR_OVERFLOW);
-        return;
-    }
-    fifo_push(&w->wait_head, &w->wait_tail, x);
-    w->n_wait++;
-}
-
-static yb_exchange *wait_pop(worker *w)
-{
-    yb_exchange *x = fifo_pop(&w->wait_head, &w->wait_tail);
-    if (x)
-        w->n_wait--;
-    return x;
-}
-
-/* Per-request sessions may be opened (at most -c at once). */
-static int can_open_oneshot(const worker *w)
-{
-    return w->n_oneshot < w->slots;
-}
-
-/* Finds a session for x or queues it. */
-static void dispatch(worker *w, yb_exchange *x)
-{
-    uint64_t now = uv_hrtime();
-    w->rec.started++;
-    if (w->o->policy == YB_SESS_PER_REQUEST) {
-        if (can_open_oneshot(w))
-            sess_open(w, x, 1);
-        else
-            wait_push(w, x);
-        return;
-    }
-    if (w->o->policy == YB_SESS_ORIGINAL) {
-        /* The recorded connection's own session, in recorded order: queue
-         * behind its earlier requests. */
-        uint64_t cid = x->req->conn_id;
-        session *s = *conn_slot(w, cid);
-        if (!s) {
-            if (sess_open(w, x, 0) == 0) {
-                s = w->sessions; /* sess_open links the new session first */
-                s->conn_id = cid;
-                s->mapped = 1;
-                s->hnext = NULL;
-                *conn_slot(w, cid) = s;
-            }
-            return;
-        }
-        if (!s->pend_head && sess_has_room(s) && sess_submit(s, x, now) == 0)
-            return;
-        fifo_push(&s->pend_head, &s->pend_tail, x);
-        return;
-    }
-    for (session *s = w->sessions; s; s = s->next) {
-        if (sess_has_room(s)) {
-            if (sess_submit(s, x, now) == 0)
-                return;
-            break;
-        }
-    }
-    if (w->n_persistent < w->sess_limit) {
-        sess_open(w, x, 0);
-        return;
-    }
-    wait_push(w, x);
-}
-
 /* ---- scheduler ----------------------------------------------------------- */
 
 static void teardown(worker *w);
+static void pump(worker *w);
+
+/* Hands x to the pool: it is started from here on. */
+static void dispatch(worker *w, yb_exchange *x)
+{
+    w->rec.started++;
+    yb_pool_submit(w->pool, x);
+}
 
 /* Takes the next request from the corpus share as an exchange due at
  * `due`.  Returns it, or NULL with w->exhausted set (end of the share, the
@@ -747,30 +316,10 @@ static void pump(worker *w)
 {
     if (w->finished)
         return;
-    while (w->wait_head) {
-        if (w->o->policy == YB_SESS_PER_REQUEST) {
-            if (!can_open_oneshot(w))
-                break;
-            sess_open(w, wait_pop(w), 1);
-            continue;
-        }
-        session *s = w->sessions;
-        while (s && !sess_has_room(s))
-            s = s->next;
-        uint64_t now = uv_hrtime();
-        if (s) {
-            yb_exchange *x = wait_pop(w);
-            if (sess_submit(s, x, now) < 0)
-                x_fail(w, x, YB_ERR_OTHER);
-        } else if (w->n_persistent < w->sess_limit) {
-            sess_open(w, wait_pop(w), 0);
-        } else {
-            break;
-        }
-    }
+    yb_pool_drain(w->pool);
     if (!w->open_loop)
         fill(w);
-    flush_dirty(w);
+    yb_pool_flush(w->pool);
     if (w->exhausted && w->outstanding == 0)
         teardown(w);
 }
@@ -779,107 +328,7 @@ static void pump(worker *w)
 static void cut_off(worker *w)
 {
     w->exhausted = 1;
-    while (w->wait_head) {
-        yb_exchange *x = wait_pop(w);
-        w->rec.cut_off++;
-        yb_source_release(w->src, (yb_prepared *)x->req);
-        w->outstanding--;
-        free(x);
-    }
-    for (session *s = w->sessions; s; s = s->next) {
-        for (yb_exchange **l = &s->inflight; *l;) {
-            yb_exchange *x = *l;
-            list_unlink(l, x);
-            w->ops->cancel(s->codec, x);
-            w->rec.cut_off++;
-            yb_source_release(w->src, (yb_prepared *)x->req);
-            w->outstanding--;
-            free(x);
-        }
-        s->n_inflight = 0;
-        while (s->pend_head) {
-            yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
-            w->rec.cut_off++;
-            yb_source_release(w->src, (yb_prepared *)x->req);
-            w->outstanding--;
-            free(x);
-        }
-        sess_close(s, YB_ERR_NONE);
-    }
-}
-
-/* The run is stopping: ends the open-ended exchanges (STREAM
- * subscriptions), which then complete as ok when their resets go out with
- * this pass's flush.  They ran as long as the run wanted them to. */
-static void finish_open_ended(worker *w)
-{
-    if (!w->ops->finish)
-        return;
-    for (session *s = w->sessions; s; s = s->next) {
-        if (s->closing)
-            continue;
-        int any = 0;
-        for (yb_exchange *x = s->inflight; x; x = x->next)
-            if (x->req->open_ended && w->ops->finish(s->codec, x) == 0)
-                any = 1;
-        if (any && w->ops->flush && !s->dirty) {
-            s->dirty = 1;
-            s->dnext = w->dirty;
-            w->dirty = s;
-        }
-    }
-}
-
-/* Fails exchanges that exceeded --timeout. */
-static void check_timeouts(worker *w, uint64_t now)
-{
-    uint64_t to = w->o->timeout_ns;
-    for (session *s = w->sessions, *next; s; s = next) {
-        next = s->next;
-        /* A session whose set-up never finishes (TCP accepted, but no
-         * HTTP/2 SETTINGS) holds its opener on the pending list, out of
-         * the transport's connect timer's reach: close it, which fails
-         * the pending exchanges. */
-        if (s->pend_head && s->pend_head == s->opener && s->opener->res.conn_start &&
-            now - s->opener->res.conn_start >= to) {
-            sess_close(s, YB_ERR_CONNECT_TIMEOUT);
-            continue;
-        }
-        for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
-            xn = x->next;
-            if (now - x->res.send_start < to)
-                continue;
-            /* a STREAM subscription of a timed run lasts until the run
-             * ends, once the server has answered it */
-            if (x->req->open_ended && x->res.first_byte && w->deadline)
-                continue;
-            list_unlink(&s->inflight, x);
-            s->n_inflight--;
-            int keep = w->ops->cancel(s->codec, x);
-            x_fail(w, x, YB_ERR_TIMEOUT);
-            if (!keep) {
-                sess_close(s, YB_ERR_TIMEOUT);
-                break;
-            }
-        }
-    }
-    /* Exchanges waiting for a session also time out (from their due time). */
-    for (yb_exchange *x = w->wait_head, *xn; x; x = xn) {
-        xn = x->next;
-        if (now - x->res.due < to)
-            continue;
-        if (x->prev)
-            x->prev->next = x->next;
-        else
-            w->wait_head = x->next;
-        if (x->next)
-            x->next->prev = x->prev;
-        else
-            w->wait_tail = x->prev;
-        x->next = x->prev = NULL;
-        w->n_wait--;
-        x_fail(w, x, YB_ERR_TIMEOUT);
-    }
+    yb_pool_cut_off(w->pool);
 }
 
 static void on_tick(uv_timer_t *t)
@@ -888,7 +337,7 @@ static void on_tick(uv_timer_t *t)
     uint64_t now = uv_hrtime();
     if (w->finished)
         return;
-    atomic_store_explicit(&w->live.backlog, w->n_wait, memory_order_relaxed);
+    atomic_store_explicit(&w->live.backlog, yb_pool_waiting(w->pool), memory_order_relaxed);
     if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
         live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
     if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline))) {
@@ -896,14 +345,16 @@ static void on_tick(uv_timer_t *t)
         w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
         if (w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop) && w->o->timeout_ns)
             w->grace_end = now + w->o->timeout_ns; /* -D: let in-flight work finish */
-        finish_open_ended(w);
+        /* STREAM subscriptions end as ok: they ran as long as the run
+         * wanted them to */
+        yb_pool_finish_streams(w->pool);
     }
     if (w->grace_end || w->exhausted)
         drop_readahead(w);
     if (w->grace_end && now >= w->grace_end && w->outstanding)
         cut_off(w);
     if (w->o->timeout_ns)
-        check_timeouts(w, now);
+        yb_pool_timeouts(w->pool, now, w->o->timeout_ns, w->deadline != 0);
     pump(w);
 }
 
@@ -918,8 +369,7 @@ static void teardown(worker *w)
         return;
     w->finished = 1;
     w->rec.run_end = uv_hrtime();
-    for (session *s = w->sessions; s; s = s->next)
-        sess_close(s, YB_ERR_NONE);
+    yb_pool_close_all(w->pool);
     uv_timer_stop(&w->tick);
     uv_close((uv_handle_t *)&w->tick, close_cb_noop);
     if (w->open_loop) {
@@ -950,6 +400,42 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* ---- what the pool calls (yb_pool_host) ---------------------------------- */
+
+static void pool_done(void *ud, yb_exchange *x)
+{
+    x_finish(ud, x);
+}
+
+static void pool_drop(void *ud, yb_exchange *x)
+{
+    worker *w = ud;
+    w->rec.cut_off++;
+    yb_source_release(w->src, (yb_prepared *)x->req);
+    w->outstanding--;
+    free(x);
+}
+
+static void pool_retried(void *ud, yb_exchange *x)
+{
+    (void)x;
+    worker *w = ud;
+    w->rec.retried++;
+}
+
+static void pool_notify(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
+{
+    worker *w = ud;
+    yb_recorder_notify(&w->rec, now, lateness_ns, n_updates);
+}
+
+static void pool_kick(void *ud)
+{
+    pump(ud);
+}
+
+static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_notify, pool_kick};
+
 /* ---- engine -------------------------------------------------------------- */
 
 static void worker_cleanup(worker *w)
@@ -961,7 +447,7 @@ static void worker_cleanup(worker *w)
     if (w->tfd >= 0)
         close(w->tfd);
     yb_source_free(w->src);
-    yb_tls_ctx_free(w->tls);
+    yb_pool_free(w->pool);
     yb_hdr_free(w->live_h);
     while (w->free_x) {
         yb_exchange *x = w->free_x;
@@ -985,11 +471,6 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
     w->o = o;
     w->tfd = -1;
     w->ops = o->ops;
-    w->host.write = host_write;
-    w->host.done = host_done;
-    w->host.close = host_close;
-    w->host.ready = host_ready;
-    w->host.notify = host_notify;
     if (yb_recorder_init(&w->rec) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -1012,27 +493,33 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
         w->rec.completed += skipped;
         w->rec.errors[YB_ERR_PROTOCOL] += skipped;
     }
-    if (o->target.tls) {
-        yb_tls_client_opts t = o->tls;
-        t.session_cache = o->tls_resume;
-        if (!t.alpn)
-            t.alpn = w->ops == &yb_h1_client_ops ? "http/1.1" : "h2";
-        w->tls = yb_tls_client_ctx_new(&t, err, errlen);
-        if (!w->tls)
-            return -1;
-    }
     w->slots = share(o->concurrency, o->threads, i);
-    switch (o->policy) {
-    case YB_SESS_REUSE: w->sess_limit = w->slots; break;
-    case YB_SESS_POOL:
-        w->sess_limit = share(o->pool_size, o->threads, i);
-        if (!w->sess_limit)
-            w->sess_limit = 1;
-        break;
-    case YB_SESS_ORIGINAL: w->sess_limit = UINT32_MAX; break;
-    default: w->sess_limit = 0; break;
-    }
     w->open_loop = o->sched.kind != YB_SCHED_NONE || o->timing_original;
+    yb_pool_cfg pc = {
+        .loop = &w->loop,
+        .target = &o->target,
+        .ops = w->ops,
+        .codec = &o->codec,
+        .tls = &o->tls,
+        .tls_resume = o->tls_resume,
+        .timeout_ns = o->timeout_ns,
+        .policy = o->policy,
+        .oneshot_limit = w->slots,
+        /* the closed loop never has more waiting than its slots */
+        .max_wait = w->open_loop ? o->max_backlog : UINT64_MAX,
+    };
+    switch (o->policy) {
+    case YB_SESS_REUSE: pc.sess_limit = w->slots; break;
+    case YB_SESS_POOL:
+        pc.sess_limit = share(o->pool_size, o->threads, i);
+        if (!pc.sess_limit)
+            pc.sess_limit = 1;
+        break;
+    case YB_SESS_ORIGINAL: pc.sess_limit = UINT32_MAX; break;
+    default: pc.sess_limit = 0; break;
+    }
+    if (!(w->pool = yb_pool_new(&pc, &POOL_HOST, w, err, errlen)))
+        return -1;
     uint64_t sched_len = w->open_loop ? yb_sched_length(&o->sched) : 0;
     if (o->requests) {
         w->budget = o->requests / o->threads + (i < o->requests % o->threads ? 1 : 0);

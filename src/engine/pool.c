@@ -1,0 +1,629 @@
+/* The session pool of one target inside one worker (see pool.h): sessions
+ * (a transport plus a codec each), the policy that picks one for an
+ * exchange, the queue of exchanges waiting for a session, and the target's
+ * TLS context (its resumption cache). */
+#include "config.h"
+#include "engine/pool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct session {
+    yb_pool *p;
+    yb_transport *t;
+    yb_codec *codec;
+    int ready;           /* transport ready and codec started */
+    int closing;         /* close requested; on_close pending */
+    int one_shot;        /* per-request: closed after its exchange */
+    yb_err_class close_why; /* class given to exchanges failed by our close */
+    yb_exchange *inflight; /* submitted to the codec (doubly linked) */
+    unsigned n_inflight;
+    yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
+    yb_exchange *opener; /* the exchange that pays the set-up phases */
+    uint64_t conn_id;    /* --sessions original: the recorded connection */
+    int mapped;          /* in the pool's conn_id map */
+    int dirty;           /* submitted work waits for the codec's flush */
+    struct session *dnext;
+    struct session *next, *prev;
+    struct session *hnext; /* conn_id map chain */
+} session;
+
+#define CONN_BUCKETS 1024
+
+struct yb_pool {
+    yb_pool_cfg cfg;
+    yb_pool_host host;
+    void *ud;
+    yb_codec_host codec_host; /* what the sessions' codecs call */
+    yb_tls_ctx *tls;          /* TLS targets: context and resumption cache */
+    unsigned n_persistent;
+    uint64_t n_oneshot;       /* per-request sessions open */
+    session *sessions;        /* most recently useful first */
+    session *dirty;           /* sessions to flush at the end of this pass */
+    yb_exchange *wait_head, *wait_tail; /* waiting for a session */
+    uint64_t n_wait;          /* length of the wait queue */
+    session *conn_map[CONN_BUCKETS]; /* --sessions original */
+};
+
+/* ---- exchange lists ------------------------------------------------------ */
+
+static void list_unlink(yb_exchange **head, yb_exchange *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        *head = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->next = x->prev = NULL;
+}
+
+static void list_push(yb_exchange **head, yb_exchange *x)
+{
+    x->prev = NULL;
+    x->next = *head;
+    if (*head)
+        (*head)->prev = x;
+    *head = x;
+}
+
+static void fifo_push(yb_exchange **h, yb_exchange **t, yb_exchange *x)
+{
+    x->next = NULL;
+    x->prev = *t;
+    if (*t)
+        (*t)->next = x;
+    else
+        *h = x;
+    *t = x;
+}
+
+static yb_exchange *fifo_pop(yb_exchange **h, yb_exchange **t)
+{
+    yb_exchange *x = *h;
+    if (x) {
+        *h = x->next;
+        if (*h)
+            (*h)->prev = NULL;
+        else
+            *t = NULL;
+        x->next = x->prev = NULL;
+    }
+    return x;
+}
+
+/* Ends x with error class why and gives it back to the host. */
+static void x_fail(yb_pool *p, yb_exchange *x, yb_err_class why)
+{
+    x->res.err = why == YB_ERR_NONE ? YB_ERR_CLOSED : why;
+    x->res.done = uv_hrtime();
+    p->host.done(p->ud, x);
+}
+
+/* ---- sessions ---------------------------------------------------------- */
+
+static void sess_unlink(yb_pool *p, session *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        p->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+}
+
+static void sess_to_front(yb_pool *p, session *s)
+{
+    if (p->sessions == s)
+        return;
+    sess_unlink(p, s);
+    s->next = p->sessions;
+    if (p->sessions)
+        p->sessions->prev = s;
+    p->sessions = s;
+}
+
+static void sess_close(session *s, yb_err_class why)
+{
+    if (s->closing)
+        return;
+    s->closing = 1;
+    s->close_why = why;
+    yb_transport_close(s->t);
+}
+
+static session **conn_slot(yb_pool *p, uint64_t conn_id)
+{
+    session **pp = &p->conn_map[(conn_id * 0x9e3779b97f4a7c15ull) >> 54];
+    while (*pp && (*pp)->conn_id != conn_id)
+        pp = &(*pp)->hnext;
+    return pp;
+}
+
+static void conn_unmap(yb_pool *p, session *s)
+{
+    if (!s->mapped)
+        return;
+    session **pp = conn_slot(p, s->conn_id);
+    if (*pp == s)
+        *pp = s->hnext;
+    s->mapped = 0;
+}
+
+/* Marks s for this pass's flush. */
+static void mark_dirty(session *s)
+{
+    yb_pool *p = s->p;
+    if (p->cfg.ops->flush && !s->dirty) {
+        s->dirty = 1;
+        s->dnext = p->dirty;
+        p->dirty = s;
+    }
+}
+
+/* Submits x on s.  Returns 0, or < 0 when the codec refused it (x is then
+ * still the caller's). */
+static int sess_submit(session *s, yb_exchange *x, uint64_t now)
+{
+    x->owner = s;
+    if (!x->res.send_start)
+        x->res.send_start = now;
+    int rc = s->p->cfg.ops->submit(s->codec, x, now);
+    if (rc < 0)
+        return rc;
+    list_push(&s->inflight, x);
+    s->n_inflight++;
+    mark_dirty(s);
+    return 0;
+}
+
+static int sess_has_room(const session *s)
+{
+    const yb_codec_ops *ops = s->p->cfg.ops;
+    return s->ready && !s->closing && ops->usable(s->codec) && ops->capacity(s->codec) > 0;
+}
+
+/* Submits what waits on s (pending from before it was ready). */
+static void sess_drain_pending(session *s)
+{
+    uint64_t now = uv_hrtime();
+    while (s->pend_head && sess_has_room(s)) {
+        yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
+        if (sess_submit(s, x, now) < 0)
+            x_fail(s->p, x, YB_ERR_OTHER);
+    }
+}
+
+/* ---- what the codecs call (yb_codec_host) -------------------------------- */
+
+static int host_write(void *hd, const uv_buf_t *bufs, unsigned n)
+{
+    session *s = hd;
+    return yb_transport_write(s->t, bufs, n);
+}
+
+static void host_done(void *hd, yb_exchange *x)
+{
+    session *s = hd;
+    yb_pool *p = s->p;
+    list_unlink(&s->inflight, x);
+    s->n_inflight--;
+    if (x->retry) {
+        /* not processed by the server (refused stream, above GOAWAY's last
+         * id): run it again on another session, keeping its due time */
+        x->retry = 0;
+        x->res.done = x->res.first_byte = x->res.sent = 0;
+        x->res.conn_start = x->res.connected = x->res.tls_done = x->res.h2_ready = 0;
+        x->res.bytes_in = 0;
+        p->host.retried(p->ud, x);
+        fifo_push(&p->wait_head, &p->wait_tail, x);
+        p->n_wait++;
+    } else {
+        p->host.done(p->ud, x);
+    }
+    if (s->one_shot && !s->n_inflight && !s->pend_head)
+        sess_close(s, YB_ERR_NONE);
+    else if (!s->closing) {
+        sess_to_front(p, s);
+        if (s->ready && s->pend_head)
+            sess_drain_pending(s); /* --sessions original: its next recorded request */
+    }
+}
+
+static void host_close(void *hd, int fatal, yb_err_class why)
+{
+    session *s = hd;
+    if (fatal || !s->n_inflight)
+        sess_close(s, why);
+    /* else: close once the last in-flight exchange is done (HTTP/2 GOAWAY) */
+}
+
+static void host_ready(void *hd)
+{
+    session *s = hd;
+    if (s->opener && !s->opener->res.h2_ready)
+        s->opener->res.h2_ready = uv_hrtime();
+    sess_drain_pending(s);
+}
+
+static void host_notify(void *hd, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
+{
+    session *s = hd;
+    s->p->host.notify(s->p->ud, now, lateness_ns, n_updates);
+}
+
+/* ---- what the transports call ------------------------------------------ */
+
+static void on_ready(yb_transport *t, void *ud, yb_err_class status)
+{
+    session *s = ud;
+    if (status != YB_ERR_NONE) {
+        s->close_why = status; /* on_close follows and fails the pending work */
+        return;
+    }
+    yb_pool *p = s->p;
+    if (s->opener) {
+        s->opener->res.connected = yb_transport_t_connected(t);
+        s->opener->res.tls_done = yb_transport_t_tls_done(t);
+        s->opener->res.tls_resumed = yb_transport_tls_resumed(t);
+    }
+    if (p->cfg.ops->start(s->codec) < 0) {
+        sess_close(s, YB_ERR_PROTOCOL);
+        return;
+    }
+    s->ready = 1;
+    sess_drain_pending(s);
+    p->host.kick(p->ud);
+}
+
+static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
+{
+    (void)t;
+    session *s = ud;
+    if (s->closing)
+        return;
+    s->p->cfg.ops->on_read(s->codec, d, n, uv_hrtime());
+    s->p->host.kick(s->p->ud);
+}
+
+static void on_drain(yb_transport *t, void *ud)
+{
+    (void)t;
+    session *s = ud;
+    s->p->cfg.ops->on_drain(s->codec, uv_hrtime());
+}
+
+static void on_close(yb_transport *t, void *ud, yb_err_class reason)
+{
+    (void)t;
+    session *s = ud;
+    yb_pool *p = s->p;
+    if (reason == YB_ERR_CLOSED && !s->closing)
+        p->cfg.ops->on_eof(s->codec, uv_hrtime());
+    yb_err_class why = s->closing && s->close_why != YB_ERR_NONE ? s->close_why
+                       : reason != YB_ERR_NONE ? reason : s->close_why;
+    while (s->inflight) {
+        yb_exchange *x = s->inflight;
+        list_unlink(&s->inflight, x);
+        x_fail(p, x, why);
+    }
+    while (s->pend_head)
+        x_fail(p, fifo_pop(&s->pend_head, &s->pend_tail), why);
+    sess_unlink(p, s);
+    conn_unmap(p, s);
+    if (s->dirty) {
+        session **pp = &p->dirty;
+        while (*pp != s)
+            pp = &(*pp)->dnext;
+        *pp = s->dnext;
+    }
+    if (!s->one_shot)
+        p->n_persistent--;
+    else
+        p->n_oneshot--;
+    p->cfg.ops->destroy(s->codec);
+    free(s);
+    p->host.kick(p->ud);
+}
+
+static const yb_transport_cbs TRANSPORT_CBS = {on_ready, on_read, on_drain, on_close};
+
+/* Opens a session for x (which pays its set-up).  Returns 0, or < 0 with x
+ * failed and given back. */
+static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
+{
+    session *s = calloc(1, sizeof *s);
+    if (!s) {
+        x_fail(p, x, YB_ERR_OTHER);
+        return -ENOMEM;
+    }
+    s->p = p;
+    s->one_shot = one_shot;
+    s->codec = p->cfg.ops->create(p->cfg.codec, &p->codec_host, s);
+    if (!s->codec) {
+        free(s);
+        x_fail(p, x, YB_ERR_OTHER);
+        return -ENOMEM;
+    }
+    uint64_t now = uv_hrtime();
+    x->res.conn_start = now;
+    x->res.send_start = now;
+    s->opener = x;
+    fifo_push(&s->pend_head, &s->pend_tail, x);
+    /* link first: callbacks may run from inside connect on failure paths */
+    s->next = p->sessions;
+    if (p->sessions)
+        p->sessions->prev = s;
+    p->sessions = s;
+    if (!one_shot)
+        p->n_persistent++;
+    else
+        p->n_oneshot++;
+    yb_err_class ec = YB_ERR_NONE;
+    const yb_target *tg = p->cfg.target;
+    s->t = yb_transport_connect(p->cfg.loop, (const struct sockaddr *)&tg->addr, p->tls,
+                                tg->tls ? tg->host : NULL, p->cfg.timeout_ns, &TRANSPORT_CBS, s,
+                                &ec);
+    if (!s->t) {
+        fifo_pop(&s->pend_head, &s->pend_tail);
+        sess_unlink(p, s);
+        if (!one_shot)
+            p->n_persistent--;
+        else
+            p->n_oneshot--;
+        p->cfg.ops->destroy(s->codec);
+        free(s);
+        x_fail(p, x, ec == YB_ERR_NONE ? YB_ERR_OTHER : ec);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the wait queue ------------------------------------------------------ */
+
+/* Queues x to wait for a session; past max_wait it fails as an overflow
+ * (counted, never silently dropped). */
+static void wait_push(yb_pool *p, yb_exchange *x)
+{
+    if (p->n_wait >= p->cfg.max_wait) {
+        x_fail(p, x, YB_ERR_OVERFLOW);
+        return;
+    }
+    fifo_push(&p->wait_head, &p->wait_tail, x);
+    p->n_wait++;
+}
+
+static yb_exchange *wait_pop(yb_pool *p)
+{
+    yb_exchange *x = fifo_pop(&p->wait_head, &p->wait_tail);
+    if (x)
+        p->n_wait--;
+    return x;
+}
+
+/* Per-request sessions may be opened (at most -c at once). */
+static int can_open_oneshot(const yb_pool *p)
+{
+    return p->n_oneshot < p->cfg.oneshot_limit;
+}
+
+/* ---- the interface ------------------------------------------------------- */
+
+yb_pool *yb_pool_new(const yb_pool_cfg *cfg, const yb_pool_host *host, void *ud, char *err,
+                     size_t errlen)
+{
+    yb_pool *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->cfg = *cfg;
+    p->host = *host;
+    p->ud = ud;
+    p->codec_host.write = host_write;
+    p->codec_host.done = host_done;
+    p->codec_host.close = host_close;
+    p->codec_host.ready = host_ready;
+    p->codec_host.notify = host->notify ? host_notify : NULL;
+    if (cfg->target->tls) {
+        yb_tls_client_opts t = *cfg->tls;
+        t.session_cache = cfg->tls_resume;
+        if (!t.alpn)
+            t.alpn = cfg->ops == &yb_h1_client_ops ? "http/1.1" : "h2";
+        p->tls = yb_tls_client_ctx_new(&t, err, errlen);
+        if (!p->tls) {
+            free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+void yb_pool_free(yb_pool *p)
+{
+    if (!p)
+        return;
+    yb_tls_ctx_free(p->tls);
+    free(p);
+}
+
+void yb_pool_submit(yb_pool *p, yb_exchange *x)
+{
+    uint64_t now = uv_hrtime();
+    if (p->cfg.policy == YB_SESS_PER_REQUEST) {
+        if (can_open_oneshot(p))
+            sess_open(p, x, 1);
+        else
+            wait_push(p, x);
+        return;
+    }
+    if (p->cfg.policy == YB_SESS_ORIGINAL) {
+        /* The recorded connection's own session, in recorded order: queue
+         * behind its earlier requests. */
+        uint64_t cid = x->req->conn_id;
+        session *s = *conn_slot(p, cid);
+        if (!s) {
+            if (sess_open(p, x, 0) == 0) {
+                s = p->sessions; /* sess_open links the new session first */
+                s->conn_id = cid;
+                s->mapped = 1;
+                s->hnext = NULL;
+                *conn_slot(p, cid) = s;
+            }
+            return;
+        }
+        if (!s->pend_head && sess_has_room(s) && sess_submit(s, x, now) == 0)
+            return;
+        fifo_push(&s->pend_head, &s->pend_tail, x);
+        return;
+    }
+    for (session *s = p->sessions; s; s = s->next) {
+        if (sess_has_room(s)) {
+            if (sess_submit(s, x, now) == 0)
+                return;
+            break;
+        }
+    }
+    if (p->n_persistent < p->cfg.sess_limit) {
+        sess_open(p, x, 0);
+        return;
+    }
+    wait_push(p, x);
+}
+
+void yb_pool_drain(yb_pool *p)
+{
+    while (p->wait_head) {
+        if (p->cfg.policy == YB_SESS_PER_REQUEST) {
+            if (!can_open_oneshot(p))
+                break;
+            sess_open(p, wait_pop(p), 1);
+            continue;
+        }
+        session *s = p->sessions;
+        while (s && !sess_has_room(s))
+            s = s->next;
+        uint64_t now = uv_hrtime();
+        if (s) {
+            yb_exchange *x = wait_pop(p);
+            if (sess_submit(s, x, now) < 0)
+                x_fail(p, x, YB_ERR_OTHER);
+        } else if (p->n_persistent < p->cfg.sess_limit) {
+            sess_open(p, wait_pop(p), 0);
+        } else {
+            break;
+        }
+    }
+}
+
+void yb_pool_flush(yb_pool *p)
+{
+    if (!p->dirty)
+        return;
+    uint64_t now = uv_hrtime();
+    while (p->dirty) {
+        session *s = p->dirty;
+        p->dirty = s->dnext;
+        s->dirty = 0;
+        if (!s->closing)
+            p->cfg.ops->flush(s->codec, now);
+    }
+}
+
+uint64_t yb_pool_waiting(const yb_pool *p)
+{
+    return p->n_wait;
+}
+
+void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
+{
+    for (session *s = p->sessions, *next; s; s = next) {
+        next = s->next;
+        /* A session whose set-up never finishes (TCP accepted, but no
+         * HTTP/2 SETTINGS) holds its opener on the pending list, out of
+         * the transport's connect timer's reach: close it, which fails
+         * the pending exchanges. */
+        if (s->pend_head && s->pend_head == s->opener && s->opener->res.conn_start &&
+            now - s->opener->res.conn_start >= to) {
+            sess_close(s, YB_ERR_CONNECT_TIMEOUT);
+            continue;
+        }
+        for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
+            xn = x->next;
+            if (now - x->res.send_start < to)
+                continue;
+            /* a STREAM subscription of a timed run lasts until the run
+             * ends, once the server has answered it */
+            if (x->req->open_ended && x->res.first_byte && keep_streams)
+                continue;
+            list_unlink(&s->inflight, x);
+            s->n_inflight--;
+            int keep = p->cfg.ops->cancel(s->codec, x);
+            x_fail(p, x, YB_ERR_TIMEOUT);
+            if (!keep) {
+                sess_close(s, YB_ERR_TIMEOUT);
+                break;
+            }
+        }
+    }
+    /* Exchanges waiting for a session also time out (from their due time). */
+    for (yb_exchange *x = p->wait_head, *xn; x; x = xn) {
+        xn = x->next;
+        if (now - x->res.due < to)
+            continue;
+        if (x->prev)
+            x->prev->next = x->next;
+        else
+            p->wait_head = x->next;
+        if (x->next)
+            x->next->prev = x->prev;
+        else
+            p->wait_tail = x->prev;
+        x->next = x->prev = NULL;
+        p->n_wait--;
+        x_fail(p, x, YB_ERR_TIMEOUT);
+    }
+}
+
+void yb_pool_finish_streams(yb_pool *p)
+{
+    if (!p->cfg.ops->finish)
+        return;
+    for (session *s = p->sessions; s; s = s->next) {
+        if (s->closing)
+            continue;
+        int any = 0;
+        for (yb_exchange *x = s->inflight; x; x = x->next)
+            if (x->req->open_ended && p->cfg.ops->finish(s->codec, x) == 0)
+                any = 1;
+        if (any)
+            mark_dirty(s);
+    }
+}
+
+void yb_pool_cut_off(yb_pool *p)
+{
+    while (p->wait_head)
+        p->host.drop(p->ud, wait_pop(p));
+    for (session *s = p->sessions; s; s = s->next) {
+        for (yb_exchange **l = &s->inflight; *l;) {
+            yb_exchange *x = *l;
+            list_unlink(l, x);
+            p->cfg.ops->cancel(s->codec, x);
+            p->host.drop(p->ud, x);
+        }
+        s->n_inflight = 0;
+        while (s->pend_head)
+            p->host.drop(p->ud, fifo_pop(&s->pend_head, &s->pend_tail));
+        sess_close(s, YB_ERR_NONE);
+    }
+}
+
+void yb_pool_close_all(yb_pool *p)
+{
+    for (session *s = p->sessions; s; s = s->next)
+        sess_close(s, YB_ERR_NONE);
+}

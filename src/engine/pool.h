@@ -1,0 +1,94 @@
+/* The session pool of one target, inside one worker: decides on which
+ * session an exchange runs (reuse, per-request, pool=N, original), opens
+ * and closes sessions (transport + codec), keeps the TLS resumption cache
+ * (the target's client TLS context) and the queue of exchanges waiting for
+ * a session.  It never decides when a request is due, and never touches
+ * the recorder or the corpus: finished exchanges go back to its host.
+ *
+ * The pool talks to the worker loop only through yb_pool_host, as a codec
+ * talks to its session through yb_codec_host: the worker includes this
+ * header, never the other way round.  Single-threaded: every call and
+ * callback happens on the loop given in yb_pool_cfg. */
+#ifndef YB_POOL_H
+#define YB_POOL_H
+
+#include <stdint.h>
+#include <uv.h>
+#include "codec/codec.h"
+#include "engine/engine.h"
+
+typedef struct yb_pool yb_pool;
+
+/* What the pool asks of the worker loop that owns it.  Each callback gets
+ * the `ud` given to yb_pool_new. */
+typedef struct {
+    /* x finished (x->res complete, res.done set, res.err its outcome): the
+     * host records it and takes it back.  x is on none of the pool's lists. */
+    void (*done)(void *ud, yb_exchange *x);
+    /* x was never completed and will not be (the run's grace period
+     * ended): the host counts it as cut off and takes it back. */
+    void (*drop)(void *ud, yb_exchange *x);
+    /* x was not processed by the server (refused stream, above GOAWAY's
+     * last id) and waits for a session again, keeping its due time: the
+     * host counts a retry.  x stays the pool's. */
+    void (*retried)(void *ud, yb_exchange *x);
+    /* A Subscribe notification (see yb_codec_host.notify). */
+    void (*notify)(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
+    /* Sessions changed (one became ready, read bytes, or closed): the
+     * host moves waiting work on (yb_pool_drain), issues more and flushes. */
+    void (*kick)(void *ud);
+} yb_pool_host;
+
+typedef struct {
+    uv_loop_t *loop;            /* the worker's loop (outlives the pool) */
+    const yb_target *target;    /* where sessions connect (outlives the pool) */
+    const yb_codec_ops *ops;    /* codec of every session */
+    const yb_codec_cfg *codec;  /* its settings (outlives the pool) */
+    const yb_tls_client_opts *tls; /* client TLS settings (used when target->tls) */
+    int tls_resume;             /* per-request sessions resume TLS (session cache) */
+    uint64_t timeout_ns;        /* connect timeout; 0 = none */
+    yb_sess_policy policy;
+    unsigned sess_limit;        /* persistent sessions open at once */
+    unsigned oneshot_limit;     /* per-request sessions open at once */
+    uint64_t max_wait;          /* exchanges allowed to wait for a session;
+                                 * one more fails as YB_ERR_OVERFLOW */
+} yb_pool_cfg;
+
+/* Creates the pool (and, for a TLS target, its TLS context).  cfg is
+ * copied; what it points to must outlive the pool.  Returns NULL with a
+ * message in err. */
+yb_pool *yb_pool_new(const yb_pool_cfg *cfg, const yb_pool_host *host, void *ud, char *err,
+                     size_t errlen);
+/* Frees the pool once every session has closed (the loop has run out). */
+void yb_pool_free(yb_pool *p);
+
+/* Runs x on a session with room, opens one (x pays its set-up phases) or
+ * queues x until one frees.  x then belongs to the pool until it comes
+ * back through host->done or host->drop (possibly before this returns,
+ * e.g. on a connect failure or a full wait queue). */
+void yb_pool_submit(yb_pool *p, yb_exchange *x);
+/* Moves waiting exchanges onto sessions with room, opening sessions up to
+ * the limits. */
+void yb_pool_drain(yb_pool *p);
+/* Writes out what was submitted since the last flush, one batch per
+ * session (HTTP/2: requests submitted together leave in one write). */
+void yb_pool_flush(yb_pool *p);
+/* Exchanges waiting for a session now (the open-loop backlog). */
+uint64_t yb_pool_waiting(const yb_pool *p);
+
+/* Fails exchanges older than timeout_ns: in flight (from their send),
+ * waiting (from their due time), and sessions whose set-up never ends.
+ * keep_streams = 1 spares open-ended exchanges (STREAM subscriptions) the
+ * server has answered: they last until the run ends. */
+void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t timeout_ns, int keep_streams);
+/* The run is stopping: ends the open-ended exchanges (the codec's
+ * finish); they complete as ok once the next flush writes their resets. */
+void yb_pool_finish_streams(yb_pool *p);
+/* Hands every exchange the pool holds back through host->drop and closes
+ * every session. */
+void yb_pool_cut_off(yb_pool *p);
+/* Closes every session (the run is over); exchanges still in flight fail
+ * through host->done as the sessions close. */
+void yb_pool_close_all(yb_pool *p);
+
+#endif
