@@ -17,5 +17,5 @@ endif
 
 SH_TESTS += tests/capture/captures.sh tests/capture/robust.sh tests/capture/roundtrip.sh \
 	tests/capture/fuzz.sh
-EXTRA_DIST += src/capture/local.mk tests/capture/pcaptool.py tests/capture/regress tests/fuzz/fuzz_capture.c tests/fuzz/build.sh \
+EXTRA_DIST += src/capture/local.mk tests/capture/pcaptool.py tests/capture/regress \
 	bench/capture_vs_tshark.sh captures

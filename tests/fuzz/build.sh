@@ -1,27 +1,36 @@
 #!/bin/bash
-# tests/fuzz/build.sh SRCDIR BUILDDIR OUT -- builds the capture pipeline's
-# libFuzzer target (tests/fuzz/fuzz_capture.c) with clang, ASan and UBSan.
+# tests/fuzz/build.sh SRCDIR BUILDDIR TARGET OUT -- builds the libFuzzer
+# target TARGET (tests/fuzz/fuzz_TARGET.c plus the project sources listed in
+# tests/fuzz/TARGET.fuzz) with clang, ASan and UBSan into OUT.
 # BUILDDIR must be a configured build tree (config.h, generated protobuf
-# sources).  Exits 77 when clang or its libFuzzer runtime is missing.
+# sources).  Exits 77 when clang or its libFuzzer runtime is missing, 2 when
+# TARGET has no .fuzz file.
 set -eu
-S=$1 B=$2 OUT=$3
+S=$1 B=$2 TARGET=$3 OUT=$4
+SPEC=$S/tests/fuzz/$TARGET.fuzz
+[ -f "$SPEC" ] || { echo "build.sh: no fuzz target '$TARGET' ($SPEC)" >&2; exit 2; }
 CC=${FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || exit 77
 echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n){(void)d;(void)n;return 0;}' \
     >"$OUT.probe.c"
 "$CC" -fsanitize=fuzzer "$OUT.probe.c" -o "$OUT.probe" 2>/dev/null || { rm -f "$OUT.probe"*; exit 77; }
 rm -f "$OUT.probe"*
-for f in src/corpus/corpus.pb-c.c src/gnmi/gnmi.pb-c.c src/gnmi/gnmi_ext.pb-c.c; do
-    [ -f "$B/$f" ] || make -C "$B" "$f" >/dev/null
+# The spec lists one source per word: src/... paths; the generated protobuf
+# sources (*.pb-c.c) are taken from (and made in) the build tree.  Lines
+# starting with '#' are comments, words starting with '-' are libFuzzer
+# options (read by run.sh, ignored here).
+SRCS=("$S/tests/fuzz/fuzz_$TARGET.c")
+for w in $(sed 's/#.*//' "$SPEC"); do
+    case $w in
+    -*) ;;
+    *.pb-c.c) [ -f "$B/$w" ] || make -C "$B" "$w" >/dev/null
+              SRCS+=("$B/$w") ;;
+    *) SRCS+=("$S/$w") ;;
+    esac
 done
-PKGS="libnghttp2 libprotobuf-c libzstd jansson openssl libpcap"
+PKGS="libuv libnghttp2 libprotobuf-c libzstd jansson openssl libpcap zlib"
 # shellcheck disable=SC2046
-"$CC" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$B" -I"$S/src" -I"$B/src" $(pkg-config --cflags $PKGS) \
-    "$S/tests/fuzz/fuzz_capture.c" \
-    "$S"/src/capture/capture.c "$S"/src/capture/decode.c "$S"/src/capture/reasm.c \
-    "$S"/src/capture/h1x.c "$S"/src/capture/h2x.c "$S"/src/capture/redact.c \
-    "$S"/src/capture/pcap_in.c "$S"/src/capture/tls_decrypt.c \
-    "$S"/src/corpus/corpus.c "$S"/src/codec/h1.c "$S"/src/gnmi/gnmi_msg.c "$S"/src/util/util.c \
-    "$B"/src/corpus/corpus.pb-c.c "$B"/src/gnmi/gnmi.pb-c.c "$B"/src/gnmi/gnmi_ext.pb-c.c \
-    -o "$OUT" $(pkg-config --libs $PKGS) -lhttp_parser -lm
+"$CC" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=undefined -I"$B" -I"$S/src" -I"$B/src" -I"$S/tests/fuzz" \
+    $(pkg-config --cflags $PKGS) "${SRCS[@]}" \
+    -o "$OUT" $(pkg-config --libs $PKGS) -lhttp_parser -lm -lpthread

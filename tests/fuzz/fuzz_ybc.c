@@ -1,0 +1,51 @@
+/* libFuzzer target: the .ybc reader, and prepare of every record it
+ * accepts for both codecs (HTTP/1.1 and HTTP/2/gRPC).
+ *
+ * The input is a whole .ybc file, handed to the reader through a memfd (the
+ * reader opens paths).  Oracles: a record the reader returns passes
+ * yb_request_problem (the reader refuses what the writer would); preparing
+ * it either succeeds or fails with an error code, never crashes. */
+#include "config.h"
+#include "codec/codec.h"
+#include "corpus/corpus.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void prepare_with(const yb_codec_ops *ops, const yb_request *r)
+{
+    static const yb_header extra[] = {{(char *)"x-extra", (uint8_t *)"1", 1}};
+    yb_codec_cfg cfg = {.authority = "127.0.0.1:1", .scheme = "http",
+                        .auth_header = "Basic dTpw", .user = "u", .password = "p",
+                        .extra = extra, .n_extra = 1, .timeout_ns = 1000000000,
+                        .max_body = 1 << 20, .streams = 8, .user_agent = "fuzz"};
+    yb_prepared p = {0};
+    if (ops->prepare(&cfg, r, &p) == 0)
+        ops->prepared_free(&p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    if (fd < 0 && (fd = memfd_create("ybc", 0)) < 0)
+        abort();
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+        abort();
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    yb_corpus_reader *rd = yb_corpus_reader_open(path, err, sizeof err);
+    if (!rd)
+        return 0;
+    const yb_request *r;
+    while (yb_corpus_reader_next(rd, &r, err, sizeof err) == 1) {
+        if (yb_request_problem(r))
+            abort(); /* the reader must refuse what the writer would */
+        prepare_with(&yb_h1_client_ops, r);
+        prepare_with(&yb_h2_client_ops, r);
+    }
+    yb_corpus_reader_close(rd);
+    return 0;
+}

@@ -1,0 +1,14 @@
+## tests/fuzz: in-tree libFuzzer targets (included from Makefile.am).
+## A target NAME is tests/fuzz/fuzz_NAME.c, its source list and libFuzzer
+## options tests/fuzz/NAME.fuzz, and seeds under tests/fuzz/seeds/NAME/.
+## Adding one is one line here: `make check` runs each .fuzz through the
+## shared runner (build.sh, then a short FUZZ_SECONDS run);
+## tests/fuzz/campaign.sh DURATION runs them all for longer.
+FUZZ_TESTS = tests/fuzz/ybc.fuzz
+TEST_EXTENSIONS += .fuzz
+FUZZ_LOG_DRIVER = $(LOG_DRIVER)
+FUZZ_LOG_COMPILER = $(SHELL) $(srcdir)/tests/fuzz/run.sh
+TESTS += $(FUZZ_TESTS)
+EXTRA_DIST += $(FUZZ_TESTS) tests/fuzz/local.mk tests/fuzz/build.sh tests/fuzz/run.sh \
+	tests/fuzz/campaign.sh tests/fuzz/capture.fuzz tests/fuzz/fuzz_capture.c tests/fuzz/fuzz_ybc.c \
+	tests/fuzz/seeds
