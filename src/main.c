@@ -2,7 +2,6 @@
 #include "config.h"
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <string.h>
 
 static const struct {
@@ -48,8 +47,10 @@ int main(int argc, char **argv)
         return YB_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (!strcmp(cmd, COMMANDS[i].name))
+        if (!strcmp(cmd, COMMANDS[i].name)) {
+            yb_cli_set_command(COMMANDS[i].name);
             return COMMANDS[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "yangblast: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return YB_EXIT_USAGE;

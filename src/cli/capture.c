@@ -37,28 +37,6 @@ static void help(void)
            "Sizes take K, M or G suffixes (powers of 1024).  See yangblast-capture(1).\n");
 }
 
-/* Parses "123", "64K", "16M", "1G"; returns 0 or -1. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char num[32];
-    size_t n = strlen(s);
-    uint64_t mult = 1;
-    if (n == 0 || n >= sizeof num)
-        return -1;
-    memcpy(num, s, n + 1);
-    switch (num[n - 1]) {
-    case 'k': case 'K': mult = 1ull << 10; num[--n] = 0; break;
-    case 'm': case 'M': mult = 1ull << 20; num[--n] = 0; break;
-    case 'g': case 'G': mult = 1ull << 30; num[--n] = 0; break;
-    default: break;
-    }
-    uint64_t v;
-    if (yb_parse_u64(num, 1, (1ull << 44) / mult, &v) < 0)
-        return -1;
-    *out = v * mult;
-    return 0;
-}
-
 static int emit(void *ud, const yb_request *r)
 {
     return yb_corpus_writer_add(ud, r);
@@ -118,7 +96,8 @@ int yb_cmd_capture(int argc, char **argv)
     yb_capture_opts o;
     memset(&o, 0, sizeof o);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:o:f:qh", opts, NULL)) != -1) {
+    opterr = 0; /* option errors are worded by yb_bad_option */
+    while ((c = getopt_long(argc, argv, ":r:o:f:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
             if (n_in == MAX_INPUTS)
@@ -131,17 +110,19 @@ int yb_cmd_capture(int argc, char **argv)
         case O_MGMT: o.mgmt_only = 1; break;
         case O_KEEP: o.keep_credentials = 1; break;
         case O_FLOWBUF:
-            if (parse_size(optarg, &o.max_flow_buffer) < 0 || o.max_flow_buffer < 4096)
-                return yb_usage_error("capture", "--max-flow-buffer wants a size >= 4K");
+            if (yb_parse_size(optarg, 4096, 1ull << 44, &o.max_flow_buffer) < 0)
+                return yb_usage_error("capture", "--max-flow-buffer '%s': expected "
+                                      YB_FORMS_SIZE ", from 4k to 16384G", optarg);
             break;
         case O_TOTALBUF:
-            if (parse_size(optarg, &o.max_total_buffer) < 0 || o.max_total_buffer < 65536)
-                return yb_usage_error("capture", "--max-total-buffer wants a size >= 64K");
+            if (yb_parse_size(optarg, 65536, 1ull << 44, &o.max_total_buffer) < 0)
+                return yb_usage_error("capture", "--max-total-buffer '%s': expected "
+                                      YB_FORMS_SIZE ", from 64k to 16384G", optarg);
             break;
         case O_JSON: json = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': help(); return YB_EXIT_OK;
-        default: return yb_usage_error("capture", "bad option");
+        default: return yb_bad_option("capture", c, argv);
         }
     }
     if (optind < argc)

@@ -21,9 +21,17 @@ int yb_cmd_serve(int argc, char **argv);
 int yb_cmd_experiment(int argc, char **argv);
 int yb_cmd_capture(int argc, char **argv);
 
-/* Prints "yangblast: " + message + newline to stderr. */
+/* Names the command being run, for the prefix of yb_errorf's messages. */
+void yb_cli_set_command(const char *name);
+/* Prints "yangblast COMMAND: " (or "yangblast: " before a command is
+ * known) + message + newline to stderr. */
 void yb_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a usage error and the hint to run --help; returns YB_EXIT_USAGE. */
 int yb_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reports what getopt_long (with opterr = 0 and a short-option string
+ * starting with ':') returned as c for a bad option: an unknown option or
+ * one missing its value.  Returns YB_EXIT_USAGE. */
+int yb_bad_option(const char *cmd, int c, char **argv);
 
 #endif

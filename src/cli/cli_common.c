@@ -1,13 +1,24 @@
 #include "config.h"
 #include "cli/cli.h"
 
+#include <getopt.h>
 #include <stdarg.h>
+
+static const char *command;
+
+void yb_cli_set_command(const char *name)
+{
+    command = name;
+}
 
 void yb_errorf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("yangblast: ", stderr);
+    if (command)
+        fprintf(stderr, "yangblast %s: ", command);
+    else
+        fputs("yangblast: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -22,4 +33,14 @@ int yb_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "\nTry 'yangblast %s --help'.\n", cmd);
     va_end(ap);
     return YB_EXIT_USAGE;
+}
+
+int yb_bad_option(const char *cmd, int c, char **argv)
+{
+    const char *what = optind > 0 ? argv[optind - 1] : "?";
+    if (c == ':')
+        return yb_usage_error(cmd, "option '%s' needs a value", what);
+    if (optopt && optopt < 256 && (what[0] != '-' || what[1] != '-'))
+        return yb_usage_error(cmd, "unknown option '-%c'", optopt);
+    return yb_usage_error(cmd, "unknown option '%s'", what);
 }

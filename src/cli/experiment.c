@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "cli/runcommon.h"
+#include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/report.h"
 #include "synth/acl.h"
@@ -39,14 +40,10 @@ static void help(void)
            "  -n, --requests LIST     request counts, comma-separated (default 1000)\n"
            "      --restconf-corpus F corpus to replay over RESTCONF (default: synthesized)\n"
            "      --gnmi-corpus F     corpus to replay over gNMI (default: synthesized)\n"
-           "  -c, --concurrency N     sessions in flight (default 1, as in the study)\n"
            "      --tls-resume        also run per-request sessions with TLS resumption\n"
-           "      --cacert FILE, -k/--insecure, --cert FILE, --key FILE   TLS\n"
-           "      --user NAME         credentials (password from YANGBLAST_PASSWORD or\n"
-           "      --password-file F   the file's first line)\n"
-           "      --timeout D         per request (default 30s)\n"
-           "      --json FILE         write every run's report (yangblast-report(5))\n"
-           "  -h, --help              this help\n");
+           "  -h, --help              this help\n\n"
+           "The options of 'yangblast run' that apply to the study:\n");
+    yb_runopts_help(stdout, YB_RO_EXPERIMENT);
 }
 
 typedef struct {
@@ -121,20 +118,19 @@ static int parse_counts(const char *s, uint64_t *out, size_t *n)
 
 int yb_cmd_experiment(int argc, char **argv)
 {
-    enum { O_RC = 256, O_GN, O_RCC, O_GNC, O_RESUME, O_CACERT, O_CERT, O_KEY, O_USER, O_PWFILE,
-           O_TIMEOUT, O_JSON };
-    static const struct option opts[] = {
+    enum { O_RC = YB_RO_END, O_GN, O_RCC, O_GNC, O_RESUME };
+    static const struct option own[] = {
         {"restconf", required_argument, NULL, O_RC}, {"gnmi", required_argument, NULL, O_GN},
         {"requests", required_argument, NULL, 'n'},
         {"restconf-corpus", required_argument, NULL, O_RCC},
         {"gnmi-corpus", required_argument, NULL, O_GNC},
-        {"concurrency", required_argument, NULL, 'c'},
-        {"tls-resume", no_argument, NULL, O_RESUME}, {"cacert", required_argument, NULL, O_CACERT},
-        {"insecure", no_argument, NULL, 'k'}, {"cert", required_argument, NULL, O_CERT},
-        {"key", required_argument, NULL, O_KEY}, {"user", required_argument, NULL, O_USER},
-        {"password-file", required_argument, NULL, O_PWFILE},
-        {"timeout", required_argument, NULL, O_TIMEOUT}, {"json", required_argument, NULL, O_JSON},
+        {"tls-resume", no_argument, NULL, O_RESUME},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct option opts[64];
+    char shortopts[64];
+    if (yb_runopts_getopt(YB_RO_EXPERIMENT, own, "n:h", opts, sizeof opts / sizeof opts[0],
+                          shortopts, sizeof shortopts) < 0)
+        return YB_EXIT_RUNTIME;
     if (argc < 2 || (strcmp(argv[1], "sessions") && strcmp(argv[1], "--help") &&
                      strcmp(argv[1], "-h")))
         return yb_usage_error("experiment", "expected 'sessions' (the only experiment)");
@@ -145,17 +141,15 @@ int yb_cmd_experiment(int argc, char **argv)
     argc--;
     argv++;
     target_spec tg[2] = {{"restconf", "RESTCONF", NULL, NULL}, {"gnmi", "gNMI", NULL, NULL}};
-    uint64_t counts[MAX_COUNTS] = {1000}, v;
+    uint64_t counts[MAX_COUNTS] = {1000};
     size_t n_counts = 1;
-    unsigned conc = 1;
     int resume = 0;
-    uint64_t timeout = 30ull * 1000000000ull;
-    yb_tls_client_opts tls;
-    memset(&tls, 0, sizeof tls);
-    const char *user = NULL, *pwfile = NULL, *json = NULL;
-    int c;
+    yb_runopts ro;
+    yb_runopts_init(&ro);
+    int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:c:kh", opts, NULL)) != -1) {
+    opterr = 0; /* option errors are worded by yb_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case O_RC: tg[0].url = optarg; break;
         case O_GN: tg[1].url = optarg; break;
@@ -163,34 +157,50 @@ int yb_cmd_experiment(int argc, char **argv)
         case O_GNC: tg[1].corpus = optarg; break;
         case 'n':
             if (parse_counts(optarg, counts, &n_counts) < 0)
-                return yb_usage_error("experiment", "-n wants counts like 1000,10000 (at most %d)",
-                                      MAX_COUNTS);
-            break;
-        case 'c':
-            if (yb_parse_u64(optarg, 1, 10000, &v) < 0)
-                return yb_usage_error("experiment", "-c must be an integer in 1..10000");
-            conc = (unsigned)v;
+                return yb_usage_error("experiment", "-n '%s': expected counts like 1000,10000 "
+                                      "(at most %d)", optarg, MAX_COUNTS);
             break;
         case O_RESUME: resume = 1; break;
-        case O_CACERT: tls.cacert = optarg; break;
-        case 'k': tls.insecure = 1; break;
-        case O_CERT: tls.cert = optarg; break;
-        case O_KEY: tls.key = optarg; break;
-        case O_USER: user = optarg; break;
-        case O_PWFILE: pwfile = optarg; break;
-        case O_TIMEOUT:
-            if (yb_parse_duration(optarg, &timeout) < 0)
-                return yb_usage_error("experiment", "--timeout must be a duration like 10s");
-            break;
-        case O_JSON: json = optarg; break;
         case 'h': help(); return YB_EXIT_OK;
-        default: return yb_usage_error("experiment", "bad option");
+        case '?': case ':': return yb_bad_option("experiment", c, argv);
+        default:
+            if ((rc = yb_runopts_apply(YB_RO_EXPERIMENT, "experiment", c, optarg, &ro)) != 0)
+                return rc == 1 ? yb_bad_option("experiment", '?', argv) : rc;
         }
     }
+    const char *user = ro.user, *json = ro.json;
     if (optind != argc)
         return yb_usage_error("experiment", "unexpected argument '%s'", argv[optind]);
     if (!tg[0].url && !tg[1].url)
         return yb_usage_error("experiment", "give --restconf URL, --gnmi URL or both");
+    for (int t = 0; t < 2; t++)
+        if (tg[t].corpus && !tg[t].url)
+            return yb_usage_error("experiment", "--%s-corpus needs --%s URL", tg[t].proto,
+                                  tg[t].proto);
+    if (ro.given['m'] && ro.o.streams > 1 && !tg[1].url)
+        return yb_usage_error("experiment", "-m sets HTTP/2 streams per session: it needs a "
+                              "--gnmi target (RESTCONF is HTTP/1.1)");
+    int any_tls = 0;
+    for (int t = 0; t < 2; t++)
+        any_tls |= tg[t].url && (!strncmp(tg[t].url, "https://", 8) ||
+                                 !strncmp(tg[t].url, "grpcs://", 8));
+    if (!any_tls && (rc = yb_check_tls_applies("experiment", &ro, tg[0].url ? tg[0].url
+                                                                           : tg[1].url)))
+        return rc;
+    if (resume && !any_tls)
+        return yb_usage_error("experiment", "--tls-resume needs a TLS target (https://, "
+                              "grpcs://)");
+    if (ro.o.concurrency < ro.o.threads)
+        return yb_usage_error("experiment", "-c (%u) must be at least -t (%u)", ro.o.concurrency,
+                              ro.o.threads);
+    if (ro.given[YB_RO_PWFILE] && !ro.user)
+        return yb_usage_error("experiment", "--password-file needs --user");
+    if (ro.user && ro.tokfile)
+        return yb_usage_error("experiment", "--user and --token-file exclude each other");
+    if ((ro.o.tls.cert != NULL) != (ro.o.tls.key != NULL))
+        return yb_usage_error("experiment", "--cert and --key go together");
+    if (ro.o.tls.min_version && ro.o.tls.max_version && ro.o.tls.min_version > ro.o.tls.max_version)
+        return yb_usage_error("experiment", "--tls-min is above --tls-max");
 
     policy_spec pol[3] = {{YB_SESS_REUSE, 0, "single persistent session"},
                           {YB_SESS_PER_REQUEST, 0, "new session per request"},
@@ -198,7 +208,7 @@ int yb_cmd_experiment(int argc, char **argv)
     size_t n_pol = resume ? 3 : 2;
 
     yb_credentials cred;
-    if (yb_credentials_load(user, pwfile, NULL, &cred) < 0)
+    if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
         return YB_EXIT_USAGE;
     int ret = YB_EXIT_OK;
     char tmpdir[] = "/tmp/yangblast-exp.XXXXXX";
@@ -222,8 +232,7 @@ int yb_cmd_experiment(int argc, char **argv)
     for (int t = 0; t < 2 && ret == YB_EXIT_OK && !stop_flag; t++) {
         if (!tg[t].url)
             continue;
-        yb_engine_opts o;
-        yb_engine_defaults(&o);
+        yb_engine_opts o = ro.o;
         char err[512];
         if (yb_target_parse(tg[t].url, &o.target, err, sizeof err) < 0) {
             yb_errorf("%s", err);
@@ -252,11 +261,12 @@ int yb_cmd_experiment(int argc, char **argv)
             break;
         }
         o.corpus_path = corpus;
-        o.concurrency = conc;
-        o.timeout_ns = timeout;
-        o.tls = tls;
         o.stop = &stop_flag;
+        if (t == 0)
+            o.streams = 1; /* HTTP/1.1: one request per connection at a time */
         yb_engine_bind(&o, &cred, user);
+        o.codec.extra = ro.extra;
+        o.codec.n_extra = ro.n_extra;
         for (size_t p = 0; p < n_pol && ret == YB_EXIT_OK && !stop_flag; p++) {
             for (size_t k = 0; k < n_counts && !stop_flag; k++) {
                 size_t idx = (size_t)t * 3 * MAX_COUNTS + p * MAX_COUNTS + k;
@@ -279,13 +289,18 @@ int yb_cmd_experiment(int argc, char **argv)
                 }
                 yb_run_info info = {.corpus = corpus, .target = tg[t].url, .protocol = proto,
                                     .sessions = p ? "per-request" : "reuse",
-                                    .tls_resume = o.tls_resume, .concurrency = conc,
-                                    .threads = 1, .streams = 1, .unit = "ACL",
+                                    .tls_resume = o.tls_resume, .concurrency = o.concurrency,
+                                    .threads = o.threads, .streams = o.streams,
+                                    .unit = ro.unit ? ro.unit : "ACL", .max_errors = ro.max_errors,
                                     .cpu_user_s = cu, .cpu_sys_s = cs};
                 json_t *j = yb_report_json(rec, &info);
                 if (j)
                     json_array_append_new(jruns, j);
-                if (rec->completed != rec->ok && ret == YB_EXIT_OK)
+                if (ro.csv && yb_report_csv(ro.csv, rec, &info, err, sizeof err) < 0) {
+                    yb_errorf("%s", err);
+                    ret = YB_EXIT_RUNTIME;
+                }
+                if (rec->completed - rec->ok > ro.max_errors && ret == YB_EXIT_OK)
                     ret = YB_EXIT_THRESHOLD;
             }
         }
@@ -308,7 +323,7 @@ int yb_cmd_experiment(int argc, char **argv)
             char title[160];
             snprintf(title, sizeof title, "%s, %s", tg[t].label, pol[p].title);
             printf("\n");
-            yb_report_study_table(stdout, title, rows, n, "ACL");
+            yb_report_study_table(stdout, title, rows, n, ro.unit ? ro.unit : "ACL");
         }
     }
     printf("\nWhere the time goes (mean per request, ms; largest run of each):\n");

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "cli/runcommon.h"
+#include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/report.h"
 #include "util/util.h"
@@ -39,217 +40,78 @@ static void show_progress(const yb_progress *p, void *ud)
 
 static void help(void)
 {
-    printf(
-        "Usage: yangblast run CORPUS --target URL [OPTIONS]\n\n"
-        "Replay CORPUS against URL (http://, https://; grpc://, grpcs:// for gNMI)\n"
-        "and report where the time goes.\n\n"
-        "Load:\n"
-        "  -n, --requests N        total requests (cycling through the corpus);\n"
-        "                          default: one pass over the corpus\n"
-        "  -D, --duration D        run for D (e.g. 30s, 2m), cycling\n"
-        "  -c, --concurrency N     requests in flight (closed loop; default 1)\n"
-        "  -t, --threads N         worker threads (default 1)\n"
-        "  -m, --streams N         HTTP/2 streams per session (default 1)\n"
-        "      --subscriptions N   gNMI Subscribe corpus: hold N Subscribe calls open\n"
-        "                          at once for --duration (-c N, cycling; a ONCE or\n"
-        "                          POLL call that ends is replaced, STREAM calls last\n"
-        "                          the run)\n"
-        "      --rate R            open loop: R requests/s across all workers, due at\n"
-        "                          fixed intervals whatever the responses; latency is\n"
-        "                          measured from the due time (coordinated omission\n"
-        "                          corrected); also ramp:FROM..TO/DURATION and\n"
-        "                          step:R1@D1,R2@D2,...\n"
-        "      --timing original   open loop at the corpus' recorded times (e.g. from a\n"
-        "      --speed X           capture), X times faster (default 1)\n"
-        "      --spin D            open loop: wake D early and spin to each due time\n"
-        "                          (e.g. 100us: microsecond-exact sends for some CPU)\n"
-        "      --max-backlog N     open loop: due requests that may wait for a free\n"
-        "                          session per worker (default 10000); more are\n"
-        "                          counted as backlog_overflow errors\n"
-        "Sessions:\n"
-        "      --sessions P        reuse (default): persistent sessions, one per slot;\n"
-        "                          per-request: new TCP+TLS session per request;\n"
-        "                          pool=N: N persistent sessions shared by all slots;\n"
-        "                          original: one session per recorded connection,\n"
-        "                          its requests in recorded order\n"
-        "      --tls-resume        per-request sessions resume TLS (tickets / ids)\n"
-        "TLS:\n"
-        "      --cacert FILE       CA certificates to verify the target with\n"
-        "  -k, --insecure          do not verify the target's certificate\n"
-        "      --cert FILE, --key FILE   client certificate and key (mTLS)\n"
-        "      --tls-min V, --tls-max V  1.2 or 1.3\n"
-        "      --ciphers LIST      TLS <= 1.2 cipher list\n"
-        "      --keylog FILE       append TLS secrets in NSS key log format (for capture)\n"
-        "Credentials (never on the command line):\n"
-        "      --user NAME         HTTP basic user; the password comes from the\n"
-        "                          YANGBLAST_PASSWORD environment variable or\n"
-        "      --password-file F   (first line of F)\n"
-        "      --token-file F      bearer token (or YANGBLAST_TOKEN)\n"
-        "  -H, --header 'K: V'     add a header to every request (repeatable)\n"
-        "Limits and output:\n"
-        "      --timeout D         per request, incl. connect (default 30s; 0 = none)\n"
-        "      --max-body BYTES    response body cap (default 64 MiB)\n"
-        "      --max-errors N      exit 1 when more than N requests fail (default 0)\n"
-        "      --json FILE         write the JSON report (yangblast-report(5))\n"
-        "      --unit NAME         what one request is, for the table (e.g. ACL)\n"
-        "      --hgrm FILE         end-to-end percentiles in HdrHistogram's .hgrm format\n"
-        "      --hlog FILE         per-second HdrHistogram interval log (.hlog, V2)\n"
-        "      --csv FILE          append one row for this run (header when new)\n"
-        "  -q, --quiet             no live progress line (shown only on a terminal)\n"
-        "  -h, --help              this help\n");
+    printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n\n"
+           "Replay CORPUS against URL (http://, https://; grpc://, grpcs:// for gNMI; a gNMI\n"
+           "corpus over http:// is HTTP/2 without TLS, over https:// TLS with ALPN h2)\n"
+           "and report where the time goes.\n\n");
+    yb_runopts_help(stdout, YB_RO_RUN);
+    printf("  -h, --help              this help\n\n"
+           "Durations take units h, m, s, ms, us, ns and compounds (1m30s); sizes k, M, G\n"
+           "(powers of 1024); rates k (x1000).  See yangblast(1).\n");
+}
+
+/* Refuses what a run would otherwise silently ignore: options that do not
+ * apply to the load model, the session policy or the target.  Returns 0
+ * or YB_EXIT_USAGE with the reason printed. */
+static int check_applies(const yb_runopts *r)
+{
+    const yb_engine_opts *o = &r->o;
+    int open_loop = r->rate || o->timing_original;
+    if (r->rate && o->timing_original)
+        return yb_usage_error("run", "--rate and --timing original exclude each other");
+    if (r->given[YB_RO_SPEED] && !o->timing_original)
+        return yb_usage_error("run", "--speed goes with --timing original");
+    static const int OPEN_ONLY[] = {YB_RO_SPIN, YB_RO_BACKLOG};
+    for (size_t i = 0; i < sizeof OPEN_ONLY / sizeof OPEN_ONLY[0]; i++)
+        if (r->given[OPEN_ONLY[i]] && !open_loop)
+            return yb_usage_error("run", "%s applies to the open loop only (--rate or --timing "
+                                  "original)", yb_runopts_name(OPEN_ONLY[i]));
+    if (r->given['c'] && o->policy == YB_SESS_ORIGINAL && open_loop)
+        return yb_usage_error("run", "-c does not apply to an open loop with --sessions original: "
+                              "requests go out when due, on their recorded connection's session");
+    if (r->given[YB_RO_PWFILE] && !r->user)
+        return yb_usage_error("run", "--password-file needs --user");
+    if (r->user && r->tokfile)
+        return yb_usage_error("run", "--user and --token-file exclude each other (one credential)");
+    if (r->no_credentials && (r->user || r->tokfile))
+        return yb_usage_error("run", "--no-credentials excludes --user and --token-file");
+    if ((o->tls.cert != NULL) != (o->tls.key != NULL))
+        return yb_usage_error("run", "--cert and --key go together");
+    if (o->tls.min_version && o->tls.max_version && o->tls.min_version > o->tls.max_version)
+        return yb_usage_error("run", "--tls-min is above --tls-max");
+    return 0;
 }
 
 int yb_cmd_run(int argc, char **argv)
 {
-    enum { O_SESS = 256, O_RESUME, O_CACERT, O_CERT, O_KEY, O_TLSMIN, O_TLSMAX, O_CIPHERS,
-           O_USER, O_PWFILE, O_TOKFILE, O_TIMEOUT, O_MAXBODY, O_MAXERR, O_JSON, O_UNIT,
-           O_TARGET, O_RATE, O_BACKLOG, O_TIMING, O_SPEED, O_QUIET, O_HGRM, O_HLOG, O_CSV, O_SPIN, O_KEYLOG };
-    enum { O_SUBS = 400 };
-    static const struct option opts[] = {
-        {"requests", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
-        {"concurrency", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
-        {"streams", required_argument, NULL, 'm'}, {"sessions", required_argument, NULL, O_SESS},
-        {"tls-resume", no_argument, NULL, O_RESUME}, {"cacert", required_argument, NULL, O_CACERT},
-        {"insecure", no_argument, NULL, 'k'}, {"cert", required_argument, NULL, O_CERT},
-        {"key", required_argument, NULL, O_KEY}, {"tls-min", required_argument, NULL, O_TLSMIN},
-        {"tls-max", required_argument, NULL, O_TLSMAX},
-        {"ciphers", required_argument, NULL, O_CIPHERS},
-        {"keylog", required_argument, NULL, O_KEYLOG},
-        {"user", required_argument, NULL, O_USER},
-        {"password-file", required_argument, NULL, O_PWFILE},
-        {"token-file", required_argument, NULL, O_TOKFILE},
-        {"header", required_argument, NULL, 'H'}, {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"max-body", required_argument, NULL, O_MAXBODY},
-        {"max-errors", required_argument, NULL, O_MAXERR},
-        {"json", required_argument, NULL, O_JSON}, {"unit", required_argument, NULL, O_UNIT},
-        {"target", required_argument, NULL, O_TARGET}, {"help", no_argument, NULL, 'h'},
-        {"rate", required_argument, NULL, O_RATE},
-        {"max-backlog", required_argument, NULL, O_BACKLOG},
-        {"spin", required_argument, NULL, O_SPIN},
-        {"timing", required_argument, NULL, O_TIMING},
-        {"quiet", no_argument, NULL, 'q'},
-        {"hgrm", required_argument, NULL, O_HGRM},
-        {"hlog", required_argument, NULL, O_HLOG},
-        {"csv", required_argument, NULL, O_CSV},
-        {"speed", required_argument, NULL, O_SPEED},
-        {"subscriptions", required_argument, NULL, O_SUBS},
-        {NULL, 0, NULL, 0}};
-    yb_engine_opts o;
-    yb_engine_defaults(&o);
-    const char *hgrm = NULL, *hlog = NULL, *csv = NULL;
-    const char *rate = NULL, *target = NULL, *json = NULL, *unit = NULL, *user = NULL, *pwfile = NULL,
-               *tokfile = NULL, *sessions = "reuse";
-    uint64_t max_errors = 0, v, subscriptions = 0;
-    int conc_set = 0;
-    yb_header extra[64];
-    size_t n_extra = 0;
-    int c, ret = YB_EXIT_OK;
+    static const struct option own[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct option opts[64];
+    char shortopts[64];
+    if (yb_runopts_getopt(YB_RO_RUN, own, "h", opts, sizeof opts / sizeof opts[0], shortopts,
+                          sizeof shortopts) < 0)
+        return YB_EXIT_RUNTIME;
+    yb_runopts ro;
+    yb_runopts_init(&ro);
+    yb_engine_opts *const op = &ro.o;
+#define o (*op)
+    uint64_t v;
+    int c, rc, ret = YB_EXIT_OK;
     optind = 1;
-    int quiet = 0;
-    while ((c = getopt_long(argc, argv, "n:D:c:t:m:kH:hq", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (yb_parse_u64(optarg, 1, UINT64_MAX / 2, &o.requests) < 0)
-                return yb_usage_error("run", "-n must be a positive integer");
-            break;
-        case 'D':
-            if (yb_parse_duration(optarg, &o.duration_ns) < 0 || !o.duration_ns)
-                return yb_usage_error("run", "-D must be a duration like 30s");
-            break;
-        case 'c':
-            if (yb_parse_u64(optarg, 1, 100000, &v) < 0)
-                return yb_usage_error("run", "-c must be an integer in 1..100000");
-            o.concurrency = (unsigned)v;
-            conc_set = 1;
-            break;
-        case 't':
-            if (yb_parse_u64(optarg, 1, 256, &v) < 0)
-                return yb_usage_error("run", "-t must be an integer in 1..256");
-            o.threads = (unsigned)v;
-            break;
-        case 'm':
-            if (yb_parse_u64(optarg, 1, 100000, &v) < 0)
-                return yb_usage_error("run", "-m must be an integer in 1..100000");
-            o.streams = (unsigned)v;
-            break;
-        case O_SESS: sessions = optarg; break;
-        case O_RESUME: o.tls_resume = 1; break;
-        case O_CACERT: o.tls.cacert = optarg; break;
-        case 'k': o.tls.insecure = 1; break;
-        case O_CERT: o.tls.cert = optarg; break;
-        case O_KEY: o.tls.key = optarg; break;
-        case O_TLSMIN:
-            if (yb_tls_parse_version(optarg, &o.tls.min_version) < 0)
-                return yb_usage_error("run", "--tls-min must be 1.2 or 1.3");
-            break;
-        case O_TLSMAX:
-            if (yb_tls_parse_version(optarg, &o.tls.max_version) < 0)
-                return yb_usage_error("run", "--tls-max must be 1.2 or 1.3");
-            break;
-        case O_CIPHERS: o.tls.ciphers = optarg; break;
-        case O_KEYLOG: o.tls.keylog = optarg; break;
-        case O_USER: user = optarg; break;
-        case O_PWFILE: pwfile = optarg; break;
-        case O_TOKFILE: tokfile = optarg; break;
-        case 'H': {
-            char *colon = strchr(optarg, ':');
-            if (!colon || colon == optarg || n_extra == sizeof extra / sizeof extra[0])
-                return yb_usage_error("run", "-H wants 'Name: value' (at most 64)");
-            *colon = 0;
-            const char *val = colon + 1;
-            while (*val == ' ')
-                val++;
-            extra[n_extra].name = optarg;
-            extra[n_extra].value = (uint8_t *)val;
-            extra[n_extra].value_len = strlen(val);
-            n_extra++;
-            break;
+    opterr = 0; /* option errors are worded by yb_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        if (c == 'h') {
+            help();
+            return YB_EXIT_OK;
         }
-        case O_TIMEOUT:
-            if (yb_parse_duration(optarg, &o.timeout_ns) < 0)
-                return yb_usage_error("run", "--timeout must be a duration like 10s");
-            break;
-        case O_MAXBODY:
-            if (yb_parse_u64(optarg, 1, 1ull << 32, &o.codec.max_body) < 0)
-                return yb_usage_error("run", "--max-body must be a byte count");
-            break;
-        case O_MAXERR:
-            if (yb_parse_u64(optarg, 0, UINT64_MAX, &max_errors) < 0)
-                return yb_usage_error("run", "--max-errors must be a non-negative integer");
-            break;
-        case O_JSON: json = optarg; break;
-        case O_UNIT: unit = optarg; break;
-        case O_TARGET: target = optarg; break;
-        case O_RATE: rate = optarg; break;
-        case 'q': quiet = 1; break;
-        case O_HGRM: hgrm = optarg; break;
-        case O_HLOG: hlog = optarg; break;
-        case O_CSV: csv = optarg; break;
-        case O_TIMING:
-            if (strcmp(optarg, "original"))
-                return yb_usage_error("run", "--timing takes 'original'");
-            o.timing_original = 1;
-            break;
-        case O_SPEED:
-            if (yb_parse_double(optarg, &o.speed) < 0 || o.speed <= 0 || o.speed > 1e6)
-                return yb_usage_error("run", "--speed must be a positive number");
-            break;
-        case O_SPIN:
-            if (yb_parse_duration(optarg, &o.spin_ns) < 0 || o.spin_ns > 10000000)
-                return yb_usage_error("run", "--spin must be a duration up to 10ms, e.g. 100us");
-            break;
-        case O_BACKLOG:
-            if (yb_parse_u64(optarg, 0, 100000000, &o.max_backlog) < 0)
-                return yb_usage_error("run", "--max-backlog must be a non-negative integer");
-            break;
-        case O_SUBS:
-            if (yb_parse_u64(optarg, 1, 100000, &subscriptions) < 0)
-                return yb_usage_error("run", "--subscriptions must be an integer in 1..100000");
-            break;
-        case 'h': help(); return YB_EXIT_OK;
-        default: return yb_usage_error("run", "bad option");
-        }
+        if (c == '?' || c == ':')
+            return yb_bad_option("run", c, argv);
+        if ((rc = yb_runopts_apply(YB_RO_RUN, "run", c, optarg, &ro)) != 0)
+            return rc == 1 ? yb_bad_option("run", '?', argv) : rc;
     }
+    const char *target = ro.target, *rate = ro.rate, *json = ro.json, *unit = ro.unit,
+               *user = ro.user, *hgrm = ro.hgrm, *hlog = ro.hlog, *csv = ro.csv,
+               *sessions = ro.sessions;
+    uint64_t max_errors = ro.max_errors, subscriptions = ro.subscriptions;
     if (optind + 1 != argc)
         return yb_usage_error("run", "expected exactly one CORPUS");
     if (!target)
@@ -265,11 +127,10 @@ int yb_cmd_run(int argc, char **argv)
         o.policy = YB_SESS_POOL;
         o.pool_size = (unsigned)v;
     } else
-        return yb_usage_error("run", "--sessions must be reuse, per-request, pool=N or original");
-    if (rate && o.timing_original)
-        return yb_usage_error("run", "--rate and --timing original exclude each other");
-    if (o.speed && !o.timing_original)
-        return yb_usage_error("run", "--speed goes with --timing original");
+        return yb_usage_error("run", "--sessions '%s': expected reuse, per-request, pool=N or "
+                              "original", sessions);
+    if ((rc = check_applies(&ro)))
+        return rc;
     if (!o.speed)
         o.speed = 1.0;
     if (subscriptions) {
@@ -280,7 +141,7 @@ int yb_cmd_run(int argc, char **argv)
         if (rate || o.timing_original || o.requests)
             return yb_usage_error("run", "--subscriptions is a closed loop for --duration: "
                                          "no --rate, --timing or -n");
-        if (conc_set && o.concurrency != subscriptions)
+        if (ro.given['c'] && o.concurrency != subscriptions)
             return yb_usage_error("run", "--subscriptions N sets -c N");
         o.concurrency = (unsigned)subscriptions;
     }
@@ -288,31 +149,25 @@ int yb_cmd_run(int argc, char **argv)
         return yb_usage_error("run", "-c (%u) must be at least -t (%u)", o.concurrency, o.threads);
     if (o.policy == YB_SESS_POOL && o.pool_size < o.threads)
         return yb_usage_error("run", "pool=N needs N >= -t");
-    if ((o.tls.cert != NULL) != (o.tls.key != NULL))
-        return yb_usage_error("run", "--cert and --key go together");
-    if (o.tls.min_version && o.tls.max_version && o.tls.min_version > o.tls.max_version)
-        return yb_usage_error("run", "--tls-min is above --tls-max");
     char err[512];
-    if (rate && yb_sched_parse(rate, &o.sched, err, sizeof err) < 0)
-        return yb_usage_error("run", "%s", err);
     if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
     }
     const char *proto = "";
-    int rc = yb_pick_codec(o.corpus_path, &o.ops, &proto);
+    rc = yb_pick_codec(o.corpus_path, &o.ops, &proto);
     if (rc)
         return rc;
 
     /* Credentials: from the environment or files only, never argv. */
     yb_credentials cred;
-    if (yb_credentials_load(user, pwfile, tokfile, &cred) < 0)
+    if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
         return YB_EXIT_USAGE;
     yb_engine_bind(&o, &cred, user);
-    o.codec.extra = extra;
-    o.codec.n_extra = n_extra;
+    o.codec.extra = ro.extra;
+    o.codec.n_extra = ro.n_extra;
     o.stop = &stop_flag;
-    int live = !quiet && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
+    int live = !ro.quiet && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
     if (live)
         o.progress = show_progress;
 
@@ -393,4 +248,5 @@ int yb_cmd_run(int argc, char **argv)
 out:
     yb_credentials_cleanup(&cred);
     return ret;
+#undef o
 }

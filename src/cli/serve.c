@@ -49,30 +49,6 @@ static void help(void)
            "See yangblast-serve(1).\n");
 }
 
-/* "123", "64k", "16M" -> bytes. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char buf[32];
-    size_t n = strlen(s);
-    uint64_t mul = 1, v;
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, s, n + 1);
-    char last = buf[n - 1];
-    if (last == 'k' || last == 'K')
-        mul = 1024;
-    else if (last == 'm' || last == 'M')
-        mul = 1024 * 1024;
-    else if (last == 'g' || last == 'G')
-        mul = 1024ull * 1024 * 1024;
-    if (mul > 1)
-        buf[n - 1] = 0;
-    if (yb_parse_u64(buf, 1, UINT64_MAX / mul, &v) < 0)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
 /* Reads the first line of path into a malloc'd string. */
 static char *read_password(const char *path)
 {
@@ -126,7 +102,8 @@ int yb_cmd_serve(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* option errors are worded by yb_bad_option */
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case O_RESTCONF: o.restconf = optarg; break;
         case O_GNMI: o.gnmi = optarg; break;
@@ -136,9 +113,9 @@ int yb_cmd_serve(int argc, char **argv)
         case O_WCERT: o.write_cert = optarg; break;
         case O_SVC:
             if (yb_service_time_parse(optarg, &o.service) < 0)
-                return yb_usage_error("serve", "bad --service-time '%s' (want fixed:DUR, "
-                                      "uniform:MIN..MAX or exp:MEAN, optionally +per-kb:DUR)",
-                                      optarg);
+                return yb_usage_error("serve", "--service-time '%s': expected fixed:DUR, "
+                                      "uniform:MIN..MAX or exp:MEAN, optionally +per-kb:DUR; "
+                                      "DUR is " YB_FORMS_DURATION, optarg);
             break;
         case O_WORKERS:
             if (yb_parse_u64(optarg, 0, 1000000, &v) < 0)
@@ -152,11 +129,13 @@ int yb_cmd_serve(int argc, char **argv)
             break;
         case O_SESSCOST:
             if (yb_parse_duration(optarg, &o.session_cost_ns) < 0)
-                return yb_usage_error("serve", "--session-cost must be a duration like 5ms");
+                return yb_usage_error("serve", "--session-cost '%s': expected " YB_FORMS_DURATION,
+                                      optarg);
             break;
         case O_AUTHCOST:
             if (yb_parse_duration(optarg, &o.auth_cost_ns) < 0)
-                return yb_usage_error("serve", "--auth-cost must be a duration like 20ms");
+                return yb_usage_error("serve", "--auth-cost '%s': expected " YB_FORMS_DURATION,
+                                      optarg);
             break;
         case O_MAXSESS:
             if (yb_parse_u64(optarg, 0, 10000000, &v) < 0)
@@ -165,14 +144,16 @@ int yb_cmd_serve(int argc, char **argv)
             break;
         case O_IDLE:
             if (yb_parse_duration(optarg, &o.idle_timeout_ns) < 0)
-                return yb_usage_error("serve", "--idle-timeout must be a duration like 5s");
+                return yb_usage_error("serve", "--idle-timeout '%s': expected " YB_FORMS_DURATION,
+                                      optarg);
             break;
         case O_FAULT:
             if (o.n_faults >= YB_SERVE_MAX_FAULTS)
                 return yb_usage_error("serve", "at most %d --fault options", YB_SERVE_MAX_FAULTS);
             if (yb_fault_parse(optarg, &o.faults[o.n_faults]) < 0)
-                return yb_usage_error("serve", "bad --fault '%s' (want reset@P, stall:DUR@P, "
-                                      "status:CODE@P or goaway-after:N)", optarg);
+                return yb_usage_error("serve", "--fault '%s': expected reset@P, stall:DUR@P, "
+                                      "status:CODE@P or goaway-after:N (P in 0..1 or #N; DUR is "
+                                      YB_FORMS_DURATION ")", optarg);
             o.n_faults++;
             break;
         case O_SEED:
@@ -181,12 +162,13 @@ int yb_cmd_serve(int argc, char **argv)
             break;
         case O_SINK: o.sink = 1; break;
         case O_MAXBODY:
-            if (parse_size(optarg, &o.max_body) < 0 || o.max_body > (1ull << 32))
-                return yb_usage_error("serve", "--max-body must be a size like 16M (max 4G)");
+            if (yb_parse_size(optarg, 1, 1ull << 32, &o.max_body) < 0)
+                return yb_usage_error("serve", "--max-body '%s': expected " YB_FORMS_SIZE
+                                      ", at most 4G", optarg);
             break;
         case O_STATS: o.stats_path = optarg; break;
         case 'h': help(); return YB_EXIT_OK;
-        default: return yb_usage_error("serve", "bad option");
+        default: return yb_bad_option("serve", c, argv);
         }
     }
     if (optind < argc)

@@ -64,9 +64,13 @@ int yb_cmd_synth(int argc, char **argv)
     yb_synth_acl_defaults(&o);
     const char *out = NULL;
     uint64_t v;
+    unsigned char given[O_SCHEME + 1] = {0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:p:n:r:s:h", opts, NULL)) != -1) {
+    opterr = 0; /* option errors are worded by yb_bad_option */
+    while ((c = getopt_long(argc, argv, ":o:p:n:r:s:h", opts, NULL)) != -1) {
+        if (c > 0 && c <= O_SCHEME)
+            given[c] = 1;
         switch (c) {
         case 'o': out = optarg; break;
         case 'p':
@@ -102,7 +106,8 @@ int yb_cmd_synth(int argc, char **argv)
             break;
         case O_SAMPLE:
             if (yb_parse_duration(optarg, &o.sample_ns) < 0 || o.sample_ns == 0)
-                return yb_usage_error("synth", "--sample-interval must be a duration like 500ms");
+                return yb_usage_error("synth", "--sample-interval '%s': expected "
+                                      YB_FORMS_DURATION " above 0", optarg);
             break;
         case O_POLLS:
             if (yb_parse_u64(optarg, 0, 100000, &v) < 0)
@@ -117,7 +122,7 @@ int yb_cmd_synth(int argc, char **argv)
             o.scheme = optarg;
             break;
         case 'h': help(); return YB_EXIT_OK;
-        default: return yb_usage_error("synth", "bad option");
+        default: return yb_bad_option("synth", c, argv);
         }
     }
     if (optind >= argc)
@@ -128,6 +133,23 @@ int yb_cmd_synth(int argc, char **argv)
         return yb_usage_error("synth", "unexpected argument '%s'", argv[optind + 1]);
     if (!out)
         return yb_usage_error("synth", "missing -o FILE");
+    /* Options that would be silently ignored are refused. */
+    int content = o.op == YB_SYNTH_CREATE || o.op == YB_SYNTH_REPLACE;
+    if (given[O_METHOD] && (o.proto != YB_PROTO_RESTCONF || o.op != YB_SYNTH_CREATE))
+        return yb_usage_error("synth", "--method is the RESTCONF create method: it does not "
+                              "apply to --proto %s --op %s", yb_proto_name(o.proto), OP_NAMES[o.op]);
+    if (given[O_MODE] && o.op != YB_SYNTH_SUBSCRIBE)
+        return yb_usage_error("synth", "--mode applies to --op subscribe only, not --op %s",
+                              OP_NAMES[o.op]);
+    if (given[O_SAMPLE] && (o.op != YB_SYNTH_SUBSCRIBE || o.sub_mode != YB_SUB_STREAM))
+        return yb_usage_error("synth", "--sample-interval applies to --op subscribe --mode "
+                              "stream only");
+    if (given[O_POLLS] && (o.op != YB_SYNTH_SUBSCRIBE || o.sub_mode != YB_SUB_POLL))
+        return yb_usage_error("synth", "--polls applies to --op subscribe --mode poll only");
+    if ((given['r'] || given['s']) && !content)
+        return yb_usage_error("synth", "%s sets the rules' content: it applies to --op create "
+                              "and replace only, not --op %s", given['r'] ? "--rules" : "--seed",
+                              OP_NAMES[o.op]);
     const char *why = yb_synth_acl_check(&o);
     if (why)
         return yb_usage_error("synth", "%s", why);

@@ -12,8 +12,8 @@ int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
     memset(s, 0, sizeof *s);
     if (!strncmp(spec, "ramp:", 5)) {
         const char *p = spec + 5, *dots = strstr(p, ".."), *slash = strchr(p, '/');
-        if (!dots || !slash || slash < dots || yb_parse_double_n(p, (size_t)(dots - p), &s->from) ||
-            yb_parse_double_n(dots + 2, (size_t)(slash - dots - 2), &s->to) ||
+        if (!dots || !slash || slash < dots || yb_parse_rate_n(p, (size_t)(dots - p), &s->from) ||
+            yb_parse_rate_n(dots + 2, (size_t)(slash - dots - 2), &s->to) ||
             yb_parse_duration_n(slash + 1, strlen(slash + 1), &s->dur_ns) || s->dur_ns == 0 ||
             (s->from <= 0 && s->to <= 0)) {
             snprintf(err, errlen, "--rate '%s': expected ramp:FROM..TO/DURATION", spec);
@@ -28,7 +28,7 @@ int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
             const char *at = strchr(p, '@');
             size_t len = strcspn(p, ",");
             if (!at || at > p + len || s->n_steps == YB_SCHED_MAX_STEPS ||
-                yb_parse_double_n(p, (size_t)(at - p), &s->step_rate[s->n_steps]) ||
+                yb_parse_rate_n(p, (size_t)(at - p), &s->step_rate[s->n_steps]) ||
                 yb_parse_duration_n(at + 1, (size_t)(p + len - at - 1), &s->step_ns[s->n_steps]) ||
                 s->step_ns[s->n_steps] == 0) {
                 snprintf(err, errlen, "--rate '%s': expected step:R1@D1,R2@D2,... (at most %d)",
@@ -47,8 +47,9 @@ int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
         s->kind = YB_SCHED_STEP;
         return 0;
     }
-    if (yb_parse_double(spec, &s->rate) < 0 || s->rate <= 0 || s->rate > 1e8) {
-        snprintf(err, errlen, "--rate '%s': expected requests/s, ramp:... or step:...", spec);
+    if (yb_parse_rate(spec, &s->rate) < 0 || s->rate <= 0) {
+        snprintf(err, errlen, "--rate '%s': expected requests/s (" YB_FORMS_RATE "), "
+                 "ramp:FROM..TO/DURATION or step:R1@D1,R2@D2,...", spec);
         return -1;
     }
     s->kind = YB_SCHED_RATE;

@@ -20,14 +20,33 @@ int yb_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
+/* Scans an unsigned decimal number (digits, optionally "." and digits; no
+ * sign, exponent, hex or spaces) at s.  Returns its length (0 when there
+ * is none) and sets *v. */
+static size_t scan_decimal(const char *s, double *v)
+{
+    size_t n = 0, digits = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++, digits++;
+    if (s[n] == '.') {
+        n++;
+        while (s[n] >= '0' && s[n] <= '9')
+            n++, digits++;
+    }
+    if (!digits || n > 40)
+        return 0;
+    char buf[48];
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    *v = strtod(buf, NULL);
+    return isfinite(*v) ? n : 0;
+}
+
 int yb_parse_double(const char *s, double *out)
 {
-    if (!s || !*s || *s == ' ')
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < 0)
+    double v;
+    size_t n = s ? scan_decimal(s, &v) : 0;
+    if (!n || s[n])
         return -1;
     *out = v;
     return 0;
@@ -35,32 +54,73 @@ int yb_parse_double(const char *s, double *out)
 
 int yb_parse_duration(const char *s, uint64_t *ns)
 {
-    if (!s || !*s || *s == '-' || *s == ' ')
+    static const struct { const char *unit; double mult; } UNITS[] = {
+        /* longest first: "ms" before "m" */
+        {"ms", 1e6}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ns", 1}, {"h", 3600e9}, {"m", 60e9},
+        {"s", 1e9},
+    };
+    if (!s || !*s)
         return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v < 0)
+    double total = 0, v;
+    size_t n = scan_decimal(s, &v);
+    if (n && !s[n]) { /* a bare number: seconds */
+        total = v * 1e9;
+    } else {
+        while (*s) {
+            if (!(n = scan_decimal(s, &v)))
+                return -1;
+            s += n;
+            size_t u = 0;
+            while (u < sizeof UNITS / sizeof UNITS[0] && strncmp(s, UNITS[u].unit,
+                                                                  strlen(UNITS[u].unit)))
+                u++;
+            if (u == sizeof UNITS / sizeof UNITS[0])
+                return -1;
+            s += strlen(UNITS[u].unit);
+            total += v * UNITS[u].mult;
+        }
+    }
+    if (total > 1e18)
         return -1;
-    double mult;
-    if (!*end || !strcmp(end, "s"))
-        mult = 1e9;
-    else if (!strcmp(end, "ms"))
-        mult = 1e6;
-    else if (!strcmp(end, "us"))
-        mult = 1e3;
-    else if (!strcmp(end, "ns"))
-        mult = 1;
-    else if (!strcmp(end, "m"))
-        mult = 60e9;
-    else if (!strcmp(end, "h"))
-        mult = 3600e9;
-    else
+    *ns = (uint64_t)llround(total);
+    return 0;
+}
+
+int yb_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char num[32];
+    size_t n = s ? strlen(s) : 0;
+    uint64_t mult = 1, v;
+    if (n == 0 || n >= sizeof num)
         return -1;
-    double r = v * mult;
-    if (r > 1e18)
+    memcpy(num, s, n + 1);
+    switch (num[n - 1]) {
+    case 'k': case 'K': mult = 1ull << 10; break;
+    case 'm': case 'M': mult = 1ull << 20; break;
+    case 'g': case 'G': mult = 1ull << 30; break;
+    default: break;
+    }
+    if (mult > 1)
+        num[n - 1] = 0;
+    if (yb_parse_u64(num, 0, UINT64_MAX / mult, &v) < 0 || v * mult < min || v * mult > max)
         return -1;
-    *ns = (uint64_t)llround(r);
+    *out = v * mult;
+    return 0;
+}
+
+int yb_parse_rate(const char *s, double *out)
+{
+    double v;
+    size_t n = s ? scan_decimal(s, &v) : 0;
+    if (!n)
+        return -1;
+    if (s[n] == 'k' || s[n] == 'K') {
+        v *= 1000;
+        n++;
+    }
+    if (s[n] || v > 1e8)
+        return -1;
+    *out = v;
     return 0;
 }
 
@@ -84,6 +144,12 @@ int yb_parse_double_n(const char *s, size_t len, double *out)
 {
     char buf[64];
     return terminated(s, len, buf, sizeof buf) < 0 ? -1 : yb_parse_double(buf, out);
+}
+
+int yb_parse_rate_n(const char *s, size_t len, double *out)
+{
+    char buf[64];
+    return terminated(s, len, buf, sizeof buf) < 0 ? -1 : yb_parse_rate(buf, out);
 }
 
 int yb_hexval(int c)

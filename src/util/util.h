@@ -12,14 +12,32 @@ int yb_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Parses a non-negative decimal number (the whole string, e.g. "2.5").
  * Returns 0 and sets *out, or -1. */
 int yb_parse_double(const char *s, double *out);
-/* Parses a duration: a number with unit ns|us|ms|s|m|h (bare number =
- * seconds), e.g. "500ms", "1.5s", "10".  Returns 0 and sets *ns, or -1. */
+/* This is the one parser of numbers in option values and specs; the
+ * YB_FORMS_* strings say what each accepts, for error messages. */
+#define YB_FORMS_DURATION                                                           \
+    "a duration (a number with a unit h, m, s, ms, us or ns, e.g. 250ms, 2h, or " \
+    "several, e.g. 1m30s; a bare number is seconds)"
+#define YB_FORMS_SIZE "a size in bytes (an integer, optionally with k, M or G: powers of 1024)"
+#define YB_FORMS_RATE "a rate per second (a number, optionally with k: x1000, e.g. 500, 2k, 1.5k)"
+
+/* Parses a duration: a number with unit ns|us|ms|s|m|h, or several of
+ * them added up ("1m30s", "1h2m"); a bare number is seconds.  Numbers are
+ * decimal, optionally with a fraction ("1.5s"); no sign or exponent.
+ * Returns 0 and sets *ns, or -1. */
 int yb_parse_duration(const char *s, uint64_t *ns);
+/* Parses a size: a decimal integer with an optional k|K, m|M, g|G suffix
+ * (powers of 1024), within [min, max] bytes.  Returns 0 and sets *out, or
+ * -1. */
+int yb_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Parses a rate (per second): a non-negative decimal number with an
+ * optional k|K suffix (x1000), at most 1e8.  Returns 0 and sets *out, or -1. */
+int yb_parse_rate(const char *s, double *out);
 
 /* The same for the len bytes at s (not NUL-terminated, e.g. a piece of a
  * larger spec).  Returns 0 and sets *out, or -1. */
 int yb_parse_duration_n(const char *s, size_t len, uint64_t *ns);
 int yb_parse_double_n(const char *s, size_t len, double *out);
+int yb_parse_rate_n(const char *s, size_t len, double *out);
 
 /* Returns the value of hex digit c (0..15), or -1. */
 int yb_hexval(int c);

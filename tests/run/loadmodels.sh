@@ -61,7 +61,7 @@ cat > "$T/gaps.jsonl" <<'JL'
 JL
 "$YB" corpus import "$T/gaps.jsonl" -o "$T/gaps.ybc"
 : > "$LOG.mark"; before=$(wc -l < "$LOG")
-timeout 60 "$YB" run "$T/gaps.ybc" --target "$URL" --timing original --sessions original -c 4 -q --json "$T/orig.json" >/dev/null
+timeout 60 "$YB" run "$T/gaps.ybc" --target "$URL" --timing original --sessions original -q --json "$T/orig.json" >/dev/null
 check "original timing run completes 4 requests" test "$(jq_ "$T/orig.json" "d['summary']['requests_ok']")" = 4
 tail -n +$((before + 1)) "$LOG" | awk -F'\t' '$5 ~ /^\/restconf\/data\/g/ {print $5, $11, $1}' > "$T/orig.log"
 gaps=$($PY - "$T/orig.log" <<'PYEOF'

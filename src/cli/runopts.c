@@ -1,0 +1,339 @@
+/* The shared option table of `run` and `experiment` (see runopts.h). */
+#include "config.h"
+#include "cli/runopts.h"
+#include "cli/cli.h"
+#include "cli/runcommon.h"
+#include "util/util.h"
+
+#include <string.h>
+
+#define RUN YB_RO_RUN
+#define EXP YB_RO_EXPERIMENT
+#define BOTH (YB_RO_RUN | YB_RO_EXPERIMENT)
+
+typedef struct {
+    const char *group;  /* --help heading starting a group, or NULL */
+    const char *name;   /* long name */
+    int id;             /* short letter or YB_RO_* */
+    int has_arg;
+    unsigned cmds;
+    const char *usage;  /* the option as --help shows it */
+    const char *help;   /* its --help text ('\n' continues on the next line) */
+} opt_def;
+
+static const opt_def OPTS[] = {
+    {"Load:", "requests", 'n', required_argument, RUN, "-n, --requests N",
+     "total requests (cycling through the corpus);\ndefault: one pass over the corpus"},
+    {NULL, "duration", 'D', required_argument, RUN, "-D, --duration D",
+     "run for D (e.g. 30s, 1m30s, 2h), cycling"},
+    {NULL, "concurrency", 'c', required_argument, BOTH, "-c, --concurrency N",
+     "requests in flight (closed loop; default 1)"},
+    {NULL, "threads", 't', required_argument, BOTH, "-t, --threads N", "worker threads (default 1)"},
+    {NULL, "streams", 'm', required_argument, BOTH, "-m, --streams N",
+     "HTTP/2 streams per session (default 1; gNMI only)"},
+    {NULL, "subscriptions", YB_RO_SUBS, required_argument, RUN, "    --subscriptions N",
+     "gNMI Subscribe corpus: hold N Subscribe calls open\nat once for --duration (-c N, cycling; "
+     "a ONCE or\nPOLL call that ends is replaced, STREAM calls last\nthe run)"},
+    {NULL, "rate", YB_RO_RATE, required_argument, RUN, "    --rate R",
+     "open loop: R requests/s across all workers (e.g.\n500, 2k), due at fixed intervals whatever "
+     "the\nresponses; latency is measured from the due time\n(coordinated omission corrected); also\n"
+     "ramp:FROM..TO/DURATION and step:R1@D1,R2@D2,..."},
+    {NULL, "timing", YB_RO_TIMING, required_argument, RUN, "    --timing original",
+     "open loop at the corpus' recorded times (e.g. from a"},
+    {NULL, "speed", YB_RO_SPEED, required_argument, RUN, "    --speed X",
+     "capture), X times faster (default 1)"},
+    {NULL, "spin", YB_RO_SPIN, required_argument, RUN, "    --spin D",
+     "open loop: wake D early and spin to each due time\n(e.g. 100us: microsecond-exact sends for "
+     "some CPU)"},
+    {NULL, "max-backlog", YB_RO_BACKLOG, required_argument, RUN, "    --max-backlog N",
+     "open loop: due requests that may wait for a free\nsession per worker (default 10000); more "
+     "are\ncounted as backlog_overflow errors"},
+    {"Sessions:", "sessions", YB_RO_SESSIONS, required_argument, RUN, "    --sessions P",
+     "reuse (default): persistent sessions, one per slot;\nper-request: new TCP+TLS session per "
+     "request;\npool=N: N persistent sessions shared by all slots;\noriginal: one session per "
+     "recorded connection,\nits requests in recorded order (no -c)"},
+    {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN, "    --tls-resume",
+     "new sessions resume TLS (tickets / ids)"},
+    {NULL, "target", YB_RO_TARGET, required_argument, RUN, "    --target URL",
+     "scheme://host[:port], no path (once)"},
+    {"TLS (https:// and grpcs:// targets):", "cacert", YB_RO_CACERT, required_argument, BOTH,
+     "    --cacert FILE", "CA certificates to verify the target with"},
+    {NULL, "insecure", 'k', no_argument, BOTH, "-k, --insecure", "do not verify the target's certificate"},
+    {NULL, "cert", YB_RO_CERT, required_argument, BOTH, "    --cert FILE", "client certificate (mTLS), with --key"},
+    {NULL, "key", YB_RO_KEY, required_argument, BOTH, "    --key FILE", "its private key"},
+    {NULL, "tls-min", YB_RO_TLS_MIN, required_argument, BOTH, "    --tls-min V", "lowest TLS version: 1.2 or 1.3"},
+    {NULL, "tls-max", YB_RO_TLS_MAX, required_argument, BOTH, "    --tls-max V", "highest TLS version: 1.2 or 1.3"},
+    {NULL, "ciphers", YB_RO_CIPHERS, required_argument, BOTH, "    --ciphers LIST", "TLS <= 1.2 cipher list"},
+    {NULL, "keylog", YB_RO_KEYLOG, required_argument, BOTH, "    --keylog FILE",
+     "append TLS secrets in NSS key log format (for capture)"},
+    {"Credentials (never on the command line):", "user", YB_RO_USER, required_argument, BOTH,
+     "    --user NAME", "HTTP basic / gNMI user; the password comes from the\nYANGBLAST_PASSWORD "
+     "environment variable or"},
+    {NULL, "password-file", YB_RO_PWFILE, required_argument, BOTH, "    --password-file F",
+     "(first line of F)"},
+    {NULL, "token-file", YB_RO_TOKFILE, required_argument, BOTH, "    --token-file F",
+     "bearer token (or YANGBLAST_TOKEN)"},
+    {NULL, "no-credentials", YB_RO_NO_CREDENTIALS, no_argument, BOTH, "    --no-credentials",
+     "replay a corpus whose credentials were redacted\nwithout any (the redacted headers are not "
+     "sent)"},
+    {NULL, "header", 'H', required_argument, BOTH, "-H, --header 'K: V'",
+     "add a header to every request (repeatable)"},
+    {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH, "    --timeout D",
+     "per request, incl. connect (default 30s; 0 = none)"},
+    {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH, "    --max-body SIZE",
+     "response body cap (default 64M; k, M, G suffixes)"},
+    {NULL, "max-errors", YB_RO_MAXERR, required_argument, BOTH, "    --max-errors N",
+     "exit 1 when more than N requests fail (default 0)"},
+    {NULL, "json", YB_RO_JSON, required_argument, BOTH, "    --json FILE",
+     "write the JSON report (yangblast-report(5));\n'-' = stdout (the text report then goes to "
+     "stderr)"},
+    {NULL, "unit", YB_RO_UNIT, required_argument, BOTH, "    --unit NAME",
+     "what one request is, for the table (e.g. ACL)"},
+    {NULL, "hgrm", YB_RO_HGRM, required_argument, RUN, "    --hgrm FILE",
+     "end-to-end percentiles in HdrHistogram's .hgrm format"},
+    {NULL, "hlog", YB_RO_HLOG, required_argument, RUN, "    --hlog FILE",
+     "per-second HdrHistogram interval log (.hlog, V2)"},
+    {NULL, "csv", YB_RO_CSV, required_argument, BOTH, "    --csv FILE",
+     "append one row per run (header when new)"},
+    {NULL, "quiet", 'q', no_argument, BOTH, "-q, --quiet", "no live progress line (shown only on a "
+     "terminal)"},
+};
+#define N_OPTS (sizeof OPTS / sizeof OPTS[0])
+
+static const opt_def *find(unsigned cmd, int id)
+{
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (OPTS[i].id == id && (OPTS[i].cmds & cmd))
+            return &OPTS[i];
+    return NULL;
+}
+
+const char *yb_runopts_name(int id)
+{
+    static char buf[40];
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (OPTS[i].id == id) {
+            if (id < 256)
+                snprintf(buf, sizeof buf, "-%c", id);
+            else
+                snprintf(buf, sizeof buf, "--%s", OPTS[i].name);
+            return buf;
+        }
+    return "?";
+}
+
+void yb_runopts_init(yb_runopts *r)
+{
+    memset(r, 0, sizeof *r);
+    yb_engine_defaults(&r->o);
+    r->sessions = "reuse";
+}
+
+int yb_runopts_getopt(unsigned cmd, const struct option *own, const char *own_short,
+                      struct option *out, size_t cap, char *shortopts, size_t scap)
+{
+    size_t n = 0, s = 0;
+    if (scap < 2)
+        return -1;
+    shortopts[s++] = ':';
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if (!(OPTS[i].cmds & cmd))
+            continue;
+        if (n + 1 >= cap)
+            return -1;
+        out[n++] = (struct option){OPTS[i].name, OPTS[i].has_arg, NULL, OPTS[i].id};
+        if (OPTS[i].id < 256) {
+            if (s + 3 >= scap)
+                return -1;
+            shortopts[s++] = (char)OPTS[i].id;
+            if (OPTS[i].has_arg == required_argument)
+                shortopts[s++] = ':';
+        }
+    }
+    for (; own && own->name; own++) {
+        if (n + 1 >= cap)
+            return -1;
+        out[n++] = *own;
+    }
+    out[n] = (struct option){NULL, 0, NULL, 0};
+    size_t ol = strlen(own_short);
+    if (s + ol + 1 > scap)
+        return -1;
+    memcpy(shortopts + s, own_short, ol + 1);
+    return 0;
+}
+
+void yb_runopts_help(FILE *f, unsigned cmd)
+{
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if (OPTS[i].group)
+            for (size_t k = i; k < N_OPTS && (k == i || !OPTS[k].group); k++)
+                if (OPTS[k].cmds & cmd) { /* a heading only over options shown */
+                    fprintf(f, "%s\n", OPTS[i].group);
+                    break;
+                }
+        if (!(OPTS[i].cmds & cmd))
+            continue;
+        fprintf(f, "  %-23s", OPTS[i].usage);
+        for (const char *p = OPTS[i].help; *p;) {
+            size_t len = strcspn(p, "\n");
+            fprintf(f, " %.*s\n", (int)len, p);
+            p += len;
+            if (*p == '\n') {
+                p++;
+                fprintf(f, "  %-23s", "");
+            }
+        }
+    }
+}
+
+/* Prints "yangblast CMD: OPTION 'VALUE': expected WHAT". */
+static int bad(const char *cmdname, int id, const char *arg, const char *what)
+{
+    return yb_usage_error(cmdname, "%s '%s': expected %s", yb_runopts_name(id), arg, what);
+}
+
+static int count(const char *cmdname, int id, const char *arg, uint64_t min, uint64_t max,
+                 uint64_t *out)
+{
+    if (yb_parse_u64(arg, min, max, out) == 0)
+        return 0;
+    char what[80];
+    snprintf(what, sizeof what, "an integer in %llu..%llu", (unsigned long long)min,
+             (unsigned long long)max);
+    return bad(cmdname, id, arg, what);
+}
+
+static int duration(const char *cmdname, int id, const char *arg, uint64_t min, uint64_t max,
+                    uint64_t *ns)
+{
+    uint64_t v;
+    if (yb_parse_duration(arg, &v) == 0 && v >= min && v <= max) {
+        *ns = v;
+        return 0;
+    }
+    if (min)
+        return bad(cmdname, id, arg, YB_FORMS_DURATION " above 0");
+    if (max < 1000000000ull)
+        return bad(cmdname, id, arg, YB_FORMS_DURATION " up to 10ms");
+    return bad(cmdname, id, arg, YB_FORMS_DURATION);
+}
+
+/* --tls-min/--tls-max take exactly what --help says: 1.2 or 1.3. */
+static int tls_version(const char *cmdname, int id, const char *arg, int *out)
+{
+    if ((strcmp(arg, "1.2") && strcmp(arg, "1.3")) || yb_tls_parse_version(arg, out) < 0)
+        return bad(cmdname, id, arg, "1.2 or 1.3");
+    return 0;
+}
+
+static int header(const char *cmdname, const char *arg, yb_runopts *r)
+{
+    /* getopt hands out argv's own storage: split it in place */
+    char *a = (char *)arg, *colon = strchr(a, ':');
+    if (!colon || colon == a || r->n_extra == YB_RO_MAX_HEADERS)
+        return yb_usage_error(cmdname, "-H '%s': expected 'Name: value' (at most %d)", arg,
+                              YB_RO_MAX_HEADERS);
+    *colon = 0;
+    const char *val = colon + 1;
+    while (*val == ' ')
+        val++;
+    r->extra[r->n_extra].name = a;
+    r->extra[r->n_extra].value = (uint8_t *)val;
+    r->extra[r->n_extra].value_len = strlen(val);
+    r->n_extra++;
+    return 0;
+}
+
+int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg, yb_runopts *r)
+{
+    if (!find(cmd, id))
+        return 1;
+    yb_engine_opts *o = &r->o;
+    uint64_t v;
+    int rc = 0;
+    if (r->given[id] < 255)
+        r->given[id]++;
+    switch (id) {
+    case 'n': rc = count(cmdname, id, arg, 1, UINT64_MAX / 2, &o->requests); break;
+    case 'D': rc = duration(cmdname, id, arg, 1, UINT64_MAX, &o->duration_ns); break;
+    case 'c':
+        if (!(rc = count(cmdname, id, arg, 1, 100000, &v)))
+            o->concurrency = (unsigned)v;
+        break;
+    case 't':
+        if (!(rc = count(cmdname, id, arg, 1, 256, &v)))
+            o->threads = (unsigned)v;
+        break;
+    case 'm':
+        if (!(rc = count(cmdname, id, arg, 1, 100000, &v)))
+            o->streams = (unsigned)v;
+        break;
+    case YB_RO_SUBS: rc = count(cmdname, id, arg, 1, 100000, &r->subscriptions); break;
+    case YB_RO_RATE: {
+        char err[256];
+        if (yb_sched_parse(arg, &o->sched, err, sizeof err) < 0)
+            rc = yb_usage_error(cmdname, "%s", err);
+        r->rate = arg;
+        break;
+    }
+    case YB_RO_TIMING:
+        if (strcmp(arg, "original"))
+            rc = bad(cmdname, id, arg, "'original'");
+        o->timing_original = 1;
+        break;
+    case YB_RO_SPEED:
+        if (yb_parse_double(arg, &o->speed) < 0 || o->speed <= 0 || o->speed > 1e6)
+            rc = bad(cmdname, id, arg, "a positive number up to 1000000 (e.g. 2 or 0.5)");
+        break;
+    case YB_RO_SPIN: rc = duration(cmdname, id, arg, 0, 10000000, &o->spin_ns); break;
+    case YB_RO_BACKLOG: rc = count(cmdname, id, arg, 0, 100000000, &o->max_backlog); break;
+    case YB_RO_SESSIONS: r->sessions = arg; break;
+    case YB_RO_TLS_RESUME: o->tls_resume = 1; break;
+    case YB_RO_TARGET:
+        if (r->target)
+            return yb_usage_error(cmdname, "--target given twice ('%s', then '%s'): a run has "
+                                  "one target (routing to several targets is not implemented)",
+                                  r->target, arg);
+        r->target = arg;
+        break;
+    case YB_RO_CACERT: o->tls.cacert = arg; break;
+    case 'k': o->tls.insecure = 1; break;
+    case YB_RO_CERT: o->tls.cert = arg; break;
+    case YB_RO_KEY: o->tls.key = arg; break;
+    case YB_RO_TLS_MIN: rc = tls_version(cmdname, id, arg, &o->tls.min_version); break;
+    case YB_RO_TLS_MAX: rc = tls_version(cmdname, id, arg, &o->tls.max_version); break;
+    case YB_RO_CIPHERS: o->tls.ciphers = arg; break;
+    case YB_RO_KEYLOG: o->tls.keylog = arg; break;
+    case YB_RO_USER: r->user = arg; break;
+    case YB_RO_PWFILE: r->pwfile = arg; break;
+    case YB_RO_TOKFILE: r->tokfile = arg; break;
+    case YB_RO_NO_CREDENTIALS: r->no_credentials = 1; break;
+    case 'H': rc = header(cmdname, arg, r); break;
+    case YB_RO_TIMEOUT: rc = duration(cmdname, id, arg, 0, UINT64_MAX, &o->timeout_ns); break;
+    case YB_RO_MAXBODY:
+        if (yb_parse_size(arg, 1, 1ull << 32, &o->codec.max_body) < 0)
+            rc = bad(cmdname, id, arg, YB_FORMS_SIZE ", at most 4G");
+        break;
+    case YB_RO_MAXERR: rc = count(cmdname, id, arg, 0, UINT64_MAX, &r->max_errors); break;
+    case YB_RO_JSON: r->json = arg; break;
+    case YB_RO_UNIT: r->unit = arg; break;
+    case YB_RO_HGRM: r->hgrm = arg; break;
+    case YB_RO_HLOG: r->hlog = arg; break;
+    case YB_RO_CSV: r->csv = arg; break;
+    case 'q': r->quiet = 1; break;
+    default: return 1;
+    }
+    return rc;
+}
+
+int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url)
+{
+    static const int TLS_ONLY[] = {YB_RO_CACERT, 'k', YB_RO_CERT, YB_RO_KEY, YB_RO_TLS_MIN,
+                                   YB_RO_TLS_MAX, YB_RO_CIPHERS, YB_RO_KEYLOG, YB_RO_TLS_RESUME};
+    for (size_t i = 0; i < sizeof TLS_ONLY / sizeof TLS_ONLY[0]; i++)
+        if (r->given[TLS_ONLY[i]])
+            return yb_usage_error(cmd, "%s applies to TLS targets (https://, grpcs://), not '%s'",
+                                  yb_runopts_name(TLS_ONLY[i]), url);
+    return 0;
+}

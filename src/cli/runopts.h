@@ -1,0 +1,73 @@
+/* The one option table of the commands that run the engine (`run` and
+ * `experiment`): every option is defined once, with the commands it
+ * applies to, its value's parser and its --help line.  A command builds
+ * its getopt table from it (plus its own few options), hands each option
+ * to yb_runopts_apply, and prints its --help from it. */
+#ifndef YB_RUNOPTS_H
+#define YB_RUNOPTS_H
+
+#include <getopt.h>
+#include <stdio.h>
+#include "engine/engine.h"
+
+/* Which command an option applies to (bit mask). */
+enum { YB_RO_RUN = 1, YB_RO_EXPERIMENT = 2 };
+
+/* Long-only option ids (short options use their letter). */
+enum {
+    YB_RO_SESSIONS = 256, YB_RO_TLS_RESUME, YB_RO_CACERT, YB_RO_CERT, YB_RO_KEY, YB_RO_TLS_MIN,
+    YB_RO_TLS_MAX, YB_RO_CIPHERS, YB_RO_KEYLOG, YB_RO_USER, YB_RO_PWFILE, YB_RO_TOKFILE,
+    YB_RO_NO_CREDENTIALS, YB_RO_TIMEOUT, YB_RO_MAXBODY, YB_RO_MAXERR, YB_RO_JSON, YB_RO_UNIT,
+    YB_RO_TARGET, YB_RO_RATE, YB_RO_BACKLOG, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SPIN, YB_RO_HGRM,
+    YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS,
+    YB_RO_END, /* first id free for a command's own options */
+};
+
+#define YB_RO_MAX_HEADERS 64
+
+/* Everything the shared options set.  Strings point into argv. */
+typedef struct {
+    yb_engine_opts o;        /* engine options (yb_engine_defaults first) */
+    const char *target;      /* --target */
+    const char *rate;        /* --rate as given (parsed into o.sched) */
+    const char *sessions;    /* --sessions as given ("reuse" by default) */
+    const char *json, *unit, *hgrm, *hlog, *csv;
+    const char *user, *pwfile, *tokfile;
+    int no_credentials;
+    int quiet;
+    uint64_t max_errors, subscriptions;
+    yb_header extra[YB_RO_MAX_HEADERS];
+    size_t n_extra;
+    unsigned char given[YB_RO_END]; /* option id -> times given */
+} yb_runopts;
+
+/* Sets the defaults (yb_engine_defaults, --sessions reuse). */
+void yb_runopts_init(yb_runopts *r);
+
+/* Builds the getopt_long table for cmd (YB_RO_RUN / YB_RO_EXPERIMENT):
+ * the shared options that apply to cmd, then `own` (terminated by a zero
+ * entry), then the terminator, into out (cap entries), and the matching
+ * short-option string (starting with ':' so a missing value is told from
+ * an unknown option) into shortopts (scap bytes, own_short appended).
+ * Returns 0, or -1 when out or shortopts is too small. */
+int yb_runopts_getopt(unsigned cmd, const struct option *own, const char *own_short,
+                      struct option *out, size_t cap, char *shortopts, size_t scap);
+
+/* Applies option id with its value arg (NULL for flags) for command name
+ * cmdname (bit cmd).  Returns 0; 1 when id is not a shared option of cmd;
+ * or YB_EXIT_USAGE with a message "yangblast CMD: ..." printed that says
+ * what the option accepts. */
+int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg, yb_runopts *r);
+
+/* Prints the --help lines of the shared options of cmd, in groups. */
+void yb_runopts_help(FILE *f, unsigned cmd);
+
+/* Returns the option's name as the user would type it ("-c", "--rate"). */
+const char *yb_runopts_name(int id);
+
+/* Refuses (YB_EXIT_USAGE with the reason printed) any TLS option given
+ * for url, a target without TLS, where it would be ignored; returns 0 when
+ * none was given. */
+int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url);
+
+#endif
