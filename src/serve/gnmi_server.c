@@ -93,9 +93,27 @@ typedef struct gconn {
     unsigned npool;
     gstream *active;
     unsigned begun;
+    int32_t goaway_last;    /* last stream id of our GOAWAY; 0 = none sent */
     int dead;
     int in_recv;            /* inside mem_recv: flush afterwards */
+    struct lingerer *linger; /* session done: waiting for the client to close */
 } gconn;
+
+/* The staged close of a connection whose HTTP/2 session is done (our
+ * GOAWAY sent, no stream left).  Closing the socket at once while the
+ * client is still sending (requests it wrote before our GOAWAY reached
+ * it, WINDOW_UPDATEs) makes the kernel answer with a TCP RST, and a client
+ * that meets the RST on a write fails the connection before reading the
+ * GOAWAY and the answers still in its socket: answered requests then
+ * surface as resets and refused ones are not retried.  So, as RFC 9112
+ * section 9.6 describes for HTTP/1.1, the server keeps reading (and
+ * discarding) until the client closes, for at most LINGER_MS.  Its own
+ * allocation: libuv closes handles asynchronously. */
+#define LINGER_MS 2000
+typedef struct lingerer {
+    uv_timer_t timer;
+    gconn *c;               /* NULL once the connection is gone */
+} lingerer;
 
 static void conn_flush(gconn *c);
 
@@ -1136,6 +1154,15 @@ static int cb_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
     yb_server *s = c->base.srv;
     if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
+    if (c->goaway_last && f->hd.stream_id > c->goaway_last) {
+        /* Above our GOAWAY's last-stream-id (it arrived in the same read,
+         * before the GOAWAY left): the client is told it was not
+         * processed and will retry it, so it must not run.  Without a
+         * stream object every callback ignores it; nghttp2 closes it as
+         * refused when the GOAWAY is sent. */
+        s->st.streams_refused++;
+        return 0;
+    }
     gstream *st = stream_get(c);
     if (!st)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
@@ -1146,6 +1173,7 @@ static int cb_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
     if (s->goaway_after && c->begun == s->goaway_after) {
         /* Streams up to this one are served; later ones are refused. */
         s->st.faults[YB_FAULT_GOAWAY_AFTER]++;
+        c->goaway_last = st->id;
         nghttp2_submit_goaway(ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR, NULL, 0);
     }
     return 0;
@@ -1291,8 +1319,48 @@ static int callbacks_init(void)
 
 /* ---- connection ---------------------------------------------------------------- */
 
+static void linger_closed(uv_handle_t *h) { free(h->data); }
+
+static void linger_expired(uv_timer_t *t)
+{
+    lingerer *lg = t->data;
+    gconn *c = lg->c;
+    if (c && !c->dead) {
+        c->dead = 1;
+        yb_transport_close(c->base.t);
+    }
+}
+
+/* Starts the staged close (see lingerer); closes at once when no timer can
+ * be had. */
+static void linger_start(gconn *c)
+{
+    if (c->linger)
+        return;
+    lingerer *lg = calloc(1, sizeof *lg);
+    if (!lg || uv_timer_init(c->base.srv->loop, &lg->timer) < 0) {
+        free(lg);
+        c->dead = 1;
+        yb_transport_close(c->base.t);
+        return;
+    }
+    lg->c = c;
+    lg->timer.data = lg;
+    c->linger = lg;
+    uv_timer_start(&lg->timer, linger_expired, LINGER_MS, 0);
+}
+
+static void linger_stop(gconn *c)
+{
+    if (!c->linger)
+        return;
+    c->linger->c = NULL;
+    uv_close((uv_handle_t *)&c->linger->timer, linger_closed);
+    c->linger = NULL;
+}
+
 /* Collects everything nghttp2 wants to send into one batch, writes it,
- * and closes the connection once the session is done. */
+ * and starts the staged close once the session is done. */
 static void conn_flush(gconn *c)
 {
     if (c->dead)
@@ -1321,10 +1389,8 @@ static void conn_flush(gconn *c)
         (void)yb_transport_write(c->base.t, &b, 1);
         c->out_len = 0;
     }
-    if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng)) {
-        c->dead = 1;
-        yb_transport_close(c->base.t);
-    }
+    if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
+        linger_start(c);
 }
 
 static void on_ready(yb_transport *t, void *ud, yb_err_class st)
@@ -1343,8 +1409,10 @@ static void on_read(yb_transport *t, void *ud, const uint8_t *data, size_t len)
     gconn *c = ud;
     if (c->dead)
         return;
-    c->base.last_active = uv_hrtime();
     c->base.srv->st.bytes_in[YB_SP_GNMI] += len;
+    if (c->linger)
+        return;         /* the session is done: read and dropped until the close */
+    c->base.last_active = uv_hrtime();
     c->in_recv = 1;
     ssize_t n = nghttp2_session_mem_recv(c->ng, data, len);
     c->in_recv = 0;
@@ -1374,6 +1442,7 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
     (void)reason;
     gconn *c = ud;
     c->dead = 1;
+    linger_stop(c);
     while (c->active)
         stream_put(c, c->active);
     nghttp2_session_del(c->ng);
@@ -1396,6 +1465,11 @@ void yb_gnmi_shutdown_conn(yb_sconn *sc)
     gconn *c = (gconn *)sc;
     if (c->dead)
         return;
+    if (c->linger) {        /* our GOAWAY is out already */
+        c->dead = 1;
+        yb_transport_close(c->base.t);
+        return;
+    }
     nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE,
                           nghttp2_session_get_last_proc_stream_id(c->ng), NGHTTP2_NO_ERROR,
                           NULL, 0);

@@ -413,6 +413,7 @@ static void print_summary(FILE *f, const yb_serve_stats *st, double secs, size_t
     fprintf(f, "\nqueue depth: max %zu mean %.3f\nfaults:", qmax, qmean);
     for (int i = 0; i < YB_FAULT__COUNT; i++)
         fprintf(f, " %s %llu", yb_fault_name((yb_fault_kind)i), (unsigned long long)st->faults[i]);
+    fprintf(f, "; streams refused after GOAWAY %llu", (unsigned long long)st->streams_refused);
     fprintf(f, "\nauth failures: %llu, bad input: %llu\n", (unsigned long long)st->auth_failures,
             (unsigned long long)st->bad_input);
     fflush(f);
@@ -457,6 +458,7 @@ static int write_stats(const char *path, const yb_serve_stats *st, double secs, 
     json_object_set_new(j, "queue_depth", json_pack("{s:I,s:f}", "max", (json_int_t)qmax,
                                                     "mean", qmean));
     json_object_set_new(j, "faults", json_incref(fl));
+    json_object_set_new(j, "streams_refused", json_integer((json_int_t)st->streams_refused));
     json_object_set_new(j, "auth_failures", json_integer((json_int_t)st->auth_failures));
     json_object_set_new(j, "bad_input", json_integer((json_int_t)st->bad_input));
     json_object_set_new(j, "bytes_in", json_pack("{s:I,s:I}", "restconf",
