@@ -357,8 +357,11 @@ struct yb_cap_conn {
 #if YB_HAVE_TLS_DECRYPT
     yb_tls_flow *tls;
     int inner; /* K_UNKNOWN, K_H1, K_H2 for the plaintext */
-    uint8_t *early; /* server plaintext before the protocol is known */
-    size_t early_len;
+    /* Plaintext held while the inner protocol is unknown, per direction:
+     * the server's until the client speaks, the client's while it is too
+     * short to tell the HTTP/2 preface from HTTP/1.1. */
+    uint8_t *early[2];
+    size_t early_len[2];
 #endif
 };
 
@@ -386,19 +389,20 @@ static int is_upper_token(const uint8_t *b, size_t n, size_t *sp)
     return i > 0 && (i == n || b[i] == ' ');
 }
 
-/* Classifies from the first bytes of side `side`.  Returns a kind and sets
- * *client (the side that is the client), or K_UNKNOWN when more bytes are
- * needed to tell. */
+/* Classifies from the first n > 0 bytes of side `side`.  Returns a kind,
+ * or K_UNKNOWN when the bytes are too few to tell.  Either way *client is
+ * set to 0 or 1, the side that is the client: what the bytes say, or, when
+ * they are too few to say, the side that sent them (the guess a forced
+ * decision at the end of the flow goes by). */
 static int classify(const yb_cap_conn *k, int side, const uint8_t *b, size_t n, int *client)
 {
     size_t m = n < YB_H2_PREFACE_LEN ? n : YB_H2_PREFACE_LEN, sp;
-    if (!memcmp(b, yb_cap_h2_preface, m)) {
-        *client = side;
+    *client = side;
+    if (!memcmp(b, yb_cap_h2_preface, m))
         return n >= YB_H2_PREFACE_LEN ? K_H2 : K_UNKNOWN;
-    }
     if (b[0] == 0x16 && (n < 2 || b[1] == 3)) {
         if (n < 6)
-            return K_UNKNOWN;
+            return K_UNKNOWN; /* the handshake type (byte 5) says who is the client */
         *client = b[5] == 2 ? !side : side;
         return K_TLS;
     }
@@ -407,23 +411,22 @@ static int classify(const yb_cap_conn *k, int side, const uint8_t *b, size_t n, 
         *client = !side;
         return n >= 7 ? K_H1 : K_UNKNOWN;
     }
-    if (is_upper_token(b, n, &sp)) {
-        *client = side;
+    if (is_upper_token(b, n, &sp))
         return sp < n ? K_H1 : K_UNKNOWN;
-    }
     if (k->midstream) {
         /* Joined mid-conversation: HTTP/1.1 can resynchronise at the next
          * request line; the server is the lower port (a guess). */
         *client = k->port[0] < k->port[1] ? 1 : 0;
         return K_H1;
     }
-    *client = side;
     return K_OTHER;
 }
 
 static void deliver(yb_cap_conn *k, int dir, const uint8_t *d, size_t n);
 
 #if YB_HAVE_TLS_DECRYPT
+/* Starts the extractor of the decrypted protocol and replays the plaintext
+ * held until then, the client's first. */
 static void start_inner(yb_cap_conn *k, int kind)
 {
     k->inner = kind;
@@ -431,15 +434,44 @@ static void start_inner(yb_cap_conn *k, int kind)
         k->h2 = yb_cap_h2_new(k->c, k->id, "https");
     else
         k->h1 = yb_cap_h1_new(k->c, k->id, "https", 0);
-    if (k->early_len) {
-        if (k->h2)
-            yb_cap_h2_data(k->h2, 1, k->early, k->early_len);
-        else if (k->h1)
-            yb_cap_h1_data(k->h1, 1, k->early, k->early_len);
+    for (int dir = 0; dir < 2; dir++) {
+        if (k->early_len[dir] && k->h2)
+            yb_cap_h2_data(k->h2, dir, k->early[dir], k->early_len[dir]);
+        else if (k->early_len[dir] && k->h1)
+            yb_cap_h1_data(k->h1, dir, k->early[dir], k->early_len[dir]);
+        else
+            k->c->st.dropped_unparsed_bytes += k->early_len[dir];
+        free(k->early[dir]);
+        k->early[dir] = NULL;
+        k->early_len[dir] = 0;
     }
-    free(k->early);
-    k->early = NULL;
-    k->early_len = 0;
+}
+
+/* Holds n plaintext bytes of dir while the inner protocol is unknown.
+ * Returns 0, or -1 (nothing held) over TLS_EARLY_MAX or out of memory. */
+static int hold_early(yb_cap_conn *k, int dir, const uint8_t *d, size_t n)
+{
+    if (k->early_len[dir] + n > TLS_EARLY_MAX)
+        return -1;
+    uint8_t *ne = realloc(k->early[dir], k->early_len[dir] + n);
+    if (!ne)
+        return -1;
+    memcpy(ne + k->early_len[dir], d, n);
+    k->early[dir] = ne;
+    k->early_len[dir] += n;
+    return 0;
+}
+
+/* The inner protocol told by the client's first n plaintext bytes when
+ * ALPN did not say: K_H2 for the HTTP/2 preface, K_H1 for anything else,
+ * K_UNKNOWN while they are a prefix of the preface too short to tell (a
+ * TLS record may carry a single byte). */
+static int inner_kind(const uint8_t *b, size_t n)
+{
+    size_t m = n < YB_H2_PREFACE_LEN ? n : YB_H2_PREFACE_LEN;
+    if (memcmp(b, yb_cap_h2_preface, m))
+        return K_H1;
+    return n >= YB_H2_PREFACE_LEN ? K_H2 : K_UNKNOWN;
 }
 
 static void plaintext(void *ud, int dir, const uint8_t *d, size_t n)
@@ -449,23 +481,18 @@ static void plaintext(void *ud, int dir, const uint8_t *d, size_t n)
         return;
     if (k->inner == K_UNKNOWN) {
         const char *alpn = yb_tls_flow_alpn(k->tls);
-        if (alpn && !strcmp(alpn, "h2"))
+        if (alpn && !strcmp(alpn, "h2")) {
             start_inner(k, K_H2);
-        else if (alpn && !strcmp(alpn, "http/1.1"))
+        } else if (alpn && !strcmp(alpn, "http/1.1")) {
             start_inner(k, K_H1);
-        else if (dir == 0)
-            start_inner(k, n >= 4 && !memcmp(d, "PRI ", 4) ? K_H2 : K_H1);
-        else {
-            if (k->early_len + n <= TLS_EARLY_MAX) {
-                uint8_t *ne = realloc(k->early, k->early_len + n);
-                if (ne) {
-                    memcpy(ne + k->early_len, d, n);
-                    k->early = ne;
-                    k->early_len += n;
-                    return;
-                }
+        } else {
+            if (hold_early(k, dir, d, n) < 0) {
+                k->c->st.dropped_unparsed_bytes += n;
+                return;
             }
-            k->c->st.dropped_unparsed_bytes += n;
+            int kind = k->early_len[0] ? inner_kind(k->early[0], k->early_len[0]) : K_UNKNOWN;
+            if (kind != K_UNKNOWN)
+                start_inner(k, kind); /* delivers d too: it was held */
             return;
         }
     }
@@ -473,6 +500,8 @@ static void plaintext(void *ud, int dir, const uint8_t *d, size_t n)
         yb_cap_h2_data(k->h2, dir, d, n);
     else if (k->h1)
         yb_cap_h1_data(k->h1, dir, d, n);
+    else
+        k->c->st.dropped_unparsed_bytes += n; /* the extractor could not be made */
 }
 #endif
 
@@ -542,11 +571,12 @@ static int hold(yb_cap_conn *k, int side, const uint8_t *d, size_t n)
     return 0;
 }
 
-/* Decides, starts the extractor and replays what was held. */
+/* Decides, starts the extractor and replays what was held.  client is 0
+ * or 1 (the sides index arrays); anything else is taken as 0. */
 static void decide(yb_cap_conn *k, int kind, int client)
 {
     if (k->client_side < 0)
-        k->client_side = client;
+        k->client_side = client == 1 ? 1 : 0;
     start(k, kind);
     for (int s = 0; s < 2; s++) {
         int side = s == 0 ? k->client_side : !k->client_side;
@@ -567,17 +597,27 @@ static void try_decide(yb_cap_conn *k, int force)
             continue;
         if (!k->held_len[s])
             continue;
-        int client = -1;
+        int client = s;
         int kind = classify(k, s, k->held[s], k->held_len[s], &client);
         if (kind == K_UNKNOWN && !force)
             return; /* need more bytes */
         if (kind == K_OTHER && !force && k->client_side < 0 && !k->held_len[!s])
             continue; /* maybe the server spoke first: wait for the other side */
-        decide(k, kind == K_UNKNOWN ? K_OTHER : kind, client);
+        if (kind == K_UNKNOWN) {
+            /* The flow ended too short to tell (e.g. 2 bytes of a TLS
+             * record header): its bytes are counted as unparsed. */
+            k->c->st.flows_too_short++;
+            kind = K_OTHER;
+        }
+        decide(k, kind, client);
         return;
     }
-    if (force && (k->held_len[0] || k->held_len[1]))
+    if (force && (k->held_len[0] || k->held_len[1])) {
+        /* Only the server spoke (the client's bytes never came or went
+         * into a gap): nothing tells the protocol. */
+        k->c->st.flows_too_short++;
         decide(k, K_OTHER, k->client_side >= 0 ? k->client_side : 0);
+    }
 }
 
 void yb_cap_conn_data(yb_cap_conn *k, int side, const uint8_t *d, size_t n)
@@ -654,7 +694,11 @@ void yb_cap_conn_end(yb_cap_conn *k)
 #if YB_HAVE_TLS_DECRYPT
     if (k->tls)
         yb_tls_flow_free(k->tls);
-    free(k->early);
+    for (int dir = 0; dir < 2; dir++) {
+        /* plaintext whose protocol was never told */
+        c->st.dropped_unparsed_bytes += k->early_len[dir];
+        free(k->early[dir]);
+    }
 #endif
     free(k);
 }
@@ -746,9 +790,12 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
             s->file_bytes, s->packets);
     fprintf(f,
             "flows: %" PRIu64 " (http1 %" PRIu64 ", http2 %" PRIu64 ", tls %" PRIu64
-            ", other %" PRIu64 ", empty %" PRIu64 "; %" PRIu64 " joined mid-stream)\n",
+            ", other %" PRIu64 ", empty %" PRIu64 "; %" PRIu64 " joined mid-stream",
             s->flows, s->flows_h1, s->flows_h2, s->flows_tls, s->flows_other, s->flows_empty,
             s->flows_midstream);
+    if (s->flows_too_short)
+        fprintf(f, "; %" PRIu64 " too short to tell their protocol", s->flows_too_short);
+    fputs(")\n", f);
     fprintf(f,
             "requests: %" PRIu64 " written (restconf %" PRIu64 ", gnmi %" PRIu64 ", http1 %" PRIu64
             ", http2 %" PRIu64 "); %" PRIu64 " without a response status\n",
@@ -816,6 +863,7 @@ int yb_capture_report_json(const yb_capture *c, FILE *f)
     J(fl, "tls", s->flows_tls);
     J(fl, "other", s->flows_other);
     J(fl, "empty", s->flows_empty);
+    J(fl, "too_short", s->flows_too_short);
     J(fl, "midstream", s->flows_midstream);
     json_object_set_new(root, "flows", fl);
     J(rq, "total", s->requests);

@@ -15,6 +15,14 @@ records loopback) for yangblast's capture tests.
                                        (handshake + first request: mid-stream)
     truncate N                         keep only the first N bytes of the file
     garbage                            replace TCP payloads by random bytes
+
+  pcaptool.py flow OUT [--nosyn] [--nofin] SEG...
+    writes one TCP connection 127.0.0.1:40000 -> 127.0.0.1:443 (Ethernet):
+    the handshake unless --nosyn, then each SEG (c:HEX from the client,
+    s:HEX from the server) in order, then FIN from both unless --nofin.
+
+flow_pcap(path, segs, syn=True, fin=True) does the same from Python
+(segs: a list of (0 = client / 1 = server, bytes)).
 """
 import random
 import struct
@@ -41,6 +49,37 @@ def write(path, hdr, link, pk):
     open(path, "wb").write(out)
 
 
+def tcp_packet(payload, seq, ack, flags, sport, dport):
+    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq & 0xffffffff, ack & 0xffffffff, 5 << 4,
+                      flags, 65535, 0, 0)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0, 64, 6, 0,
+                     bytes([127, 0, 0, 1]), bytes([127, 0, 0, 1]))
+    return b"\0" * 12 + b"\x08\x00" + ip + tcp + payload
+
+
+def flow_pcap(path, segs, syn=True, fin=True, sport=40000, dport=443):
+    """One TCP connection; segments larger than 60000 bytes are split."""
+    ports = [(sport, dport), (dport, sport)]
+    seq = [1000, 5000]
+    pk = []
+    if syn:
+        pk.append(tcp_packet(b"", seq[0], 0, 0x02, *ports[0]))
+        pk.append(tcp_packet(b"", seq[1], seq[0] + 1, 0x12, *ports[1]))
+        seq = [seq[0] + 1, seq[1] + 1]
+        pk.append(tcp_packet(b"", seq[0], seq[1], 0x10, *ports[0]))
+    for d, data in segs:
+        for off in range(0, len(data), 60000):
+            part = data[off:off + 60000]
+            pk.append(tcp_packet(part, seq[d], seq[1 - d], 0x18, *ports[d]))
+            seq[d] += len(part)
+    if fin:
+        for d in (0, 1):
+            pk.append(tcp_packet(b"", seq[d], seq[1 - d], 0x11, *ports[d]))
+            seq[d] += 1
+    hdr = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)
+    write(path, hdr, 1, [[1, i, p, len(p)] for i, p in enumerate(pk)])
+
+
 def ip_of(eth):
     return eth[14:]
 
@@ -53,6 +92,11 @@ def tcp_payload_len(ip):
 
 
 def main():
+    if sys.argv[1] == "flow":
+        args = sys.argv[3:]
+        segs = [(0 if a[0] == "c" else 1, bytes.fromhex(a[2:])) for a in args if a[:2] in ("c:", "s:")]
+        flow_pcap(sys.argv[2], segs, "--nosyn" not in args, "--nofin" not in args)
+        return
     src, dst, op = sys.argv[1:4]
     arg = sys.argv[4] if len(sys.argv) > 4 else None
     hdr, link, pk = read(src)
@@ -134,4 +178,5 @@ def main():
     write(dst, hdr, link, pk)
 
 
-main()
+if __name__ == "__main__":
+    main()
