@@ -463,6 +463,7 @@ struct yb_h1_req {
     size_t url_len;
     yb_h1_header *headers; /* YB_H1_REQ_MAX_HEADERS slots */
     size_t n_headers;      /* finished headers */
+    size_t n_head;         /* of which in the request head (the rest: trailers) */
     uint8_t *body;
     size_t body_len, body_cap;
     int started, headers_done, complete, keep_alive;
@@ -591,6 +592,7 @@ static int req_on_headers_complete(http_parser *hp)
         p->url_len = 0;
     }
     p->headers_done = 1;
+    p->n_head = p->n_headers;
     if (hp->http_major != 1)
         return req_fail(p, 505, "HTTP version not supported");
     if (!(hp->flags & F_CHUNKED) && hp->content_length != UINT64_MAX &&
@@ -685,6 +687,7 @@ void yb_h1_req_reset(yb_h1_req *p)
     p->url = NULL;
     p->url_len = 0;
     p->n_headers = 0;
+    p->n_head = 0;
     p->body_len = 0;
     if (p->body_cap > BODY_KEEP_MAX) {
         free(p->body);
@@ -762,6 +765,8 @@ const yb_h1_header *yb_h1_req_headers(const yb_h1_req *p, size_t *n)
     *n = p->n_headers;
     return p->headers;
 }
+
+size_t yb_h1_req_head_count(const yb_h1_req *p) { return p->n_head; }
 
 const yb_h1_header *yb_h1_req_header(const yb_h1_req *p, const char *name)
 {

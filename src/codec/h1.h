@@ -116,6 +116,10 @@ void yb_h1_req_version(const yb_h1_req *p, int *major, int *minor);
 /* The headers in arrival order (after COMPLETE this includes chunked
  * trailers); *n gets the count.  Owned by p. */
 const yb_h1_header *yb_h1_req_headers(const yb_h1_req *p, size_t *n);
+/* After headers_done: how many of the headers (the first ones) came in
+ * the request head; those after them are chunked trailers, which a server
+ * must not take for request metadata such as credentials. */
+size_t yb_h1_req_head_count(const yb_h1_req *p);
 /* The first header named name (case-insensitive) or NULL. */
 const yb_h1_header *yb_h1_req_header(const yb_h1_req *p, const char *name);
 /* The body received so far (de-chunked; owned by p, NULL when empty);

@@ -54,12 +54,12 @@ typedef struct gstream {
     int finished;           /* final status decided */
     int deferred;           /* data provider is waiting for data */
     int too_big;
-    int auth_ok;
+    int auth_ok;            /* check_auth's verdict: 1, 0 or -1 */
     int code;
     char msg[256];
     char user[CRED_MAX], pass[CRED_MAX];
     size_t user_len, pass_len;
-    int has_user, has_pass;
+    unsigned n_user, n_pass;    /* occurrences in the request headers */
     uint8_t *in;            /* request bytes (gRPC framed) */
     size_t in_len, in_off, in_cap;
     uint64_t in_total;
@@ -1073,6 +1073,8 @@ static void on_job_done(yb_job *j)
     if (st->v.status) {
         int code = st->v.status > 16 ? yb_http_to_grpc(st->v.status) : st->v.status;
         finish(c, st, code, "injected fault");
+    } else if (st->auth_ok < 0) {
+        finish(c, st, G_UNAUTHENTICATED, "more than one username or password");
     } else if (!st->auth_ok) {
         finish(c, st, G_UNAUTHENTICATED, "authentication failed");
     } else if (st->too_big) {
@@ -1107,13 +1109,19 @@ static void on_job_done(yb_job *j)
         conn_flush(c);
 }
 
+/* Credentials: gRPC metadata username and password, each once, from the
+ * request headers (trailers never count).  Returns 1 (accepted or no
+ * --auth), 0 (missing or wrong) or -1 (one of them more than once: which
+ * would count is ambiguous). */
 static int check_auth(yb_server *s, gstream *st)
 {
     const yb_serve_opts *o = s->o;
     if (!o->auth_user)
         return 1;
+    if (st->n_user > 1 || st->n_pass > 1)
+        return -1;
     size_t ul = strlen(o->auth_user), pl = strlen(o->auth_password ? o->auth_password : "");
-    return st->has_user && st->has_pass && st->user_len == ul && st->pass_len == pl &&
+    return st->n_user && st->n_pass && st->user_len == ul && st->pass_len == pl &&
            CRYPTO_memcmp(st->user, o->auth_user, ul) == 0 &&
            CRYPTO_memcmp(st->pass, o->auth_password ? o->auth_password : "", pl) == 0;
 }
@@ -1126,7 +1134,7 @@ static void start_request(gconn *c, gstream *st)
     const yb_serve_opts *o = s->o;
     st->started = 1;
     st->auth_ok = check_auth(s, st);
-    if (!st->auth_ok)
+    if (st->auth_ok <= 0)
         s->st.auth_failures++;
     if (o->n_faults)
         yb_faults_roll(o->faults, o->n_faults, ++s->req_seq, &s->rng, &st->v, s->st.faults);
@@ -1135,7 +1143,7 @@ static void start_request(gconn *c, gstream *st)
     st->job.service_ns = 0;
     if (!o->sink) {
         st->job.service_ns = o->auth_user ? o->auth_cost_ns : 0;
-        if (st->auth_ok)
+        if (st->auth_ok > 0)
             st->job.service_ns += yb_service_time_draw(&o->service, &s->rng, st->in_total);
         if (!c->base.setup_paid) { /* the session's set-up, on its first request */
             c->base.setup_paid = 1;
@@ -1179,16 +1187,31 @@ static int cb_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
     return 0;
 }
 
+/* Keeps the first occurrence of a credential header (a value of CRED_MAX
+ * bytes or more gets length SIZE_MAX: it can never match) and counts them
+ * all, since check_auth refuses duplicates. */
+static void keep_cred(char *buf, size_t *len, unsigned *n, const uint8_t *v, size_t vl)
+{
+    if ((*n)++)
+        return;
+    if (vl < CRED_MAX) {
+        memcpy(buf, v, vl);
+        *len = vl;
+    } else {
+        *len = SIZE_MAX;
+    }
+}
+
 static int cb_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name,
                      size_t nl, const uint8_t *value, size_t vl, uint8_t flags, void *ud)
 {
     (void)flags;
     (void)ud;
-    if (f->hd.type != NGHTTP2_HEADERS)
-        return 0;
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;       /* trailers of a request: never metadata, nor credentials */
     gstream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
-    if (!st || st->started)
-        return 0;       /* trailers of a request: nothing to learn */
+    if (!st)
+        return 0;
 #define IS(lit) (nl == sizeof(lit) - 1 && !memcmp(name, lit, nl))
     if (IS(":path")) {
         static const char *const R[] = {"/gnmi.gNMI/Capabilities", "/gnmi.gNMI/Get",
@@ -1201,14 +1224,10 @@ static int cb_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
     } else if (IS("content-type")) {
         st->ct_ok = vl >= 16 && !memcmp(value, "application/grpc", 16) &&
                     (vl == 16 || value[16] == '+' || value[16] == ';');
-    } else if (IS("username") && vl < CRED_MAX) {
-        memcpy(st->user, value, vl);
-        st->user_len = vl;
-        st->has_user = 1;
-    } else if (IS("password") && vl < CRED_MAX) {
-        memcpy(st->pass, value, vl);
-        st->pass_len = vl;
-        st->has_pass = 1;
+    } else if (IS("username")) {
+        keep_cred(st->user, &st->user_len, &st->n_user, value, vl);
+    } else if (IS("password")) {
+        keep_cred(st->pass, &st->pass_len, &st->n_pass, value, vl);
     }
 #undef IS
     return 0;
@@ -1242,7 +1261,7 @@ static int cb_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t id, const u
     memcpy(st->in + st->in_len, data, len);
     st->in_len += len;
     if (st->rpc == YB_RPC_SUBSCRIBE && st->started && !yb_sched_pending(&st->job) &&
-        st->auth_ok && !st->v.status)
+        st->auth_ok > 0 && !st->v.status)
         sub_drain(c, st);
     return 0;
 }
@@ -1281,7 +1300,7 @@ static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
     if (st->finished)
         return 0;
     if (st->rpc == YB_RPC_SUBSCRIBE) {
-        if (!s->o->sink && !yb_sched_pending(&st->job) && st->auth_ok && !st->v.status)
+        if (!s->o->sink && !yb_sched_pending(&st->job) && st->auth_ok > 0 && !st->v.status)
             sub_drain(c, st);
         return 0;
     }

@@ -27,7 +27,7 @@ typedef struct {
     int driving;                /* inside drive(): it flushes */
     int close_after;            /* close once the output is written */
     int dead;                   /* transport closing: ignore everything */
-    int auth_ok;
+    int auth_ok;                /* auth_check's verdict: 1, 0 or -1 */
     int sent_continue;
 } rc_conn;
 
@@ -136,6 +136,26 @@ static void respond_store_error(rc_conn *c, int rc, int head_only)
 }
 
 /* ---- requests ---------------------------------------------------------------- */
+
+/* The first header named name (lower case) among those of the request
+ * head, chunked trailers excluded; *count (may be NULL) gets how many
+ * there are.  Returns NULL when none. */
+static const yb_h1_header *head_header(const rc_conn *c, const char *name, unsigned *count)
+{
+    size_t n, nl = strlen(name);
+    const yb_h1_header *all = yb_h1_req_headers(c->req, &n), *first = NULL;
+    size_t head = yb_h1_req_head_count(c->req);
+    unsigned k = 0;
+    for (size_t i = 0; i < head && i < n; i++)
+        if (all[i].name_len == nl && !strncasecmp(all[i].name, name, nl)) {
+            if (!first)
+                first = &all[i];
+            k++;
+        }
+    if (count)
+        *count = k;
+    return first;
+}
 
 static int method_index(const char *m)
 {
@@ -371,7 +391,7 @@ static void execute(rc_conn *c)
     }
 
     /* POST, PUT, PATCH: a YANG JSON body. */
-    if (!json_media(yb_h1_req_header(c->req, "content-type"))) {
+    if (!json_media(head_header(c, "content-type", NULL))) {
         respond_error(c, 415, "protocol", "invalid-value",
                       "Content-Type must be application/yang-data+json", 0);
         return;
@@ -477,6 +497,9 @@ static void finish(rc_conn *c)
             respond(c, st, NULL, NULL, 0, NULL, 0, 0);
         else
             respond_error(c, st, "application", "operation-failed", "injected fault", head);
+    } else if (c->auth_ok < 0) {
+        respond_error(c, 400, "protocol", "malformed-message",
+                      "more than one Authorization header", head);
     } else if (!c->auth_ok) {
         respond_error(c, 401, "protocol", "access-denied", "authentication failed", head);
     } else if (s->o->sink) {
@@ -503,13 +526,19 @@ static void on_job_done(yb_job *j)
         drive(c);
 }
 
-/* Credentials: "Basic <token>" with the scheme in any case. */
+/* Credentials: one "Authorization: Basic <token>" (scheme in any case)
+ * in the request head; trailers never count.  Returns 1 (accepted or no
+ * --auth), 0 (missing or wrong) or -1 (more than one Authorization
+ * header: which one would count is ambiguous, so the request is bad). */
 static int auth_check(rc_conn *c)
 {
     const char *want = c->base.srv->basic_auth;
     if (!want)
         return 1;
-    const yb_h1_header *h = yb_h1_req_header(c->req, "authorization");
+    unsigned n;
+    const yb_h1_header *h = head_header(c, "authorization", &n);
+    if (n > 1)
+        return -1;
     size_t wl = strlen(want);
     return h && h->value_len == wl && !strncasecmp(h->value, want, 6) &&
            CRYPTO_memcmp(h->value + 6, want + 6, wl - 6) == 0;
@@ -526,7 +555,7 @@ static void start_request(rc_conn *c)
     s->st.methods[method_index(yb_h1_req_method(c->req))]++;
     c->close_after = !yb_h1_req_keep_alive(c->req) || s->stopping;
     c->auth_ok = auth_check(c);
-    if (!c->auth_ok)
+    if (c->auth_ok <= 0)
         s->st.auth_failures++;
     if (o->n_faults)
         yb_faults_roll(o->faults, o->n_faults, ++s->req_seq, &s->rng, &c->v, s->st.faults);
@@ -539,7 +568,7 @@ static void start_request(rc_conn *c)
         size_t blen = 0;
         (void)yb_h1_req_body(c->req, &blen);
         c->job.service_ns = o->auth_user ? o->auth_cost_ns : 0;
-        if (c->auth_ok)
+        if (c->auth_ok > 0)
             c->job.service_ns += yb_service_time_draw(&o->service, &s->rng, blen);
         if (!c->base.setup_paid) { /* the session's set-up, on its first request */
             c->base.setup_paid = 1;
@@ -578,7 +607,7 @@ static void drive(rc_conn *c)
         } else {
             /* Expect: 100-continue: tell the client to send the body. */
             if (!c->sent_continue && yb_h1_req_headers_done(c->req)) {
-                const yb_h1_header *e = yb_h1_req_header(c->req, "expect");
+                const yb_h1_header *e = head_header(c, "expect", NULL);
                 c->sent_continue = 1;
                 if (e && e->value_len == 12 && !strncasecmp(e->value, "100-continue", 12)) {
                     static const char CONT[] = "HTTP/1.1 100 Continue\r\n\r\n";

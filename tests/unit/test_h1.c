@@ -820,6 +820,13 @@ static void test_req_bodies(void **state)
     const yb_h1_header *t = yb_h1_req_header(p, "x-trailer");
     assert_non_null(t);
     assert_string_equal(t->value, "t");
+    /* Host and Transfer-Encoding came in the head, X-Trailer after. */
+    size_t nh;
+    (void)yb_h1_req_headers(p, &nh);
+    assert_int_equal(nh, 3);
+    assert_int_equal(yb_h1_req_head_count(p), 2);
+    yb_h1_req_reset(p);
+    assert_int_equal(yb_h1_req_head_count(p), 0);
 
     /* A large body grows the buffer in steps and arrives intact. */
     size_t big = 100000;
