@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #if defined(__has_include)
 #if __has_include("capture/tls_decrypt.h")
@@ -30,7 +31,9 @@
 
 #define MAX_QUEUE 1000000u /* records waiting, whatever their size */
 #define TALLY_MAX 64
-#define MAX_REDACTIONS 16
+/* Distinct redacted names listed: the defaults and YB_CAPTURE_MAX_REDACT
+ * user names fit. */
+#define MAX_REDACTIONS (16 + YB_CAPTURE_MAX_REDACT)
 #define TLS_EARLY_MAX (64u << 10) /* server plaintext before we know the protocol */
 
 struct yb_cap_slot {
@@ -114,6 +117,8 @@ yb_capture *yb_capture_new(const yb_capture_opts *o, yb_capture_emit_fn emit, vo
         c->o.max_flow_buffer = YB_CAP_DEFAULT_FLOW_BUFFER;
     if (!c->o.max_total_buffer)
         c->o.max_total_buffer = YB_CAP_DEFAULT_TOTAL_BUFFER;
+    if (c->o.n_redact > YB_CAPTURE_MAX_REDACT)
+        c->o.n_redact = YB_CAPTURE_MAX_REDACT;
     c->emit = emit;
     c->ud = ud;
     if (!(c->flows = yb_cap_flows_new(c))) {
@@ -125,17 +130,23 @@ yb_capture *yb_capture_new(const yb_capture_opts *o, yb_capture_emit_fn emit, vo
 
 /* ---- records ------------------------------------------------------------ */
 
+/* Counts a redacted value and lists its header name once, in lower case
+ * whatever the wire spelling. */
 static void note_redaction(void *ud, const char *name)
 {
     yb_capture *c = ud;
     c->st.redacted++;
     for (size_t i = 0; i < c->n_redactions; i++)
-        if (!strcmp(c->redactions[i], name))
+        if (!strcasecmp(c->redactions[i], name))
             return;
     if (c->n_redactions < MAX_REDACTIONS) {
         char *d = strdup(name);
-        if (d)
+        if (d) {
+            for (char *p = d; *p; p++)
+                if (*p >= 'A' && *p <= 'Z')
+                    *p = (char)(*p + 32);
             c->redactions[c->n_redactions++] = d;
+        }
     }
 }
 
@@ -182,7 +193,7 @@ static void write_record(yb_capture *c, yb_cap_slot *s)
         c->st.req_filtered++;
         return;
     }
-    if (!c->o.keep_credentials && yb_cap_redact(r, note_redaction, c) < 0) {
+    if (!c->o.keep_credentials && yb_cap_redact(r, c->o.redact, c->o.n_redact, note_redaction, c) < 0) {
         c->emit_rc = -ENOMEM;
         return;
     }

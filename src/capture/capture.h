@@ -34,6 +34,9 @@
 
 struct yb_keylog; /* capture/tls_decrypt.h */
 
+/* Most user names to redact (yb_capture_opts.redact). */
+#define YB_CAPTURE_MAX_REDACT 64
+
 typedef struct {
     /* Bytes one flow may hold (out-of-order segments, a request being
      * assembled, HTTP/2 frames and streams).  0 = the default, 16 MiB. */
@@ -42,6 +45,11 @@ typedef struct {
      * response.  0 = the default, 512 MiB. */
     uint64_t max_total_buffer;
     int keep_credentials;  /* 1: no redaction */
+    /* Header / gRPC metadata names to redact besides the defaults (any
+     * case; borrowed, must outlive the pipeline; at most
+     * YB_CAPTURE_MAX_REDACT are used). */
+    const char *const *redact;
+    size_t n_redact;
     int mgmt_only;         /* 1: keep only RESTCONF and gNMI records */
     /* Key log for TLS decryption (borrowed; may be NULL).  pcapng DSBs
      * read by yb_capture_read_file are added to it. */

@@ -122,9 +122,12 @@ extern const uint8_t yb_cap_h2_preface[YB_H2_PREFACE_LEN];
 
 /* ---- redact.c ---------------------------------------------------------- */
 
-/* Replaces the values of credential headers in r with "<redacted>" and
- * calls note(ud, name) for each.  Returns the number replaced or -ENOMEM. */
-int yb_cap_redact(yb_request *r, void (*note)(void *ud, const char *name), void *ud);
+/* Replaces the values of credential headers in r with "<redacted>": the
+ * default names, and extra[0..n_extra) (any case), and calls note(ud, name)
+ * for each with the name as the record spells it.  Returns the number
+ * replaced or -ENOMEM. */
+int yb_cap_redact(yb_request *r, const char *const *extra, size_t n_extra,
+                  void (*note)(void *ud, const char *name), void *ud);
 
 /* ---- pcap_in.c --------------------------------------------------------- */
 

@@ -1,9 +1,10 @@
-/* Credential redaction and the record checks a corpus imposes.
+/* Credential redaction.
  *
  * Captures of management traffic carry passwords: HTTP Basic/Bearer
- * credentials, session cookies, and gNMI's per-RPC username/password
- * metadata.  A corpus is meant to be shared and replayed with the
- * replayer's own credentials, so their values are replaced by default. */
+ * credentials, API keys and tokens, session cookies, and gNMI's per-RPC
+ * authorization, username/password metadata.  A corpus is meant to be
+ * shared and replayed with the replayer's own credentials, so their values
+ * are replaced by default, with the names the user adds (--redact). */
 #include "config.h"
 #include "capture/capture_priv.h"
 
@@ -14,8 +15,12 @@
 
 #define PLACEHOLDER "<redacted>"
 
-static const char *const ALWAYS[] = {"authorization", "proxy-authorization", "cookie"};
-/* gRPC metadata that carries credentials (gNMI password authentication). */
+/* HTTP headers, and gRPC metadata (HTTP/2 headers too): "authorization"
+ * is also where gNMI servers take a bearer token. */
+static const char *const ALWAYS[] = {"authorization", "proxy-authorization", "cookie",
+                                     "set-cookie", "x-api-key", "x-auth-token"};
+/* gRPC metadata that carries credentials (gNMI password authentication);
+ * in a plain HTTP request these names are nothing special. */
 static const char *const GRPC[] = {"username", "password", "access_token"};
 
 static int in(const char *name, const char *const *list, size_t n)
@@ -35,13 +40,15 @@ static int is_grpc(const yb_request *r)
     return 0;
 }
 
-int yb_cap_redact(yb_request *r, void (*note)(void *ud, const char *name), void *ud)
+int yb_cap_redact(yb_request *r, const char *const *extra, size_t n_extra,
+                  void (*note)(void *ud, const char *name), void *ud)
 {
     int grpc = is_grpc(r) || yb_proto_is_h2(r->protocol), n = 0;
     for (size_t i = 0; i < r->n_headers; i++) {
         yb_header *h = &r->headers[i];
         if (!in(h->name, ALWAYS, sizeof ALWAYS / sizeof ALWAYS[0]) &&
-            !(grpc && in(h->name, GRPC, sizeof GRPC / sizeof GRPC[0])))
+            !(grpc && in(h->name, GRPC, sizeof GRPC / sizeof GRPC[0])) &&
+            !in(h->name, extra, n_extra))
             continue;
         uint8_t *v = malloc(sizeof PLACEHOLDER - 1);
         if (!v)
@@ -50,15 +57,8 @@ int yb_cap_redact(yb_request *r, void (*note)(void *ud, const char *name), void 
         free(h->value);
         h->value = v;
         h->value_len = sizeof PLACEHOLDER - 1;
-        /* Names are listed in lower case whatever the wire spelling. */
-        char lower[64];
-        size_t k = 0;
-        for (; h->name[k] && k + 1 < sizeof lower; k++)
-            lower[k] = (char)((h->name[k] >= 'A' && h->name[k] <= 'Z') ? h->name[k] + 32
-                                                                        : h->name[k]);
-        lower[k] = 0;
         if (note)
-            note(ud, lower);
+            note(ud, h->name);
         n++;
     }
     return n;

@@ -27,14 +27,33 @@ static void help(void)
            "      --keylog FILE        NSS key log (SSLKEYLOGFILE) to decrypt TLS with;\n"
            "                           pcapng decryption secrets are used as well\n"
            "      --mgmt-only          keep only RESTCONF and gNMI requests\n"
-           "      --keep-credentials   do not redact Authorization, Cookie, gRPC\n"
-           "                           username/password/access_token\n"
+           "      --redact NAME        also redact this header / gRPC metadata (any case;\n"
+           "                           repeatable); always redacted: Authorization,\n"
+           "                           Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key,\n"
+           "                           X-Auth-Token, gRPC username/password/access_token\n"
+           "      --keep-credentials   redact nothing\n"
            "      --max-flow-buffer N  bytes one connection may buffer (default 16M)\n"
            "      --max-total-buffer N bytes all connections may buffer (default 512M)\n"
            "      --json FILE          write the report as JSON ('-' = stdout)\n"
            "  -q, --quiet              no report on stderr\n"
            "  -h, --help               this help\n\n"
            "Sizes take K, M or G suffixes (powers of 1024).  See yangblast-capture(1).\n");
+}
+
+#define MAX_REDACT_NAME 128
+
+/* 1 when s is an HTTP field name (RFC 9110 token) of at most
+ * MAX_REDACT_NAME characters. */
+static int is_header_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n > MAX_REDACT_NAME)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("!#$%&'*+-.^_`|~", *s)))
+            return 0;
+    return 1;
 }
 
 static int emit(void *ud, const yb_request *r)
@@ -80,7 +99,7 @@ static int rewrite(const char *from, const char *to, const yb_corpus_header *h, 
 
 int yb_cmd_capture(int argc, char **argv)
 {
-    enum { O_KEYLOG = 256, O_MGMT, O_KEEP, O_FLOWBUF, O_TOTALBUF, O_JSON };
+    enum { O_KEYLOG = 256, O_MGMT, O_KEEP, O_FLOWBUF, O_TOTALBUF, O_JSON, O_REDACT };
     static const struct option opts[] = {
         {"read", required_argument, NULL, 'r'},     {"output", required_argument, NULL, 'o'},
         {"filter", required_argument, NULL, 'f'},   {"keylog", required_argument, NULL, O_KEYLOG},
@@ -88,9 +107,11 @@ int yb_cmd_capture(int argc, char **argv)
         {"max-flow-buffer", required_argument, NULL, O_FLOWBUF},
         {"max-total-buffer", required_argument, NULL, O_TOTALBUF},
         {"json", required_argument, NULL, O_JSON},  {"quiet", no_argument, NULL, 'q'},
+        {"redact", required_argument, NULL, O_REDACT},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *inputs[MAX_INPUTS];
     size_t n_in = 0;
+    const char *redact[YB_CAPTURE_MAX_REDACT];
     const char *out = NULL, *filter = NULL, *keylog = NULL, *json = NULL;
     int quiet = 0, c;
     yb_capture_opts o;
@@ -109,6 +130,17 @@ int yb_cmd_capture(int argc, char **argv)
         case O_KEYLOG: keylog = optarg; break;
         case O_MGMT: o.mgmt_only = 1; break;
         case O_KEEP: o.keep_credentials = 1; break;
+        case O_REDACT:
+            if (!is_header_name(optarg))
+                return yb_usage_error("capture", "--redact '%s': expected a header or gRPC "
+                                      "metadata name (letters, digits, -_.!#$%%&'*+^`|~; "
+                                      "at most %d characters)", optarg, MAX_REDACT_NAME);
+            if (o.n_redact == YB_CAPTURE_MAX_REDACT)
+                return yb_usage_error("capture", "at most %d --redact names",
+                                      YB_CAPTURE_MAX_REDACT);
+            redact[o.n_redact++] = optarg;
+            o.redact = redact;
+            break;
         case O_FLOWBUF:
             if (yb_parse_size(optarg, 4096, 1ull << 44, &o.max_flow_buffer) < 0)
                 return yb_usage_error("capture", "--max-flow-buffer '%s': expected "
@@ -131,6 +163,9 @@ int yb_cmd_capture(int argc, char **argv)
         return yb_usage_error("capture", "no input: give -r FILE");
     if (!out)
         return yb_usage_error("capture", "no output: give -o FILE");
+    if (o.keep_credentials && o.n_redact)
+        return yb_usage_error("capture", "--redact and --keep-credentials contradict each "
+                              "other (--keep-credentials redacts nothing)");
 
     char err[1024];
     int ret = YB_EXIT_OK;
