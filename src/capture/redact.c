@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define PLACEHOLDER "<redacted>"
+#define PLACEHOLDER YB_CORPUS_REDACTED
 
 /* HTTP headers, and gRPC metadata (HTTP/2 headers too): "authorization"
  * is also where gNMI servers take a bearer token. */

@@ -256,7 +256,11 @@ int yb_cmd_experiment(int argc, char **argv)
             corpus = made[t];
         }
         const char *proto;
-        if (yb_pick_codec(corpus, &o.ops, &proto)) {
+        char redacted[256];
+        if (yb_pick_codec(corpus, &o.ops, &proto, redacted, sizeof redacted) ||
+            yb_check_corpus_target("experiment", corpus, proto, o.ops == &yb_h2_client_ops,
+                                   &o.target, tg[t].url, 1) ||
+            yb_check_redactions("experiment", corpus, redacted, &cred, ro.no_credentials)) {
             ret = YB_EXIT_USAGE;
             break;
         }

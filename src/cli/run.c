@@ -154,15 +154,29 @@ int yb_cmd_run(int argc, char **argv)
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
     }
+    if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
+        return rc;
     const char *proto = "";
-    rc = yb_pick_codec(o.corpus_path, &o.ops, &proto);
+    char redacted[256];
+    rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted);
     if (rc)
         return rc;
+    int h2 = o.ops == &yb_h2_client_ops;
+    if ((rc = yb_check_corpus_target("run", o.corpus_path, proto, h2, &o.target, target,
+                                     ro.given['m'] ? o.streams : 1)))
+        return rc;
+    if (subscriptions && strcmp(proto, "gnmi"))
+        return yb_usage_error("run", "--subscriptions holds gNMI Subscribe calls open, but %s is "
+                              "a %s corpus", o.corpus_path, proto);
 
     /* Credentials: from the environment or files only, never argv. */
     yb_credentials cred;
     if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
         return YB_EXIT_USAGE;
+    if ((rc = yb_check_redactions("run", o.corpus_path, redacted, &cred, ro.no_credentials))) {
+        yb_credentials_cleanup(&cred);
+        return rc;
+    }
     yb_engine_bind(&o, &cred, user);
     o.codec.extra = ro.extra;
     o.codec.n_extra = ro.n_extra;

@@ -98,7 +98,8 @@ void yb_credentials_cleanup(yb_credentials *c)
     wipe(&c->auth_header);
 }
 
-int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto)
+int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
+                  char *redacted, size_t rlen)
 {
     char err[512];
     yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
@@ -116,6 +117,11 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
         yb_corpus_reader_close(r);
         return YB_EXIT_USAGE;
     }
+    const yb_corpus_header *h = yb_corpus_reader_header(r);
+    size_t n = 0;
+    redacted[0] = 0;
+    for (size_t i = 0; i < h->n_redactions && n < rlen; i++)
+        n += (size_t)snprintf(redacted + n, rlen - n, "%s%s", i ? ", " : "", h->redactions[i]);
     *proto = yb_proto_name(q->protocol);
     *ops = yb_proto_is_h2(q->protocol) ? &yb_h2_client_ops : &yb_h1_client_ops;
     yb_corpus_reader_close(r);
@@ -162,4 +168,32 @@ int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
     *cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
     *cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
     return rc;
+}
+
+int yb_check_corpus_target(const char *cmd, const char *corpus, const char *proto, int h2,
+                           const yb_target *t, const char *url, unsigned streams)
+{
+    if (!h2 && (!strcmp(t->scheme, "grpc") || !strcmp(t->scheme, "grpcs")))
+        return yb_usage_error(cmd, "%s is a %s corpus (HTTP/1.1), but the target '%s' carries "
+                              "gRPC over HTTP/2 only: use http:// or https://",
+                              corpus, proto, url);
+    if (!h2 && streams > 1)
+        return yb_usage_error(cmd, "-m %u sets HTTP/2 streams per session, but %s is a %s "
+                              "corpus (HTTP/1.1: one request at a time per connection)",
+                              streams, corpus, proto);
+    return 0;
+}
+
+int yb_check_redactions(const char *cmd, const char *corpus, const char *redacted,
+                        const yb_credentials *c, int no_credentials)
+{
+    if (no_credentials && !*redacted)
+        return yb_usage_error(cmd, "--no-credentials applies to a corpus whose credentials were "
+                              "redacted; %s has none redacted", corpus);
+    if (!*redacted || c->auth_header || no_credentials)
+        return 0;
+    return yb_usage_error(cmd, "%s: its credentials were redacted (%s): give --user (password "
+                          "from YANGBLAST_PASSWORD or --password-file) or --token-file (or "
+                          "YANGBLAST_TOKEN), or --no-credentials to send none",
+                          corpus, redacted);
 }

@@ -22,9 +22,23 @@ int yb_credentials_load(const char *user, const char *password_file, const char 
 void yb_credentials_cleanup(yb_credentials *c);
 
 /* Reads the corpus' first record to choose the codec (HTTP/1.1 or
- * HTTP/2) and its protocol name (static).  Returns 0 or YB_EXIT_USAGE with
- * a message printed. */
-int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto);
+ * HTTP/2) and its protocol name (static), and lists the header's redacted
+ * credential names, comma-separated, in redacted (rlen bytes; "" when
+ * none).  Returns 0 or YB_EXIT_USAGE with a message printed. */
+int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
+                  char *redacted, size_t rlen);
+
+/* Refuses (YB_EXIT_USAGE, message printed) a corpus the target cannot
+ * carry: an HTTP/1.1 corpus against grpc:// or grpcs://, or -m above 1 for
+ * an HTTP/1.1 corpus.  (A gNMI corpus over http:// is h2c, over https://
+ * TLS with ALPN h2.)  Returns 0 when it fits. */
+int yb_check_corpus_target(const char *cmd, const char *corpus, const char *proto, int h2,
+                           const yb_target *t, const char *url, unsigned streams);
+/* Refuses (YB_EXIT_USAGE, message naming the redacted headers) to replay
+ * a corpus whose credentials were redacted without credentials of our own
+ * (c) unless no_credentials.  Returns 0 otherwise. */
+int yb_check_redactions(const char *cmd, const char *corpus, const char *redacted,
+                        const yb_credentials *c, int no_credentials);
 
 /* Fills o with the defaults shared by every command that runs the engine:
  * one thread, one slot, one stream, 30 s timeout, 256 MiB prepared-request

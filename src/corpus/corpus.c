@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -541,6 +542,7 @@ struct yb_corpus_reader {
     Yangblast__Entry *cur;
     yb_request req;      /* views into *cur */
     size_t hdr_cap;
+    int drop_redacted;   /* skip headers holding the redaction placeholder */
 };
 
 /* Makes at least `want` decompressed bytes available at buf+start.
@@ -766,6 +768,24 @@ uint64_t yb_corpus_reader_index(const yb_corpus_reader *r)
     return r->index;
 }
 
+void yb_corpus_reader_drop_redacted(yb_corpus_reader *r)
+{
+    r->drop_redacted = 1;
+}
+
+/* Returns 1 when f is a header the header's redaction list names (in any
+ * case) and whose value is the placeholder, else 0. */
+static int is_redacted(const yb_corpus_reader *r, const Yangblast__HeaderField *f)
+{
+    if (f->value.len != sizeof YB_CORPUS_REDACTED - 1 ||
+        memcmp(f->value.data, YB_CORPUS_REDACTED, f->value.len))
+        return 0;
+    for (size_t i = 0; i < r->header.n_redactions; i++)
+        if (!strcasecmp(f->name, r->header.redactions[i]))
+            return 1;
+    return 0;
+}
+
 /* Points r->req's fields into the unpacked message.  Returns 0 or -1. */
 static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
 {
@@ -785,12 +805,16 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
     r->req.scheme = p->scheme;
     r->req.authority = p->authority;
     r->req.path = p->path;
-    r->req.n_headers = p->n_headers;
+    size_t n = 0;
     for (size_t i = 0; i < p->n_headers; i++) {
-        h[i].name = p->headers[i]->name;
-        h[i].value = p->headers[i]->value.data;
-        h[i].value_len = p->headers[i]->value.len;
+        if (r->drop_redacted && is_redacted(r, p->headers[i]))
+            continue;
+        h[n].name = p->headers[i]->name;
+        h[n].value = p->headers[i]->value.data;
+        h[n].value_len = p->headers[i]->value.len;
+        n++;
     }
+    r->req.n_headers = n;
     r->req.body = p->body.data;
     r->req.body_len = p->body.len;
     r->req.timestamp_ns = p->timestamp_ns;

@@ -51,6 +51,10 @@ typedef struct {
     int32_t expected_grpc;    /* -1 = unknown, else gRPC status code */
 } yb_request;
 
+/* The value a redacted credential is replaced with (capture); the header's
+ * redactions list names the headers that hold it. */
+#define YB_CORPUS_REDACTED "<redacted>"
+
 typedef struct {
     uint32_t format_version;
     uint64_t created_unix_ns;
@@ -133,6 +137,10 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out,
 /* Rewinds to the first record (re-opens the file); returns 0 or -1 with err.
  * Not possible on stdin. */
 int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen);
+/* From now on, records come without the headers that hold the redaction
+ * placeholder (named in the header's redactions list): a replay never
+ * sends the placeholder. */
+void yb_corpus_reader_drop_redacted(yb_corpus_reader *r);
 /* Returns the index of the next record to be read. */
 uint64_t yb_corpus_reader_index(const yb_corpus_reader *r);
 void yb_corpus_reader_close(yb_corpus_reader *r);

@@ -35,6 +35,7 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
         free(s);
         return NULL;
     }
+    yb_corpus_reader_drop_redacted(s->rd); /* the placeholder never goes on the wire */
     s->worker = worker;
     s->n = n;
     s->by_conn = by_conn;

@@ -67,6 +67,9 @@ int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
     }
     if (*rest && *rest != '/')
         return fail(err, errlen, "--target '%s': unexpected '%s'", url, rest);
+    if (*rest && strcmp(rest, "/")) /* would be ignored: records carry their own paths */
+        return fail(err, errlen, "--target '%s': has a path ('%s'), but every record carries its "
+                    "own path: give SCHEME://HOST[:PORT]", url, rest);
     int v6 = strchr(t->host, ':') != NULL;
     if (t->port == defport && (!strcmp(t->scheme, "http") || !strcmp(t->scheme, "https")))
         snprintf(t->authority, sizeof t->authority, v6 ? "[%s]" : "%s", t->host);
