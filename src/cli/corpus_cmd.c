@@ -11,45 +11,108 @@
 #include <string.h>
 #include <errno.h>
 
-/* ---- a bounded counting table for `info` ---------------------------- */
+/* ---- counting distinct values for `info` ----------------------------- */
 
-#define TALLY_MAX 4096 /* distinct keys kept; the rest are "(other)" */
+/* Every distinct value is kept (a hash table of counts, the strings in one
+ * arena), so the top ten and the number of other values are exact; past
+ * TALLY_BYTES of keys a new value is no longer kept and the report says
+ * ">=" (bounded memory on any corpus). */
+#define TALLY_BYTES (512u << 20)
 
 typedef struct {
-    char *key;
+    const char *key; /* in the arena; NULL = empty slot */
     uint64_t n;
+    uint64_t hash;
 } tally_item;
 
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    char data[];
+} arena_block;
+
 typedef struct {
-    tally_item *items;
-    size_t n, cap;
-    uint64_t other;
+    tally_item *slots; /* open addressing, power-of-two size */
+    size_t n, mask;
+    arena_block *arena;
+    size_t bytes;      /* key bytes kept */
+    uint64_t other;    /* records whose value was not kept */
+    int saturated;     /* some distinct values were not kept */
 } tally;
 
-/* Counts key; returns 0 or -1 on ENOMEM.  Linear probing would be faster,
- * but a sorted report is what we need and keys are few in practice. */
+static uint64_t hash_str(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Copies len bytes of key into the arena; returns the copy or NULL. */
+static const char *arena_dup(tally *t, const char *key, size_t len)
+{
+    arena_block *b = t->arena;
+    if (!b || b->cap - b->used < len + 1) {
+        size_t cap = len + 1 > (1u << 20) ? len + 1 : (1u << 20);
+        if (!(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->next = t->arena;
+        b->used = 0;
+        b->cap = cap;
+        t->arena = b;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, key, len);
+    p[len] = '\0';
+    b->used += len + 1;
+    t->bytes += len + 1;
+    return p;
+}
+
+/* Doubles the table (or makes the first one).  Returns 0 or -1. */
+static int tally_grow(tally *t)
+{
+    size_t cap = t->slots ? 2 * (t->mask + 1) : 1024;
+    tally_item *ns = calloc(cap, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; t->slots && i <= t->mask; i++) {
+        if (!t->slots[i].key)
+            continue;
+        size_t j = (size_t)t->slots[i].hash & (cap - 1);
+        while (ns[j].key)
+            j = (j + 1) & (cap - 1);
+        ns[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->mask = cap - 1;
+    return 0;
+}
+
+/* Counts key; returns 0 or -1 on ENOMEM. */
 static int tally_add(tally *t, const char *key)
 {
-    for (size_t i = 0; i < t->n; i++)
-        if (!strcmp(t->items[i].key, key)) {
-            t->items[i].n++;
+    if ((!t->slots || 2 * (t->n + 1) > t->mask + 1) && tally_grow(t))
+        return -1;
+    size_t len = strlen(key);
+    uint64_t h = hash_str(key, len);
+    size_t i = (size_t)h & t->mask;
+    for (; t->slots[i].key; i = (i + 1) & t->mask)
+        if (t->slots[i].hash == h && !strcmp(t->slots[i].key, key)) {
+            t->slots[i].n++;
             return 0;
         }
-    if (t->n == TALLY_MAX) {
+    if (t->bytes + len + 1 > TALLY_BYTES) {
         t->other++;
+        t->saturated = 1;
         return 0;
     }
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        tally_item *ni = realloc(t->items, nc * sizeof *ni);
-        if (!ni)
-            return -1;
-        t->items = ni;
-        t->cap = nc;
-    }
-    if (!(t->items[t->n].key = strdup(key)))
+    if (!(t->slots[i].key = arena_dup(t, key, len)))
         return -1;
-    t->items[t->n++].n = 1;
+    t->slots[i].n = 1;
+    t->slots[i].hash = h;
+    t->n++;
     return 0;
 }
 
@@ -61,26 +124,36 @@ static int by_count(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+/* Prints the limit most frequent values, then the others summed with their
+ * number of distinct values.  Compacts and sorts the table (it can no
+ * longer be added to). */
 static void tally_print(tally *t, const char *title, size_t limit)
 {
-    if (t->n) /* an empty tally has no array at all */
-        qsort(t->items, t->n, sizeof *t->items, by_count);
+    size_t n = 0;
+    for (size_t i = 0; t->slots && i <= t->mask; i++)
+        if (t->slots[i].key)
+            t->slots[n++] = t->slots[i];
+    if (n) /* an empty tally has no array at all */
+        qsort(t->slots, n, sizeof *t->slots, by_count);
     printf("%s:\n", title);
-    for (size_t i = 0; i < t->n && i < limit; i++)
-        printf("  %10" PRIu64 "  %s\n", t->items[i].n, t->items[i].key);
+    for (size_t i = 0; i < n && i < limit; i++)
+        printf("  %10" PRIu64 "  %s\n", t->slots[i].n, t->slots[i].key);
     uint64_t rest = t->other;
-    for (size_t i = limit; i < t->n; i++)
-        rest += t->items[i].n;
+    for (size_t i = limit; i < n; i++)
+        rest += t->slots[i].n;
     if (rest)
-        printf("  %10" PRIu64 "  (%zu other values)\n", rest,
-               t->n > limit ? t->n - limit + (t->other ? 1 : 0) : 1);
+        printf("  %10" PRIu64 "  (%s%zu other values)\n", rest, t->saturated ? ">= " : "",
+               (n > limit ? n - limit : 0) + (t->saturated ? 1 : 0));
 }
 
 static void tally_free(tally *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free(t->items[i].key);
-    free(t->items);
+    while (t->arena) {
+        arena_block *b = t->arena;
+        t->arena = b->next;
+        free(b);
+    }
+    free(t->slots);
 }
 
 /* Distinct connection ids, exact up to CONN_MAX. */
@@ -262,6 +335,8 @@ static ssize_t read_line(FILE *f, char **buf, size_t *cap, size_t max)
     return n;
 }
 
+#define REFUSED_SHOWN 20 /* refused lines named one by one */
+
 static int cmd_import(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -296,12 +371,14 @@ static int cmd_import(int argc, char **argv)
         return YB_EXIT_USAGE;
     }
     char *line = NULL, err[512], lerr[400];
-    size_t cap = 0, lineno = 0;
+    size_t cap = 0, lineno = 0, refused = 0;
     ssize_t n;
     yb_corpus_header h;
     yb_corpus_header_init(&h);
     yb_corpus_writer *w = NULL;
     int ret = YB_EXIT_OK;
+    /* Every refused line is named (up to REFUSED_SHOWN of them), so one
+     * pass shows all that must be fixed; then nothing is written. */
     while ((n = read_line(f, &line, &cap, YB_CORPUS_MAX_ENTRY * 2u)) != -1) {
         lineno++;
         if (n == -2) {
@@ -309,64 +386,47 @@ static int cmd_import(int argc, char **argv)
             ret = YB_EXIT_USAGE;
             break;
         }
-        json_error_t je;
-        json_t *j = json_loadb(line, (size_t)n, JSON_REJECT_DUPLICATES, &je);
-        if (!j) {
-            if (strspn(line, " \t\r\n") == (size_t)n) /* blank line */
-                continue;
-            yb_errorf("%s:%zu: invalid JSON: %s", in, lineno, je.text);
-            ret = YB_EXIT_USAGE;
-            break;
-        }
-        int is_header = json_object_get(j, YB_JSONL_HEADER_KEY) != NULL;
-        if (is_header && (w || lineno != 1)) {
-            json_decref(j);
-            yb_errorf("%s:%zu: a header line may only be the first line", in, lineno);
-            ret = YB_EXIT_USAGE;
-            break;
-        }
-        if (is_header) {
-            int rc = yb_jsonl_to_header(j, &h, lerr, sizeof lerr);
-            json_decref(j);
-            if (rc < 0) {
-                yb_errorf("%s:%zu: %s", in, lineno, lerr);
-                ret = YB_EXIT_USAGE;
-                break;
-            }
-            continue;
-        }
-        if (!w) {
-            if (!*h.source && yb_request_set_str(&h.source, "corpus import")) {
-                json_decref(j);
+        yb_request q;
+        yb_request_init(&q);
+        int rc = yb_jsonl_parse_line(line, (size_t)n, lineno == 1, &q, &h, lerr, sizeof lerr);
+        if (rc == YB_JSONL_RECORD && !refused && !w) {
+            if ((!*h.source && yb_request_set_str(&h.source, "corpus import")) ||
+                yb_request_set_str(&h.producer, PACKAGE_NAME " " PACKAGE_VERSION " import")) {
+                yb_request_cleanup(&q);
+                yb_errorf("out of memory");
                 ret = YB_EXIT_RUNTIME;
                 break;
             }
-            if (yb_request_set_str(&h.producer, PACKAGE_NAME " " PACKAGE_VERSION " import") ||
-                !(w = yb_corpus_writer_open(out, &h, err, sizeof err))) {
-                json_decref(j);
-                yb_errorf("%s", w ? "out of memory" : err);
+            if (!(w = yb_corpus_writer_open(out, &h, err, sizeof err))) {
+                yb_request_cleanup(&q);
+                yb_errorf("%s", err);
                 ret = YB_EXIT_USAGE;
                 break;
             }
         }
-        yb_request q;
-        yb_request_init(&q);
-        int rc = yb_jsonl_to_request(j, &q, lerr, sizeof lerr);
-        json_decref(j);
-        if (rc == 0) {
-            rc = yb_corpus_writer_add(w, &q);
-            if (rc == -EINVAL)
-                snprintf(lerr, sizeof lerr, "invalid record (bad method, path or header)");
-            else if (rc)
-                snprintf(lerr, sizeof lerr, "cannot write: %s", strerror(-rc));
+        if (rc == YB_JSONL_RECORD && w && !refused) {
+            int wrc = yb_corpus_writer_add(w, &q);
+            if (wrc) {
+                yb_request_cleanup(&q);
+                yb_errorf("%s: cannot write: %s", out, strerror(-wrc));
+                ret = YB_EXIT_RUNTIME;
+                break;
+            }
         }
         yb_request_cleanup(&q);
-        if (rc) {
-            yb_errorf("%s:%zu: %s", in, lineno, lerr);
+        if (rc < 0) {
+            if (++refused <= REFUSED_SHOWN)
+                yb_errorf("%s:%zu: %s", in, lineno, lerr);
             ret = YB_EXIT_USAGE;
-            break;
+            if (rc == -2) /* pretty-printed: every line would be refused */
+                break;
         }
     }
+    if (refused > REFUSED_SHOWN)
+        yb_errorf("%s: %zu more lines refused", in, refused - REFUSED_SHOWN);
+    if (refused)
+        yb_errorf("%s: %zu line%s refused; nothing written to %s", in, refused,
+                  refused == 1 ? "" : "s", out);
     if (ret == YB_EXIT_OK && ferror(f)) {
         yb_errorf("%s: read error", in);
         ret = YB_EXIT_USAGE;

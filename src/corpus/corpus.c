@@ -228,30 +228,44 @@ static int visible_ok(const char *s)
     return 1;
 }
 
-const char *yb_request_problem(const yb_request *r)
+const char *yb_request_problem_key(const yb_request *r, const char **key, size_t *header)
 {
+    *key = NULL;
+    *header = 0;
     if (!token_ok(r->method))
-        return "method is empty or not an HTTP token";
-    if (!visible_ok(r->scheme) || !visible_ok(r->authority))
-        return "scheme or authority contains spaces or control characters";
+        return *key = "method", "method is empty or not an HTTP token";
+    if (!visible_ok(r->scheme))
+        return *key = "scheme", "scheme contains spaces or control characters";
+    if (!visible_ok(r->authority))
+        return *key = "authority", "authority contains spaces or control characters";
     if (r->path[0] != '/' && strcmp(r->path, "*") != 0)
-        return "path does not start with '/'";
+        return *key = "path", "path does not start with '/'";
     if (!visible_ok(r->path))
-        return "path contains spaces or control characters";
+        return *key = "path", "path contains spaces or control characters";
     for (size_t i = 0; i < r->n_headers; i++) {
+        *header = i;
         if (!token_ok(r->headers[i].name) || r->headers[i].name[0] == ':')
-            return "header name is empty, a pseudo-header or not an HTTP token";
+            return *key = "headers",
+                   "header name is empty, a pseudo-header or not an HTTP token";
         for (size_t j = 0; j < r->headers[i].value_len; j++) {
             uint8_t c = r->headers[i].value[j];
             if (c == '\r' || c == '\n' || c == 0)
-                return "header value contains CR, LF or NUL";
+                return *key = "headers", "header value contains CR, LF or NUL";
         }
     }
+    *header = 0;
     if (r->expected_status > 999)
-        return "expected status is not a 3-digit HTTP status";
+        return *key = "expected_status", "expected status is not a 3-digit HTTP status";
     if (r->body_len > YB_CORPUS_MAX_ENTRY / 2)
-        return "body too large for one corpus entry";
+        return *key = "body", "body too large for one corpus entry";
     return NULL;
+}
+
+const char *yb_request_problem(const yb_request *r)
+{
+    const char *key;
+    size_t header;
+    return yb_request_problem_key(r, &key, &header);
 }
 
 /* ------------------------------------------------------------------ */

@@ -87,6 +87,10 @@ void yb_request_take_body(yb_request *r, uint8_t *body, size_t len);
  * invalid, so a corpus can never smuggle one request into another on the
  * wire; importers call this first to skip a record instead of failing. */
 const char *yb_request_problem(const yb_request *r);
+/* The same, and sets *key to the record field at fault ("method", "scheme",
+ * "authority", "path", "headers", "expected_status" or "body"; NULL when
+ * there is no problem) and *header to the header's index for "headers". */
+const char *yb_request_problem_key(const yb_request *r, const char **key, size_t *header);
 /* Returns 1 when a and b are equal field for field, else 0. */
 int yb_request_equal(const yb_request *a, const yb_request *b);
 

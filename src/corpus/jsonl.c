@@ -300,3 +300,67 @@ int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t
     }
     return 0;
 }
+
+/* 1 when a line that is not valid JSON looks like a piece of a multi-line
+ * JSON document: a lone bracket, a "key": value member, or an object or
+ * array that is still open at the end of the line. */
+static int looks_pretty(const char *line, size_t n, const json_error_t *je)
+{
+    while (n && strchr(" \t\r\n", line[n - 1]))
+        n--;
+    size_t i = 0;
+    while (i < n && strchr(" \t", line[i]))
+        i++;
+    if (i == n)
+        return 0;
+    if (n - i <= 2 && strchr("{}[]", line[i]))
+        return 1; /* "{", "}", "},", "[", "]" */
+    if (line[i] == '"' && memchr(line + i, ':', n - i))
+        return 1; /* "key": value, */
+    return (line[i] == '{' || line[i] == '[') && (size_t)je->position >= n;
+}
+
+int yb_jsonl_parse_line(const char *line, size_t n, int header_ok, yb_request *r,
+                        yb_corpus_header *h, char *err, size_t errlen)
+{
+    static const char jq_hint[] = "; corpus import reads one JSON object per line: "
+                                  "convert pretty-printed JSON with `jq -c .` "
+                                  "(an array of records with `jq -c '.[]'`)";
+    json_error_t je;
+    json_t *j = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+    if (!j) {
+        if (strspn(line, " \t\r\n") >= n)
+            return YB_JSONL_BLANK;
+        int pretty = looks_pretty(line, n, &je);
+        seterr(err, errlen, "invalid JSON: %s%s", je.text, pretty ? jq_hint : "");
+        return pretty ? -2 : -1;
+    }
+    int rc;
+    if (json_is_array(j)) {
+        seterr(err, errlen, "a record must be a JSON object, not an array%s", jq_hint);
+        rc = -2;
+    } else if (json_object_get(j, YB_JSONL_HEADER_KEY)) {
+        if (!header_ok) {
+            seterr(err, errlen, "key \"%s\": a header line may only be the first line",
+                   YB_JSONL_HEADER_KEY);
+            rc = -1;
+        } else {
+            rc = yb_jsonl_to_header(j, h, err, errlen) < 0 ? -1 : YB_JSONL_HEADER;
+        }
+    } else if (yb_jsonl_to_request(j, r, err, errlen) < 0) {
+        rc = -1;
+    } else {
+        const char *key, *why;
+        size_t hi;
+        rc = YB_JSONL_RECORD;
+        if ((why = yb_request_problem_key(r, &key, &hi)) != NULL) {
+            if (!strcmp(key, "headers"))
+                seterr(err, errlen, "key \"headers\"[%zu]: %s", hi, why);
+            else
+                seterr(err, errlen, "key \"%s\": %s", key, why);
+            rc = -1;
+        }
+    }
+    json_decref(j);
+    return rc;
+}

@@ -22,4 +22,15 @@ json_t *yb_jsonl_from_header(const yb_corpus_header *h);
  * with err. */
 int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t errlen);
 
+/* What one line of JSON-lines input was (yb_jsonl_parse_line). */
+enum { YB_JSONL_BLANK = 0, YB_JSONL_RECORD = 1, YB_JSONL_HEADER = 2 };
+/* Parses one line of `corpus import` input (n bytes): a record into r
+ * (initialised, heap-owned) that the corpus writer accepts, or, when
+ * header_ok, a header line into h.  Returns YB_JSONL_BLANK, _RECORD or
+ * _HEADER; -1 with a message naming the offending key in err; -2 when the
+ * line looks like a piece of pretty-printed JSON (err then says to convert
+ * the input with `jq -c`). */
+int yb_jsonl_parse_line(const char *line, size_t n, int header_ok, yb_request *r,
+                        yb_corpus_header *h, char *err, size_t errlen);
+
 #endif

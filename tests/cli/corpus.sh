@@ -80,6 +80,11 @@ info_check "info matches cat: restconf create" "$T/rc.ybc"
 info_check "info matches cat: gnmi set" "$T/gn.ybc"
 info_check "info matches cat: 12 distinct paths (other values)" "$T/del.ybc"
 info_check "info matches cat: subscribe" "$T/sub.ybc"
+# More distinct paths than info once kept (4,096): the count stays exact.
+check "synth restconf delete, 5000 distinct paths" "$YB" synth acl --op delete --count 5000 -o "$T/del5k.ybc"
+run "$YB" corpus info "$T/del5k.ybc"
+like "info: 5000 distinct paths = top 10 + exactly 4990 other values" "$OUT" '^ +4990  \(4990 other values\)$'
+info_check "info matches cat: 5000 distinct paths" "$T/del5k.ybc"
 
 # A mixed corpus with timestamps and connections, built through import.
 {
@@ -170,9 +175,46 @@ import_error "unknown key" 2 '"bogus"' "$good" '{"protocol":"restconf","method":
 import_error "bad base64" 1 '"body_base64"' '{"protocol":"gnmi","method":"POST","path":"/x","body_base64":"!!"}'
 import_error "bad protocol" 2 '"protocol"' "$good" '{"protocol":"ftp","method":"GET","path":"/x"}'
 import_error "out-of-range status" 1 '"expected_status"' '{"protocol":"restconf","method":"GET","path":"/x","expected_status":1000}'
-import_error "invalid record" 2 'invalid record' "$good" '{"protocol":"restconf","method":"GET","path":"no-slash"}'
+import_error "invalid record" 2 'key "path": path does not start with' "$good" '{"protocol":"restconf","method":"GET","path":"no-slash"}'
 import_error "late header line" 2 'header' "$good" '{"yangblast_corpus":{}}'
 import_error "not an object" 1 'object' '[1,2,3]'
+# Every refused record is named with its line and key; nothing is written.
+hdr='{"name":"x-ok","value":"1"}'
+printf '%s\n' "$good" '{"protocol":"restconf","method":"GE T","path":"/x"}' "$good" \
+    '{"protocol":"restconf","method":"GET","path":"/x","headers":['"$hdr"',{"name":"x-a","value":"a\r\nb"}]}' \
+    '{"protocol":"restconf","method":"GET","path":"/x","colour":1}' \
+    '{"protocol":"restconf","method":"GET"}' \
+    '{"protocol":"restconf","method":"GET","path":"/x","headers":[{"name":":path","value":"/"}]}' \
+    '{"protocol":"restconf","method":"GET","path":"/a b"}' "$good" >"$T/bad.jsonl"
+run "$YB" corpus import "$T/bad.jsonl" -o "$T/badout.ybc"
+is "import, six bad records: exit 2" "$RC" 2
+is "import names every refused line with its key" "$(printf '%s\n' "$ERR" | sed "s|^yangblast: $T/||")" \
+"bad.jsonl:2: key \"method\": method is empty or not an HTTP token
+bad.jsonl:4: key \"headers\"[1]: header value contains CR, LF or NUL
+bad.jsonl:5: unknown key \"colour\"
+bad.jsonl:6: missing \"path\"
+bad.jsonl:7: key \"headers\"[0]: header name is empty, a pseudo-header or not an HTTP token
+bad.jsonl:8: key \"path\": path contains spaces or control characters
+bad.jsonl: 6 lines refused; nothing written to $T/badout.ybc"
+no_files "import, six bad records: no output file" "$T/badout.ybc" "$T"/badout.ybc.tmp.*
+for i in $(seq 25); do echo '{"protocol":"restconf","method":"GET","path":"x"}'; done >"$T/bad.jsonl"
+run "$YB" corpus import "$T/bad.jsonl" -o "$T/badout.ybc"
+is "import, 25 bad records: the first 20 named, the rest counted" \
+    "$(printf '%s\n' "$ERR" | grep -c 'key "path"') $(printf '%s\n' "$ERR" | tail -2 | sed "s|$T/||g" | tr '\n' '|')" \
+    "20 yangblast: bad.jsonl: 5 more lines refused|yangblast: bad.jsonl: 25 lines refused; nothing written to badout.ybc|"
+# Pretty-printed JSON (jq's default output) gets one message and a hint.
+"$YB" corpus cat "$T/rc.ybc" | head -2 | $PY -c '
+import json, sys
+for l in sys.stdin: print(json.dumps(json.loads(l), indent=2))' >"$T/pretty.json"
+run "$YB" corpus import "$T/pretty.json" -o "$T/badout.ybc"
+is "import of pretty-printed JSON: exit 2" "$RC" 2
+like "import of pretty-printed JSON: hints at jq -c" "$ERR" "^yangblast: $T/pretty.json:1: invalid JSON: .*convert pretty-printed JSON with \`jq -c \.\`"
+is "import of pretty-printed JSON: one line named, then it stops" "$(printf '%s\n' "$ERR" | grep -c 'pretty.json:[0-9]')" 1
+"$YB" corpus cat "$T/rc.ybc" | $PY -c '
+import json, sys
+print(json.dumps([json.loads(l) for l in sys.stdin]))' >"$T/array.json"
+run "$YB" corpus import "$T/array.json" -o "$T/badout.ybc"
+like "import of a JSON array: hints at jq -c '.[]'" "$RC $ERR" "^2 yangblast: $T/array.json:1: a record must be a JSON object, not an array.*jq -c '\.\[\]'"
 # An existing output survives a failed import.
 printf 'precious\n' >"$T/keep.ybc"
 printf '%s\n' "$good" 'nope' >"$T/bad.jsonl"
