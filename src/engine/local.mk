@@ -1,7 +1,10 @@
-## engine: scheduler, session pool, workers (included from Makefile.am)
+## engine: plan, workers, schedule, session pool (included from Makefile.am)
+## engine.c (the run) -> plan.c (who does what) -> worker.c (the loop)
+##   -> schedule.c (when), source.c (which request), pool.c (on which session)
 libyangblast_a_SOURCES += \
-	src/engine/engine.h src/engine/target.c \
+	src/engine/engine.h src/engine/engine.c src/engine/target.c \
+	src/engine/plan.c src/engine/plan.h \
+	src/engine/worker.c src/engine/worker.h \
 	src/engine/schedule.c src/engine/schedule.h \
 	src/engine/source.c src/engine/source.h \
-	src/engine/pool.c src/engine/pool.h \
-	src/engine/worker.c
+	src/engine/pool.c src/engine/pool.h

@@ -15,7 +15,15 @@
 #include <stdint.h>
 #include <uv.h>
 #include "codec/codec.h"
-#include "engine/engine.h"
+#include "engine/target.h"
+#include "transport/transport.h"
+
+typedef enum {
+    YB_SESS_REUSE = 0,   /* persistent sessions, one per concurrency slot */
+    YB_SESS_PER_REQUEST, /* a new session (TCP + TLS [+ HTTP/2]) per request */
+    YB_SESS_POOL,        /* N persistent sessions shared by all slots */
+    YB_SESS_ORIGINAL,    /* one session per recorded connection, in recorded order */
+} yb_sess_policy;
 
 typedef struct yb_pool yb_pool;
 

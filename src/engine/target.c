@@ -1,6 +1,6 @@
 /* --target URL parsing and resolution. */
 #include "config.h"
-#include "engine/engine.h"
+#include "engine/target.h"
 #include "util/util.h"
 
 #include <netdb.h>

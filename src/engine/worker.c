@@ -1,11 +1,9 @@
-/* Workers: one libuv loop per thread with its own corpus share, schedule,
- * session pool and recorder.  This file owns the worker loop: it issues
- * requests when they are due (closed loop: a slot frees -> the next
- * request; open loop: the schedule's due times), hands them to the pool,
- * records what comes back, and ends the run (stop, deadline, grace,
- * timeouts). */
+/* The worker loop (see worker.h): issues requests when they are due,
+ * hands them to the session pool, records what comes back, ends the run.
+ * It owns the exchanges (allocated, recycled and recorded here); the pool
+ * gives them back through yb_pool_host. */
 #include "config.h"
-#include "engine/engine.h"
+#include "engine/worker.h"
 #include "engine/pool.h"
 #include "engine/source.h"
 
@@ -19,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct worker worker;
+typedef struct yb_worker worker;
 
 /* What a worker publishes for the progress line (relaxed atomics: the
  * reader only wants a recent value, never a consistent snapshot). */
@@ -29,9 +27,10 @@ typedef struct {
     _Atomic int running;
 } live_stats;
 
-struct worker {
-    unsigned id;
-    const yb_engine_opts *o;
+struct yb_worker {
+    const yb_engine_opts *o;  /* the workload */
+    const yb_target *target;
+    yb_share share;      /* of the plan's pair: slots, budget, sessions, ... */
     const yb_codec_ops *ops;
     uv_loop_t loop;
     uv_timer_t tick;
@@ -42,13 +41,9 @@ struct worker {
     yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
     uint64_t live_sec;   /* second index live_h covers */
     live_stats live;
-    uint64_t budget;     /* requests to issue; UINT64_MAX = until the end */
-    int cycle;           /* wrap around the corpus share */
     uint64_t issued;
-    unsigned slots;      /* closed-loop concurrency of this worker */
     unsigned outstanding;/* issued and not finished */
     /* open loop */
-    int open_loop;
     int tfd;             /* timerfd: ns-precise wake-ups for due times */
     uv_poll_t tpoll;
     uint64_t next_k;     /* this worker's next request index */
@@ -140,13 +135,13 @@ static void dispatch(worker *w, yb_exchange *x)
  * -n budget, or a corpus error in w->err). */
 static yb_exchange *take_request(worker *w, uint64_t due)
 {
-    if (w->issued >= w->budget) {
+    if (w->issued >= w->share.budget) {
         w->exhausted = 1;
         return NULL;
     }
     yb_prepared *p;
     uint64_t skipped = 0;
-    int rc = yb_source_next(w->src, w->cycle, &p, &skipped, w->err, sizeof w->err);
+    int rc = yb_source_next(w->src, w->share.cycle, &p, &skipped, w->err, sizeof w->err);
     if (skipped) {
         /* records this codec cannot carry: counted, never dropped silently */
         w->rec.completed += skipped;
@@ -174,7 +169,7 @@ static yb_exchange *take_request(worker *w, uint64_t due)
 /* Closed loop: issues requests while there are free slots. */
 static void fill(worker *w)
 {
-    while (!w->exhausted && !w->grace_end && w->outstanding < w->slots) {
+    while (!w->exhausted && !w->grace_end && w->outstanding < w->share.slots) {
         yb_exchange *x = take_request(w, 0);
         if (!x)
             break;
@@ -191,7 +186,7 @@ static void fill(worker *w)
 static uint64_t due_of(const worker *w, uint64_t k)
 {
     uint64_t t;
-    if (yb_sched_due(&w->o->sched, k * w->o->threads + w->id, &t) < 0)
+    if (yb_sched_due(&w->o->sched, k * w->share.workers + w->share.worker, &t) < 0)
         return 0;
     return w->start + t;
 }
@@ -317,7 +312,7 @@ static void pump(worker *w)
     if (w->finished)
         return;
     yb_pool_drain(w->pool);
-    if (!w->open_loop)
+    if (!w->share.open_loop)
         fill(w);
     yb_pool_flush(w->pool);
     if (w->exhausted && w->outstanding == 0)
@@ -372,7 +367,7 @@ static void teardown(worker *w)
     yb_pool_close_all(w->pool);
     uv_timer_stop(&w->tick);
     uv_close((uv_handle_t *)&w->tick, close_cb_noop);
-    if (w->open_loop) {
+    if (w->share.open_loop) {
         uv_poll_stop(&w->tpoll);
         uv_close((uv_handle_t *)&w->tpoll, close_cb_noop);
     }
@@ -383,12 +378,12 @@ static void *worker_main(void *arg)
     worker *w = arg;
     /* The kernel may defer a thread's timer wake-ups by its "timer slack"
      * (50 us by default) to batch them; due times want the real instant. */
-    if (w->open_loop)
+    if (w->share.open_loop)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     uv_update_time(&w->loop);
     uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
                    w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
-    if (w->open_loop) {
+    if (w->share.open_loop) {
         w->next_due = due_of(w, 0);
         uv_poll_start(&w->tpoll, UV_READABLE, on_due);
         issue_due(w);
@@ -436,7 +431,7 @@ static void pool_kick(void *ud)
 
 static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_notify, pool_kick};
 
-/* ---- engine -------------------------------------------------------------- */
+/* ---- the worker's life cycle ---------------------------------------------- */
 
 static void worker_cleanup(worker *w)
 {
@@ -457,32 +452,27 @@ static void worker_cleanup(worker *w)
     yb_recorder_cleanup(&w->rec);
 }
 
-static unsigned share(unsigned total, unsigned n, unsigned i)
-{
-    return total / n + (i < total % n ? 1 : 0);
-}
-
-/* Prepares worker i (opens its corpus share, TLS context, loop).  Returns
- * 0 or -1 with err. */
-static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t start, char *err,
+/* Opens worker w's corpus share, pool and loop.  Returns 0 or -1 with err
+ * (w is then cleaned up by the caller). */
+static int worker_init(worker *w, const yb_plan *plan, unsigned i, int live, char *err,
                        size_t errlen)
 {
-    w->id = i;
+    const yb_engine_opts *o = plan->pair[0].workload;
     w->o = o;
+    w->target = plan->pair[0].target;
     w->tfd = -1;
     w->ops = o->ops;
+    yb_plan_share(plan, 0, i, &w->share);
     if (yb_recorder_init(&w->rec) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    w->rec.run_start = start;
-    if (o->progress && !(w->live_h = yb_hdr_new_default())) {
+    if (live && !(w->live_h = yb_hdr_new_default())) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    w->src = yb_source_new(o->corpus_path, i, o->threads, o->policy == YB_SESS_ORIGINAL, w->ops,
-                           &o->codec, o->cache_bytes, err,
-                           errlen);
+    w->src = yb_source_new(o->corpus_path, i, w->share.workers, w->share.by_conn, w->ops,
+                           &o->codec, o->cache_bytes, err, errlen);
     if (!w->src)
         return -1;
     if (o->sched.kind != YB_SCHED_NONE) {
@@ -493,45 +483,21 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
         w->rec.completed += skipped;
         w->rec.errors[YB_ERR_PROTOCOL] += skipped;
     }
-    w->slots = share(o->concurrency, o->threads, i);
-    w->open_loop = o->sched.kind != YB_SCHED_NONE || o->timing_original;
     yb_pool_cfg pc = {
         .loop = &w->loop,
-        .target = &o->target,
+        .target = w->target,
         .ops = w->ops,
         .codec = &o->codec,
         .tls = &o->tls,
         .tls_resume = o->tls_resume,
         .timeout_ns = o->timeout_ns,
         .policy = o->policy,
-        .oneshot_limit = w->slots,
-        /* the closed loop never has more waiting than its slots */
-        .max_wait = w->open_loop ? o->max_backlog : UINT64_MAX,
+        .sess_limit = w->share.sess_limit,
+        .oneshot_limit = w->share.slots,
+        .max_wait = w->share.max_wait,
     };
-    switch (o->policy) {
-    case YB_SESS_REUSE: pc.sess_limit = w->slots; break;
-    case YB_SESS_POOL:
-        pc.sess_limit = share(o->pool_size, o->threads, i);
-        if (!pc.sess_limit)
-            pc.sess_limit = 1;
-        break;
-    case YB_SESS_ORIGINAL: pc.sess_limit = UINT32_MAX; break;
-    default: pc.sess_limit = 0; break;
-    }
     if (!(w->pool = yb_pool_new(&pc, &POOL_HOST, w, err, errlen)))
         return -1;
-    uint64_t sched_len = w->open_loop ? yb_sched_length(&o->sched) : 0;
-    if (o->requests) {
-        w->budget = o->requests / o->threads + (i < o->requests % o->threads ? 1 : 0);
-        w->cycle = 1;
-    } else {
-        w->budget = UINT64_MAX;
-        w->cycle = o->duration_ns > 0 || sched_len > 0;
-    }
-    if (o->duration_ns)
-        w->deadline = start + o->duration_ns;
-    else if (sched_len && !o->requests)
-        w->deadline = start + sched_len; /* a ramp or steps end by themselves */
     w->tick_ns = 10 * 1000000ull;
     if (o->timeout_ns && o->timeout_ns / 4 < w->tick_ns)
         w->tick_ns = o->timeout_ns / 4 > 1000000 ? o->timeout_ns / 4 : 1000000;
@@ -542,7 +508,7 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
     w->loop.data = w;
     uv_timer_init(&w->loop, &w->tick);
     w->tick.data = w;
-    if (w->open_loop) {
+    if (w->share.open_loop) {
         w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         if (w->tfd < 0 || uv_poll_init(&w->loop, &w->tpoll, w->tfd) < 0) {
             snprintf(err, errlen, "cannot create a timer: %s", strerror(errno));
@@ -553,98 +519,70 @@ static int worker_init(worker *w, const yb_engine_opts *o, unsigned i, uint64_t 
     return 0;
 }
 
-/* Calls o->progress about once a second until every worker has ended. */
-static void progress_loop(const yb_engine_opts *o, worker *ws, unsigned n, uint64_t start)
+yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, char *err, size_t errlen)
 {
-    uint64_t next = start + 1000000000ull;
-    for (;;) {
-        unsigned running = 0;
-        for (unsigned i = 0; i < n; i++)
-            running += (unsigned)atomic_load_explicit(&ws[i].live.running, memory_order_relaxed);
-        if (!running)
-            return;
-        uint64_t now = uv_hrtime();
-        if (now >= next) {
-            yb_progress p;
-            memset(&p, 0, sizeof p);
-            p.elapsed_s = (double)(now - start) / 1e9;
-            p.target_rate = o->sched.kind ? yb_sched_rate_at(&o->sched, now - start) : 0;
-            double p50w = 0;
-            for (unsigned i = 0; i < n; i++) {
-                live_stats *l = &ws[i].live;
-                uint64_t cnt = atomic_load_explicit(&l->sec_count, memory_order_relaxed);
-                p.completed += atomic_load_explicit(&l->completed, memory_order_relaxed);
-                p.errors += atomic_load_explicit(&l->errors, memory_order_relaxed);
-                p.backlog += atomic_load_explicit(&l->backlog, memory_order_relaxed);
-                p.last_completed += cnt;
-                double p50 = (double)atomic_load_explicit(&l->p50_us, memory_order_relaxed) / 1e3;
-                double p99 = (double)atomic_load_explicit(&l->p99_us, memory_order_relaxed) / 1e3;
-                p50w += p50 * (double)cnt;
-                if (p99 > p.p99_ms)
-                    p.p99_ms = p99;
-            }
-            p.p50_ms = p.last_completed ? p50w / (double)p.last_completed : 0;
-            o->progress(&p, o->progress_ud);
-            next += 1000000000ull;
-            if (next < now)
-                next = now + 1000000000ull;
-        }
-        struct timespec ts = {0, 50 * 1000000L};
-        nanosleep(&ts, NULL);
+    worker *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
     }
+    if (worker_init(w, p, index, live, err, errlen) < 0) {
+        worker_cleanup(w);
+        free(w);
+        return NULL;
+    }
+    return w;
 }
 
-int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen)
+void yb_worker_set_start(yb_worker *w, uint64_t start)
 {
-    worker *ws = calloc(o->threads, sizeof *ws);
-    if (!ws) {
-        snprintf(err, errlen, "out of memory");
+    w->rec.run_start = start;
+    w->start = start;
+    if (w->share.run_ns)
+        w->deadline = start + w->share.run_ns;
+}
+
+int yb_worker_start(yb_worker *w)
+{
+    atomic_store(&w->live.running, 1);
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        atomic_store(&w->live.running, 0);
         return -1;
     }
-    int rc = 0;
-    unsigned started = 0;
-    uint64_t start = uv_hrtime();
-    for (unsigned i = 0; i < o->threads && !rc; i++)
-        rc = worker_init(&ws[i], o, i, start, err, errlen);
-    start = uv_hrtime();
-    for (unsigned i = 0; i < o->threads && !rc; i++) {
-        ws[i].rec.run_start = start;
-        ws[i].start = start;
-        if (ws[i].deadline)
-            ws[i].deadline = start + (o->duration_ns ? o->duration_ns : yb_sched_length(&o->sched));
-    }
-    for (unsigned i = 0; i < o->threads && !rc; i++) {
-        atomic_store(&ws[i].live.running, 1);
-        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
-            snprintf(err, errlen, "cannot start worker thread %u", i);
-            rc = -1;
-        } else {
-            started++;
-        }
-    }
-    if (o->progress && !rc)
-        progress_loop(o, ws, started, start);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(ws[i].thread, NULL);
-    out->run_start = start;
-    for (unsigned i = 0; i < started; i++) {
-        if (ws[i].failed && !rc) {
-            /* corpus reader errors already start with the file's name */
-            size_t pl = strlen(o->corpus_path);
-            if (!strncmp(ws[i].err, o->corpus_path, pl) && ws[i].err[pl] == ':')
-                snprintf(err, errlen, "%s", ws[i].err);
-            else
-                snprintf(err, errlen, "%s: %s", o->corpus_path, ws[i].err);
-            rc = -1;
-        }
-        if ((yb_recorder_finish(&ws[i].rec) < 0 || yb_recorder_merge(out, &ws[i].rec) < 0) &&
-            !rc) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        }
-    }
-    for (unsigned i = 0; i < o->threads; i++)
-        worker_cleanup(&ws[i]);
-    free(ws);
-    return rc;
+    return 0;
+}
+
+void yb_worker_live_read(const yb_worker *w, yb_worker_live *out)
+{
+    const live_stats *l = &w->live;
+    out->running = atomic_load_explicit(&l->running, memory_order_relaxed);
+    out->completed = atomic_load_explicit(&l->completed, memory_order_relaxed);
+    out->errors = atomic_load_explicit(&l->errors, memory_order_relaxed);
+    out->backlog = atomic_load_explicit(&l->backlog, memory_order_relaxed);
+    out->sec_count = atomic_load_explicit(&l->sec_count, memory_order_relaxed);
+    out->p50_us = atomic_load_explicit(&l->p50_us, memory_order_relaxed);
+    out->p99_us = atomic_load_explicit(&l->p99_us, memory_order_relaxed);
+}
+
+void yb_worker_join(yb_worker *w)
+{
+    pthread_join(w->thread, NULL);
+}
+
+const char *yb_worker_error(const yb_worker *w)
+{
+    return w->failed ? w->err : NULL;
+}
+
+yb_recorder *yb_worker_recorder(yb_worker *w)
+{
+    return &w->rec;
+}
+
+void yb_worker_free(yb_worker *w)
+{
+    if (!w)
+        return;
+    worker_cleanup(w);
+    free(w);
 }

@@ -1,0 +1,57 @@
+/* The plan and its sharing out among workers (see plan.h). */
+#include "config.h"
+#include "engine/plan.h"
+
+#include <string.h>
+
+void yb_plan_single(yb_plan *p, const yb_engine_opts *o)
+{
+    memset(p, 0, sizeof *p);
+    p->workers = o->threads;
+    p->n_pairs = 1;
+    p->pair[0].workload = o;
+    p->pair[0].target = &o->target;
+}
+
+/* Worker i's part of total among n: the first total % n get one more. */
+static unsigned split(unsigned total, unsigned n, unsigned i)
+{
+    return total / n + (i < total % n ? 1 : 0);
+}
+
+void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
+{
+    const yb_engine_opts *o = p->pair[pair].workload;
+    unsigned n = p->workers;
+    memset(s, 0, sizeof *s);
+    s->worker = worker;
+    s->workers = n;
+    s->by_conn = o->policy == YB_SESS_ORIGINAL;
+    s->slots = split(o->concurrency, n, worker);
+    switch (o->policy) {
+    case YB_SESS_REUSE: s->sess_limit = s->slots; break;
+    case YB_SESS_POOL:
+        s->sess_limit = split(o->pool_size, n, worker);
+        if (!s->sess_limit)
+            s->sess_limit = 1;
+        break;
+    case YB_SESS_ORIGINAL: s->sess_limit = UINT32_MAX; break;
+    default: s->sess_limit = 0; break;
+    }
+    s->open_loop = o->sched.kind != YB_SCHED_NONE || o->timing_original;
+    uint64_t sched_len = s->open_loop ? yb_sched_length(&o->sched) : 0;
+    if (o->requests) {
+        s->budget = o->requests / n + (worker < o->requests % n ? 1 : 0);
+        s->cycle = 1;
+    } else {
+        s->budget = UINT64_MAX;
+        s->cycle = o->duration_ns > 0 || sched_len > 0;
+    }
+    if (o->duration_ns)
+        s->run_ns = o->duration_ns;
+    else if (sched_len && !o->requests)
+        s->run_ns = sched_len; /* a ramp or steps end by themselves */
+    /* the closed loop never has more waiting than its slots; the open loop
+     * fails what waits beyond --max-backlog as an overflow */
+    s->max_wait = s->open_loop ? o->max_backlog : UINT64_MAX;
+}

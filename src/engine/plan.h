@@ -1,0 +1,93 @@
+/* The plan: what a run is to do, and how its work is shared among the
+ * workers.  A plan is a list of (workload, target) pairs; a workload is a
+ * corpus with its load model and session policy (yb_engine_opts), a target
+ * where its sessions connect.  Every worker takes a share of every pair:
+ * records (or whole recorded connections) k with k mod workers = its
+ * index, its part of the concurrency, of the session pool and of the -n
+ * budget, and every workers-th due time of the pair's schedule.
+ *
+ * Today a plan holds one pair (the options of `run`); the shape is kept so
+ * that several workloads x targets add pairs, not new paths.  Pure
+ * arithmetic over the options: no I/O, no clocks. */
+#ifndef YB_PLAN_H
+#define YB_PLAN_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "codec/codec.h"
+#include "engine/pool.h"
+#include "engine/schedule.h"
+#include "engine/target.h"
+#include "transport/transport.h"
+
+typedef struct yb_progress yb_progress; /* engine.h */
+
+/* One workload against one target, as `run` and `experiment` parse it:
+ * what is sent (corpus, codec settings), when (load model), on which
+ * sessions (policy) and for how long.  Read-only during the run. */
+typedef struct {
+    const char *corpus_path;
+    const yb_codec_ops *ops; /* codec for the corpus' protocol */
+    yb_target target;
+    unsigned threads;        /* workers, >= 1 */
+    unsigned concurrency;    /* closed-loop slots across all workers, >= threads */
+    unsigned streams;        /* HTTP/2 streams per session (1 for HTTP/1.1) */
+    yb_sess_policy policy;
+    unsigned pool_size;      /* YB_SESS_POOL: sessions across all workers */
+    int tls_resume;          /* per-request sessions resume TLS */
+    uint64_t requests;       /* total requests; 0 = one pass over the corpus */
+    uint64_t duration_ns;    /* stop issuing after this; 0 = none */
+    uint64_t timeout_ns;     /* per request (and connect); 0 = none */
+    uint64_t cache_bytes;    /* prepared-request cache per worker */
+    yb_tls_client_opts tls;
+    yb_codec_cfg codec;
+    yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE */
+    uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
+    uint64_t spin_ns;        /* open loop: wake this early and spin to the due time */
+    int timing_original;     /* open loop at the corpus' recorded times */
+    double speed;            /* timing_original: time scale (2 = twice as fast) */
+    volatile sig_atomic_t *stop; /* set asynchronously to stop the run */
+    /* Called from the calling thread about once a second while the run
+     * goes on (NULL = no progress). */
+    void (*progress)(const yb_progress *p, void *ud);
+    void *progress_ud;
+    uint64_t grace_ns;       /* in-flight grace period after a stop */
+} yb_engine_opts;
+
+#define YB_PLAN_MAX_PAIRS 1
+
+typedef struct {
+    const yb_engine_opts *workload; /* corpus, load model, session policy */
+    const yb_target *target;        /* where its sessions connect */
+} yb_plan_pair;
+
+typedef struct {
+    unsigned workers;               /* threads, >= 1 */
+    size_t n_pairs;
+    yb_plan_pair pair[YB_PLAN_MAX_PAIRS];
+} yb_plan;
+
+/* One worker's share of one pair. */
+typedef struct {
+    unsigned worker, workers; /* its request k is the pair's global request
+                               * k * workers + worker (one schedule, interleaved) */
+    int by_conn;              /* the corpus is shared by recorded connection */
+    unsigned slots;           /* closed-loop concurrency; also the cap on
+                               * per-request sessions open at once */
+    unsigned sess_limit;      /* persistent sessions open at once */
+    uint64_t budget;          /* requests to issue; UINT64_MAX = until the end */
+    int cycle;                /* wrap around the corpus share */
+    int open_loop;            /* due times from the schedule or the recording */
+    uint64_t run_ns;          /* stop issuing this long after the start; 0 = none */
+    uint64_t max_wait;        /* requests allowed to wait for a session */
+} yb_share;
+
+/* The plan of one workload against one target (o and o->target must
+ * outlive the plan). */
+void yb_plan_single(yb_plan *p, const yb_engine_opts *o);
+
+/* Fills *s with worker `worker`'s share of pair `pair` (< p->n_pairs). */
+void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s);
+
+#endif
