@@ -8,3 +8,4 @@ libyangblast_a_SOURCES += \
 	src/engine/schedule.c src/engine/schedule.h \
 	src/engine/source.c src/engine/source.h \
 	src/engine/pool.c src/engine/pool.h
+EXTRA_DIST += src/engine/README.md
