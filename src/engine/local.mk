@@ -9,3 +9,11 @@ libyangblast_a_SOURCES += \
 	src/engine/source.c src/engine/source.h \
 	src/engine/pool.c src/engine/pool.h
 EXTRA_DIST += src/engine/README.md
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_plan
+TESTS += tests/unit/test_plan
+tests_unit_test_plan_SOURCES = tests/unit/test_plan.c
+tests_unit_test_plan_LDADD = $(UNIT_LDADD)
+tests_unit_test_plan_CFLAGS = $(UNIT_CFLAGS)
+endif

@@ -1,0 +1,191 @@
+/* The plan's sharing out: every worker's part of the concurrency, the
+ * session limits, the -n budget and the run length, for the 1 x 1 plan of
+ * `run`.  Parts must add up to the whole, and none may be left empty where
+ * the run needs at least one. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "engine/plan.h"
+
+#define SEC UINT64_C(1000000000)
+
+static yb_engine_opts opts(unsigned threads, unsigned concurrency)
+{
+    yb_engine_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    o.concurrency = concurrency;
+    o.policy = YB_SESS_REUSE;
+    o.max_backlog = 1000;
+    return o;
+}
+
+static void test_single_pair(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(3, 3);
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    assert_int_equal(p.workers, 3);
+    assert_int_equal(p.n_pairs, 1);
+    assert_ptr_equal(p.pair[0].workload, &o);
+    assert_ptr_equal(p.pair[0].target, &o.target);
+}
+
+static void test_slots_and_reuse_sessions(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(2, 5);
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    yb_share a, b;
+    yb_plan_share(&p, 0, 0, &a);
+    yb_plan_share(&p, 0, 1, &b);
+    assert_int_equal(a.slots, 3);
+    assert_int_equal(b.slots, 2);
+    assert_int_equal(a.sess_limit, 3); /* reuse: one session per slot */
+    assert_int_equal(b.sess_limit, 2);
+    assert_int_equal(a.worker, 0);
+    assert_int_equal(b.worker, 1);
+    assert_int_equal(b.workers, 2);
+    assert_false(a.by_conn);
+}
+
+static void test_pool_never_empty(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(3, 6);
+    o.policy = YB_SESS_POOL;
+    o.pool_size = 4;
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    unsigned want[] = {2, 1, 1}, got = 0;
+    for (unsigned i = 0; i < 3; i++) {
+        yb_share s;
+        yb_plan_share(&p, 0, i, &s);
+        assert_int_equal(s.sess_limit, want[i]);
+        got += s.sess_limit;
+    }
+    assert_int_equal(got, 4);
+    /* fewer sessions than workers: each worker still gets one */
+    o.pool_size = 1;
+    for (unsigned i = 0; i < 3; i++) {
+        yb_share s;
+        yb_plan_share(&p, 0, i, &s);
+        assert_int_equal(s.sess_limit, 1);
+    }
+}
+
+static void test_per_request_and_original(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(1, 4);
+    o.policy = YB_SESS_PER_REQUEST;
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    yb_share s;
+    yb_plan_share(&p, 0, 0, &s);
+    assert_int_equal(s.sess_limit, 0); /* no persistent sessions */
+    assert_int_equal(s.slots, 4);      /* which caps the one-shot ones */
+    o.policy = YB_SESS_ORIGINAL;
+    yb_plan_share(&p, 0, 0, &s);
+    assert_int_equal(s.sess_limit, UINT32_MAX);
+    assert_true(s.by_conn);
+}
+
+static void test_budget_adds_up(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(3, 3);
+    o.requests = 7;
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    uint64_t want[] = {3, 2, 2}, sum = 0;
+    for (unsigned i = 0; i < 3; i++) {
+        yb_share s;
+        yb_plan_share(&p, 0, i, &s);
+        assert_int_equal(s.budget, want[i]);
+        assert_true(s.cycle); /* -n may be more than one pass */
+        assert_int_equal(s.run_ns, 0);
+        sum += s.budget;
+    }
+    assert_int_equal(sum, 7);
+}
+
+static void test_one_pass_or_duration(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(1, 1);
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    yb_share s;
+    yb_plan_share(&p, 0, 0, &s);
+    assert_true(s.budget == UINT64_MAX);
+    assert_false(s.cycle); /* neither -n nor -D: one pass */
+    assert_int_equal(s.run_ns, 0);
+    assert_false(s.open_loop);
+    assert_true(s.max_wait == UINT64_MAX); /* the closed loop has no backlog cap */
+    o.duration_ns = 2 * SEC;
+    yb_plan_share(&p, 0, 0, &s);
+    assert_true(s.cycle);
+    assert_int_equal(s.run_ns, 2 * SEC);
+}
+
+static void test_schedule_length(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(2, 2);
+    char err[128];
+    assert_int_equal(yb_sched_parse("ramp:10..20/3s", &o.sched, err, sizeof err), 0);
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    yb_share s;
+    yb_plan_share(&p, 0, 1, &s);
+    assert_true(s.open_loop);
+    assert_true(s.cycle);
+    assert_int_equal(s.run_ns, 3 * SEC); /* a ramp ends by itself */
+    assert_int_equal(s.max_wait, 1000);  /* --max-backlog */
+    /* -n ends the run instead */
+    o.requests = 10;
+    yb_plan_share(&p, 0, 1, &s);
+    assert_int_equal(s.run_ns, 0);
+    assert_int_equal(s.budget, 5);
+    /* -D wins over the ramp's length */
+    o.duration_ns = 1 * SEC;
+    yb_plan_share(&p, 0, 1, &s);
+    assert_int_equal(s.run_ns, 1 * SEC);
+}
+
+static void test_timing_original_is_open_loop(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(1, 1);
+    o.timing_original = 1;
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    yb_share s;
+    yb_plan_share(&p, 0, 0, &s);
+    assert_true(s.open_loop);
+    assert_int_equal(s.max_wait, 1000);
+    assert_int_equal(s.run_ns, 0); /* no schedule length: ends with the corpus */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_pair),
+        cmocka_unit_test(test_slots_and_reuse_sessions),
+        cmocka_unit_test(test_pool_never_empty),
+        cmocka_unit_test(test_per_request_and_original),
+        cmocka_unit_test(test_budget_adds_up),
+        cmocka_unit_test(test_one_pass_or_duration),
+        cmocka_unit_test(test_schedule_length),
+        cmocka_unit_test(test_timing_original_is_open_loop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
