@@ -211,8 +211,12 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         {"user-agent", cfg->user_agent},
         {"username", h->grpc && cfg->user ? cfg->user : NULL},
         {"password", h->grpc && cfg->user ? cfg->password : NULL},
-        {"authorization", !h->grpc ? cfg->auth_header : NULL},
+        /* gNMI with --user sends username/password metadata (above); a
+         * bearer token goes as `authorization` metadata, as gNMI servers
+         * expect, and so does HTTP Basic on plain HTTP/2 */
+        {"authorization", !h->grpc || !cfg->user ? cfg->auth_header : NULL},
     };
+    const int our_auth = !h->grpc || !cfg->user ? cfg->auth_header != NULL : 0;
     size_t nfixed = sizeof fixed / sizeof fixed[0];
     size_t max_nv = nfixed + r->n_headers + cfg->n_extra, arena = 0;
     for (size_t i = 0; i < nfixed; i++)
@@ -251,8 +255,10 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
             ADD(fixed[i][0], strlen(fixed[i][0]), fixed[i][1], strlen(fixed[i][1]));
     for (size_t i = 0; i < r->n_headers; i++) {
         const yb_header *x = &r->headers[i];
+        /* credentials of ours replace the recorded ones, never join them */
         if (hdr_skip(x->name) || (h->grpc && cfg->user && (!strcasecmp(x->name, "username") ||
-                                                          !strcasecmp(x->name, "password"))))
+                                                          !strcasecmp(x->name, "password"))) ||
+            (our_auth && !strcasecmp(x->name, "authorization")))
             continue;
         ADD(x->name, strlen(x->name), x->value, x->value_len);
     }
@@ -412,6 +418,8 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
          * long as it was meant to, so it is ok, with no gRPC status of
          * the server's unless one came before our reset. */
         x->res.grpc_status = g;
+        if (g > GRPC_CANCELLED)
+            x->res.err = YB_ERR_STATUS; /* the server ended it with an error first */
         if (!x->res.sent)
             x->res.sent = c->now;
         return;
@@ -487,6 +495,23 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
     return 0;
 }
 
+/* The server ended the call while our side is still open (a Subscribe
+ * rejected with UNAUTHENTICATED or UNAVAILABLE before our half-close, a
+ * POLL or STREAM call ended by the server, an answer that beat a long
+ * request body): the call is over, so it completes now with the server's
+ * status, and our side is reset instead of being kept open until the run
+ * or the request's timeout ends it. */
+static void remote_ended(yb_codec *c, stream *st, int32_t sid)
+{
+    yb_exchange *x = st->x;
+    nghttp2_session_set_stream_user_data(c->ng, sid, NULL);
+    stream_complete(c, st, NGHTTP2_NO_ERROR);
+    stream_free(c, st);
+    x->stream_id = 0;
+    nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_NO_ERROR);
+    c->host->done(c->hostdata, x);
+}
+
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 {
     yb_codec *c = ud;
@@ -513,6 +538,12 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
     }
     default:
         break;
+    }
+    if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+        (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        if (st && !nghttp2_session_get_stream_local_close(ng, f->hd.stream_id))
+            remote_ended(c, st, f->hd.stream_id);
     }
     return 0;
 }
@@ -670,7 +701,9 @@ static int on_stream_close(nghttp2_session *ng, int32_t sid, uint32_t ec, void *
 static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t len,
                          uint32_t *flags, nghttp2_data_source *src, void *ud)
 {
-    (void)ng; (void)sid; (void)ud;
+    (void)ud;
+    if (!nghttp2_session_get_stream_user_data(ng, sid))
+        return NGHTTP2_ERR_DEFERRED; /* completed already; our reset ends it */
     stream *st = src->ptr;
     const h2_req *h = st->x->req->h2;
     size_t n = st->body_limit - st->body_off;

@@ -20,10 +20,35 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+/* A URL with user-info (SCHEME://USER:PASSWORD@HOST) puts a secret on the
+ * command line, where every user of the machine can read it: refused, and
+ * the message shows the URL with the password masked, never the password.
+ * Returns 0 when url has no user-info, else -1 with err set. */
+static int refuse_userinfo(const char *url, const char *auth, char *err, size_t errlen)
+{
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', alen);
+    if (!at)
+        return 0;
+    /* the user-info ends at the LAST '@' of the authority */
+    for (const char *q = at + 1; q < auth + alen; q++)
+        if (*q == '@')
+            at = q;
+    const char *colon = memchr(auth, ':', (size_t)(at - auth));
+    const char *user_end = colon ? colon : at;
+    return fail(err, errlen,
+                "--target '%.*s%s%s': user-info in the URL is not accepted (it would put "
+                "the password on the command line); give --user NAME and the password "
+                "in YANGBLAST_PASSWORD or --password-file",
+                (int)(user_end - url), url, colon ? ":***" : "", at);
+}
+
 int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     const char *p = strstr(url, "://");
+    if (refuse_userinfo(url, p ? p + 3 : url, err, errlen) < 0)
+        return -1;
     if (!p || p == url || (size_t)(p - url) >= sizeof t->scheme)
         return fail(err, errlen, "--target '%s': expected SCHEME://HOST[:PORT]", url);
     memcpy(t->scheme, url, (size_t)(p - url));

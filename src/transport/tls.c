@@ -7,10 +7,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -155,6 +158,40 @@ static int new_session_cb(SSL *ssl, SSL_SESSION *sess)
     }
     e->sess[e->n++] = sess;
     return 1;                           /* we keep the reference */
+}
+
+/* Opens the key log for appending.  Key logs decrypt every session they
+ * cover, so they are secrets: a new file is created 0600, and an existing
+ * regular file that group or others may read or write is refused rather
+ * than extended (a FIFO or a device, e.g. /dev/stderr, is the user's own
+ * choice of destination).  Returns the stream, or NULL with err set. */
+static FILE *keylog_open(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open key log %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        snprintf(err, errlen, "cannot open key log %s: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+        snprintf(err, errlen,
+                 "key log %s is accessible to group/others (mode %04o); TLS secrets must "
+                 "stay private: chmod 600 %s, or give a new file",
+                 path, (unsigned)(st.st_mode & 07777), path);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "a");
+    if (!f) {
+        snprintf(err, errlen, "cannot open key log %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 static void keylog_cb(const SSL *ssl, const char *line)
@@ -303,13 +340,8 @@ yb_tls_ctx *yb_tls_client_ctx_new(const yb_tls_client_opts *o, char *err, size_t
         SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET);
     }
     if (o->keylog) {
-        c->keylog = fopen(o->keylog, "a");
-        if (!c->keylog) {
-            if (err && errlen)
-                snprintf(err, errlen, "cannot open key log %s: %s", o->keylog,
-                         strerror(errno));
+        if (!(c->keylog = keylog_open(o->keylog, err, errlen)))
             goto fail;
-        }
         SSL_CTX_set_keylog_callback(c->ctx, keylog_cb);
     }
     return c;

@@ -8,7 +8,7 @@ for /gnmi.gNMI/Capabilities, Get, Set (unary) and Subscribe (bidi stream).
 
 Usage:
   /usr/bin/python3 gnmi_server.py [--port N] [--tls CERT KEY]
-        [--require-user NAME] [--stats FILE] [--max-seconds S]
+        [--require-user NAME] [--require-token] [--stats FILE] [--max-seconds S]
         [--status-code N] [--delay-ms N] [--workers N] [--proto-dir DIR]
 
   --port N           listen on 127.0.0.1:N; 0 (default) picks a free port.
@@ -17,6 +17,9 @@ Usage:
                      it, insecure HTTP/2 (h2c, prior knowledge)
   --require-user U   every RPC must carry metadata username=U and
                      password=$GNMI_TEST_PASSWORD, else UNAUTHENTICATED
+  --require-token    every RPC must carry metadata
+                     authorization="Bearer $GNMI_TEST_TOKEN", else
+                     UNAUTHENTICATED
   --stats FILE       JSON statistics, rewritten atomically (temp + rename)
                      on every change and on exit
   --max-seconds S    exit by itself after S seconds (default 60)
@@ -52,7 +55,8 @@ Statistics JSON keys: connections (distinct context.peer() strings, i.e. TCP
 connections), rpcs {method: n}, rpcs_total, set_valid, set_ops {update,
 replace, delete, union_replace}, get_not_found, subscribe_modes {ONCE,
 POLL, STREAM}, polls, notifications_sent, usernames {name: n} (never
-passwords), metadata_keys (names only), with_credentials, unauthenticated,
+passwords), metadata_keys (names only), with_credentials, bearer_ok (RPCs
+whose authorization metadata was the expected bearer token), unauthenticated,
 bad_requests, faults_injected, store_entries, port, tls.
 """
 import argparse
@@ -113,6 +117,7 @@ class Stats:
             "usernames": {},
             "metadata_keys": [],
             "with_credentials": 0,
+            "bearer_ok": 0,
             "unauthenticated": 0,
             "bad_requests": 0,
             "faults_injected": 0,
@@ -185,6 +190,7 @@ class GnmiService:
         self.stopping = stopping
         self.store = Store()
         self.password = os.environ.get("GNMI_TEST_PASSWORD", "")
+        self.token = os.environ.get("GNMI_TEST_TOKEN", "")
 
     # ---- common prologue --------------------------------------------------
     def prologue(self, method, context):
@@ -201,6 +207,12 @@ class GnmiService:
                 context.abort(grpc.StatusCode.UNAUTHENTICATED,
                               "authentication failed: bad or missing "
                               "username/password metadata")
+        if md.get("authorization") == "Bearer " + self.token and self.token:
+            self.stats.inc("bearer_ok")
+        elif self.a.require_token:
+            self.stats.inc("unauthenticated")
+            context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                          "authentication failed: bad or missing bearer token")
         if self.a.status_code:
             self.stats.inc("faults_injected")
             context.abort(CODES.get(self.a.status_code,
@@ -445,6 +457,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     ap.add_argument("--require-user", metavar="NAME")
+    ap.add_argument("--require-token", action="store_true")
     ap.add_argument("--stats", metavar="FILE")
     ap.add_argument("--max-seconds", type=float, default=60.0)
     ap.add_argument("--status-code", type=int, default=0)

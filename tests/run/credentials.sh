@@ -1,0 +1,107 @@
+#!/bin/bash
+# `yangblast run` with credentials and rejected calls: a bearer token goes
+# to gNMI servers as `authorization` metadata; a target URL with user-info
+# is refused without printing its password (run and experiment); key logs
+# are created 0600 and a group/world-accessible one is refused; a Subscribe
+# the server rejects (UNAUTHENTICATED before our half-close) ends at once as
+# an error with the server's status, in ONCE, POLL and STREAM mode.
+# Every run is bounded by `timeout 60`.
+. "${YB_SRCDIR:-.}/tests/lib.sh"
+. "$YB_SRCDIR/tests/peers/peer.sh"
+unset YANGBLAST_PASSWORD YANGBLAST_TOKEN
+
+# yb ARGS...: yangblast under `timeout 60`; output in $T/out, exit in $rc.
+yb() {
+    timeout 60 "$YB" "$@" >"$T/out" 2>&1
+    rc=$?
+}
+stop_py() { [ -f "$T/py/pid" ] && peer_stop "$T/py"; return 0; }
+at_exit stop_py
+
+check "synth gnmi Set corpus" "$YB" synth acl --proto gnmi -n 5 -o "$T/set.ybc"
+for m in once poll stream; do
+    check "synth subscribe $m" "$YB" synth acl --proto gnmi --op subscribe --mode $m \
+        --polls 2 --sample-interval 100ms -n 3 -o "$T/$m.ybc"
+done
+
+# ---- bearer token on gNMI ----------------------------------------------------
+TOKEN=tok-$$-Zq81
+if GNMI_TEST_TOKEN=$TOKEN peer_start "$T/py" gnmi_server.py --require-token \
+        --stats "$T/py/stats.json" --max-seconds 60; then
+    PURL=grpc://127.0.0.1:$(peer_port "$T/py")
+    YANGBLAST_TOKEN=$TOKEN yb run "$T/set.ybc" --target "$PURL" -q --json "$T/tok.json"
+    is "YANGBLAST_TOKEN on gNMI: exit 0, 5 ok" \
+        "$rc $(jget "$T/tok.json" 'r["summary"]["requests_ok"]')" "0 5"
+    printf '%s\n' "$TOKEN" >"$T/token"
+    yb run "$T/set.ybc" --target "$PURL" -q --token-file "$T/token" --json "$T/tokf.json"
+    is "--token-file on gNMI: exit 0, 5 ok" \
+        "$rc $(jget "$T/tokf.json" 'r["summary"]["requests_ok"]')" "0 5"
+    YANGBLAST_TOKEN=not-$TOKEN yb run "$T/set.ybc" --target "$PURL" -q --json "$T/tokbad.json"
+    is "a wrong token: exit 1, UNAUTHENTICATED counted" \
+        "$rc $(jget "$T/tokbad.json" 'r["grpc_status"]')" '1 {"16":5}'
+    peer_stop "$T/py"
+    is "server: 10 RPCs carried 'authorization: Bearer TOKEN', 5 were refused" \
+        "$(jget "$T/py/stats.json" '[r["bearer_ok"], r["unauthenticated"], r["rpcs_total"]]')" "[10,5,15]"
+else
+    not_ok "gnmi_server.py starts"
+fi
+
+# ---- rejected Subscribe calls -------------------------------------------------
+SOUT=$T/serve.out
+YANGBLAST_SERVE_PASSWORD=right-pw yb_serve "$SOUT" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
+    --auth admin || { echo "Bail out! serve did not start"; exit 1; }
+for m in once poll stream; do
+    # --timeout 20s: a call left waiting for it would show as timeouts and
+    # take 20 s; the outer `timeout 60` bounds a hang
+    t0=$(date +%s)
+    YANGBLAST_PASSWORD=wrong-pw yb run "$T/$m.ybc" --target "$GURL" --user admin -c 3 \
+        --timeout 20s -q --json "$T/rej-$m.json"
+    t1=$(date +%s)
+    is "rejected $m Subscribe: exit 1; 3 started, 3 errors of class status, gRPC 16 each" \
+        "$rc $(jget "$T/rej-$m.json" '[r["summary"]["requests_started"], r["summary"]["requests_error"], {k: v for k, v in r["errors"].items() if v}, r["grpc_status"]]')" \
+        '1 [3,3,{"status":3},{"16":3}]'
+    check "rejected $m Subscribe: ended well before --timeout ($((t1 - t0)) s)" test $((t1 - t0)) -lt 15
+done
+YANGBLAST_PASSWORD=wrong-pw yb run "$T/stream.ybc" --target "$GURL" --user admin \
+    --subscriptions 2 -D 1s -q --json "$T/rej-sub.json"
+is "rejected STREAM under --subscriptions -D: exit 1, UNAUTHENTICATED is the only status" \
+    "$rc $(jget "$T/rej-sub.json" '[r["summary"]["requests_error"] > 2, list(r["grpc_status"]), r["errors"]["timeout"]]')" \
+    '1 [true,["16"],0]'
+YANGBLAST_PASSWORD=right-pw yb run "$T/stream.ybc" --target "$GURL" --user admin \
+    --subscriptions 2 -D 1s -q --json "$T/acc-sub.json"
+is "accepted STREAM under --subscriptions -D: exit 0, 2 ok" \
+    "$rc $(jget "$T/acc-sub.json" '[r["summary"]["requests_ok"], r["summary"]["requests_error"]]')" '0 [2,0]'
+
+# ---- user-info in the target URL ---------------------------------------------
+SECRET=pw-$$-Xk4
+for u in "https://admin:$SECRET@127.0.0.1:1" "grpc://admin:$SECRET@127.0.0.1:1/x" \
+         "admin:$SECRET@127.0.0.1"; do
+    yb run "$T/set.ybc" --target "$u" -q
+    is "run --target with user-info ($(printf %s "$u" | sed "s/$SECRET/***/")): exit 2" "$rc" 2
+    check "... the password is not printed" bash -c "! grep -q -- '$SECRET' '$T/out'"
+    like "... the URL is shown masked, --user and YANGBLAST_PASSWORD named" "$(cat "$T/out")" \
+        'admin:\*\*\*@127\.0\.0\.1.*--user.*YANGBLAST_PASSWORD'
+done
+yb experiment sessions --gnmi "grpc://admin:$SECRET@127.0.0.1:1" -n 2
+is "experiment --gnmi with user-info: exit 2" "$rc" 2
+check "... the password is not printed" bash -c "! grep -q -- '$SECRET' '$T/out'"
+like "... the URL is shown masked" "$(cat "$T/out")" 'grpc://admin:\*\*\*@127\.0\.0\.1:1'
+
+# ---- --keylog ------------------------------------------------------------------
+yb_serve_stop
+yb_serve "$T/serve2.out" --restconf 127.0.0.1:0 --gnmi off --self-signed ||
+    { echo "Bail out! serve --self-signed did not start"; exit 1; }
+check "synth restconf corpus" "$YB" synth acl --proto restconf -n 3 -o "$T/rc.ybc"
+yb run "$T/rc.ybc" --target "$RURL" -k -q --keylog "$T/keys.log"
+is "--keylog new file: exit 0" "$rc" 0
+is "--keylog new file: created 0600" "$(stat -c %a "$T/keys.log")" 600
+check "--keylog: secrets written" grep -q '^CLIENT_RANDOM \|_TRAFFIC_SECRET_0 ' "$T/keys.log"
+yb run "$T/rc.ybc" --target "$RURL" -k -q --keylog "$T/keys.log"
+is "--keylog existing 0600 file: appended, exit 0" "$rc" 0
+: >"$T/open.log"
+chmod 644 "$T/open.log"
+yb run "$T/rc.ybc" --target "$RURL" -k -q --keylog "$T/open.log"
+is "--keylog on a 0644 file: exit 2" "$rc" 2
+like "... naming the file and the fix" "$(cat "$T/out")" "open\.log.*chmod 600"
+is "... nothing written to it" "$(stat -c %s "$T/open.log")" 0
+done_testing
