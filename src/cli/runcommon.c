@@ -50,6 +50,17 @@ static void wipe(char **s)
     }
 }
 
+/* 1 when s holds a control character: a bearer token goes into a header
+ * value verbatim, where one would break the framing of every request (a
+ * password only travels base64-encoded or as gNMI metadata). */
+static int has_ctl(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 int yb_credentials_load(const char *user, const char *password_file, const char *token_file,
                         yb_credentials *c)
 {
@@ -79,6 +90,12 @@ int yb_credentials_load(const char *user, const char *password_file, const char 
         c->token = token_file ? read_secret_file(token_file) : strdup(getenv("YANGBLAST_TOKEN"));
         if (!c->token)
             return -1;
+        if (has_ctl(c->token)) {
+            yb_errorf("%s: the token contains a control character",
+                      token_file ? token_file : "YANGBLAST_TOKEN");
+            yb_credentials_cleanup(c);
+            return -1;
+        }
         c->auth_header = join("Bearer", c->token);
     } else {
         return 0;
@@ -98,6 +115,22 @@ void yb_credentials_cleanup(yb_credentials *c)
     wipe(&c->auth_header);
 }
 
+/* Prints the mixed-corpus refusal: every protocol with its count. */
+static void refuse_mixed(const char *path, const uint64_t *n, size_t np)
+{
+    char list[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < np; i++)
+        if (n[i] && len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s %llu",
+                                    len ? ", " : "", yb_proto_name((yb_proto)i),
+                                    (unsigned long long)n[i]);
+    yb_errorf("%s: the corpus mixes protocols that travel over different codecs (%s "
+              "records); a run replays one protocol: split it, e.g. yangblast corpus cat "
+              "%s | jq -c 'select(.protocol==\"gnmi\")' | yangblast corpus import -o gnmi.ybc",
+              path, list, path);
+}
+
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
                   char *redacted, size_t rlen)
 {
@@ -107,24 +140,40 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
     }
+    /* Every record, not just the first: the engine runs one codec, and a
+     * record of the other kind could only be skipped, never sent. */
+    enum { NP = YB_PROTO_HTTP2 + 1 };
+    uint64_t n[NP] = {0}, total = 0, h2 = 0;
+    yb_proto first = YB_PROTO_UNSPECIFIED;
     const yb_request *q;
-    int rc = yb_corpus_reader_next(r, &q, err, sizeof err);
-    if (rc <= 0) {
-        if (rc == 0)
-            yb_errorf("%s: the corpus has no records", path);
-        else
-            yb_errorf("%s", err);
-        yb_corpus_reader_close(r);
-        return YB_EXIT_USAGE;
+    int rc;
+    while ((rc = yb_corpus_reader_next(r, &q, err, sizeof err)) == 1) {
+        if (!total++)
+            first = q->protocol;
+        if ((unsigned)q->protocol < NP)
+            n[q->protocol]++;
+        h2 += yb_proto_is_h2(q->protocol) != 0;
     }
     const yb_corpus_header *h = yb_corpus_reader_header(r);
-    size_t n = 0;
+    size_t nr = 0;
     redacted[0] = 0;
-    for (size_t i = 0; i < h->n_redactions && n < rlen; i++)
-        n += (size_t)snprintf(redacted + n, rlen - n, "%s%s", i ? ", " : "", h->redactions[i]);
-    *proto = yb_proto_name(q->protocol);
-    *ops = yb_proto_is_h2(q->protocol) ? &yb_h2_client_ops : &yb_h1_client_ops;
+    for (size_t i = 0; i < h->n_redactions && nr < rlen; i++)
+        nr += (size_t)snprintf(redacted + nr, rlen - nr, "%s%s", i ? ", " : "", h->redactions[i]);
     yb_corpus_reader_close(r);
+    if (rc < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    if (total == 0) {
+        yb_errorf("%s: the corpus has no records", path);
+        return YB_EXIT_USAGE;
+    }
+    if (h2 != 0 && h2 != total) {
+        refuse_mixed(path, n, NP);
+        return YB_EXIT_USAGE;
+    }
+    *proto = yb_proto_name(first);
+    *ops = h2 ? &yb_h2_client_ops : &yb_h1_client_ops;
     return 0;
 }
 

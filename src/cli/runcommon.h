@@ -21,10 +21,12 @@ int yb_credentials_load(const char *user, const char *password_file, const char 
 /* Wipes and frees the secrets. */
 void yb_credentials_cleanup(yb_credentials *c);
 
-/* Reads the corpus' first record to choose the codec (HTTP/1.1 or
- * HTTP/2) and its protocol name (static), and lists the header's redacted
- * credential names, comma-separated, in redacted (rlen bytes; "" when
- * none).  Returns 0 or YB_EXIT_USAGE with a message printed. */
+/* Reads the whole corpus to choose the codec (HTTP/1.1 or HTTP/2) and
+ * the protocol name (static) of its first record, and lists the header's
+ * redacted credential names, comma-separated, in redacted (rlen bytes; ""
+ * when none).  A corpus whose records need both codecs is refused, naming
+ * each protocol with its count.  Returns 0 or YB_EXIT_USAGE with a message
+ * printed. */
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
                   char *redacted, size_t rlen);
 

@@ -105,8 +105,7 @@ static int cache_add(yb_source *s, yb_prepared *p)
     return 1;
 }
 
-int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped, char *err,
-                   size_t errlen)
+int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t errlen)
 {
     if (s->cycling) {
         if (s->pos == s->n_cache) {
@@ -152,15 +151,20 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped
             return -1;
         }
         rc = s->ops->prepare(s->cfg, r, p);
-        if (rc == -EPROTONOSUPPORT || rc == -EINVAL) {
-            free(p);
-            (*skipped)++;
-            continue;
-        }
         if (rc < 0) {
+            /* A record the codec cannot send stops the run: skipping it
+             * would count a request that never started (the run checks the
+             * corpus' protocols before it starts, so this is a corpus that
+             * changed under it, or a field the codec refuses). */
             free(p);
-            snprintf(err, errlen, "record %llu: cannot prepare request: %s",
-                     (unsigned long long)k, strerror(-rc));
+            if (rc == -EPROTONOSUPPORT)
+                snprintf(err, errlen, "record %llu: a %s record cannot be sent by the %s codec",
+                         (unsigned long long)k, yb_proto_name(r->protocol), s->ops->name);
+            else
+                snprintf(err, errlen, "record %llu: cannot prepare the %s request: %s",
+                         (unsigned long long)k, yb_proto_name(r->protocol),
+                         rc == -EINVAL ? "a field would break the message framing"
+                                       : strerror(-rc));
             return -1;
         }
         p->record = k;
@@ -182,13 +186,13 @@ void yb_source_release(yb_source *s, yb_prepared *p)
         prepared_drop(s, p);
 }
 
-int yb_source_warm(yb_source *s, uint64_t *skipped, char *err, size_t errlen)
+int yb_source_warm(yb_source *s, char *err, size_t errlen)
 {
     if (!s->caching)
         return 0;
     for (;;) {
         yb_prepared *p;
-        int rc = yb_source_next(s, 0, &p, skipped, err, errlen);
+        int rc = yb_source_next(s, 0, &p, err, errlen);
         if (rc < 0)
             return -1;
         if (rc == 0)

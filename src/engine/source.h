@@ -19,17 +19,17 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
 uint64_t yb_source_passes(const yb_source *s);
 /* Next prepared request, cycling at the end of the share when cycle = 1.
  * Returns 1 with *out (release it with yb_source_release), 0 when the
- * share is exhausted (or empty), -1 with err on a corpus error.  Records
- * the codec cannot carry are skipped and counted in *skipped. */
-int yb_source_next(yb_source *s, int cycle, yb_prepared **out, uint64_t *skipped, char *err,
-                   size_t errlen);
+ * share is exhausted (or empty), -1 with err on a corpus error, which
+ * includes a record the codec cannot send (another protocol, a field that
+ * would break the framing): never skipped, since a skipped record would be
+ * counted without having started. */
+int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t errlen);
 /* Reads and prepares the whole share ahead of the run when it fits the
  * cache, so the first pass does not decode the corpus on the clock (an
  * open-loop schedule would see it as the generator's lateness).  Returns
  * 0 (also when the share is too big: the source then streams from the
- * start), or -1 with err.  Records the codec cannot carry are counted in
- * *skipped, as by yb_source_next. */
-int yb_source_warm(yb_source *s, uint64_t *skipped, char *err, size_t errlen);
+ * start), or -1 with err (as yb_source_next). */
+int yb_source_warm(yb_source *s, char *err, size_t errlen);
 /* Gives back a request from yb_source_next (freed unless cached). */
 void yb_source_release(yb_source *s, yb_prepared *p);
 void yb_source_free(yb_source *s);

@@ -140,13 +140,7 @@ static yb_exchange *take_request(worker *w, uint64_t due)
         return NULL;
     }
     yb_prepared *p;
-    uint64_t skipped = 0;
-    int rc = yb_source_next(w->src, w->share.cycle, &p, &skipped, w->err, sizeof w->err);
-    if (skipped) {
-        /* records this codec cannot carry: counted, never dropped silently */
-        w->rec.completed += skipped;
-        w->rec.errors[YB_ERR_PROTOCOL] += skipped;
-    }
+    int rc = yb_source_next(w->src, w->share.cycle, &p, w->err, sizeof w->err);
     if (rc <= 0) {
         if (rc < 0)
             w->failed = 1;
@@ -477,11 +471,8 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned i, int live, cha
         return -1;
     if (o->sched.kind != YB_SCHED_NONE) {
         /* open loop: decode the corpus before the clock starts */
-        uint64_t skipped = 0;
-        if (yb_source_warm(w->src, &skipped, err, errlen) < 0)
+        if (yb_source_warm(w->src, err, errlen) < 0)
             return -1;
-        w->rec.completed += skipped;
-        w->rec.errors[YB_ERR_PROTOCOL] += skipped;
     }
     yb_pool_cfg pc = {
         .loop = &w->loop,

@@ -4,6 +4,6 @@ SH_TESTS += tests/run/gnmi.sh
 EXTRA_DIST += tests/run/gnmi.sh tests/run/local.mk tests/peers/h2bad.py bench/h2_vs_h2load.sh
 SH_TESTS += tests/run/restconf.sh
 EXTRA_DIST += tests/run/restconf.sh bench/h1_vs_wrk.sh bench/README.md
-## Credentials (bearer token on gNMI, user-info URLs, key logs), rejected Subscribe calls.
-SH_TESTS += tests/run/credentials.sh
-EXTRA_DIST += tests/run/credentials.sh
+## Hardening: credentials (bearer token on gNMI, user-info URLs, key logs), rejected Subscribe calls, mixed corpora.
+SH_TESTS += tests/run/hardening.sh
+EXTRA_DIST += tests/run/hardening.sh

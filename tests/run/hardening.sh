@@ -4,7 +4,9 @@
 # is refused without printing its password (run and experiment); key logs
 # are created 0600 and a group/world-accessible one is refused; a Subscribe
 # the server rejects (UNAUTHENTICATED before our half-close) ends at once as
-# an error with the server's status, in ONCE, POLL and STREAM mode.
+# an error with the server's status, in ONCE, POLL and STREAM mode; a
+# corpus mixing protocols that need different codecs is refused before the
+# run, naming each protocol and its count.
 # Every run is bounded by `timeout 60`.
 . "${YB_SRCDIR:-.}/tests/lib.sh"
 . "$YB_SRCDIR/tests/peers/peer.sh"
@@ -19,10 +21,12 @@ stop_py() { [ -f "$T/py/pid" ] && peer_stop "$T/py"; return 0; }
 at_exit stop_py
 
 check "synth gnmi Set corpus" "$YB" synth acl --proto gnmi -n 5 -o "$T/set.ybc"
-for m in once poll stream; do
-    check "synth subscribe $m" "$YB" synth acl --proto gnmi --op subscribe --mode $m \
-        --polls 2 --sample-interval 100ms -n 3 -o "$T/$m.ybc"
-done
+check "synth subscribe once" "$YB" synth acl --proto gnmi --op subscribe --mode once -n 3 \
+    -o "$T/once.ybc"
+check "synth subscribe poll" "$YB" synth acl --proto gnmi --op subscribe --mode poll --polls 2 \
+    -n 3 -o "$T/poll.ybc"
+check "synth subscribe stream" "$YB" synth acl --proto gnmi --op subscribe --mode stream \
+    --sample-interval 100ms -n 3 -o "$T/stream.ybc"
 
 # ---- bearer token on gNMI ----------------------------------------------------
 TOKEN=tok-$$-Zq81
@@ -45,6 +49,10 @@ if GNMI_TEST_TOKEN=$TOKEN peer_start "$T/py" gnmi_server.py --require-token \
 else
     not_ok "gnmi_server.py starts"
 fi
+
+YANGBLAST_TOKEN=$'tok\r\nX-Injected: 1' yb run "$T/set.ybc" --target grpc://127.0.0.1:1 -q
+is "a token with CR/LF: exit 2 before the run" "$rc" 2
+like "... saying why" "$(cat "$T/out")" 'YANGBLAST_TOKEN: the token contains a control character'
 
 # ---- rejected Subscribe calls -------------------------------------------------
 SOUT=$T/serve.out
@@ -104,4 +112,25 @@ yb run "$T/rc.ybc" --target "$RURL" -k -q --keylog "$T/open.log"
 is "--keylog on a 0644 file: exit 2" "$rc" 2
 like "... naming the file and the fix" "$(cat "$T/out")" "open\.log.*chmod 600"
 is "... nothing written to it" "$(stat -c %s "$T/open.log")" 0
+
+# ---- mixed-protocol corpora ----------------------------------------------------
+check "synth 2 restconf + 3 gnmi" bash -c "'$YB' synth acl --proto restconf -n 2 -o '$T/r2.ybc' &&
+    '$YB' synth acl --proto gnmi -n 3 -o '$T/g3.ybc'"
+("$YB" corpus cat "$T/r2.ybc"; "$YB" corpus cat "$T/g3.ybc") >"$T/mixed.jsonl"
+check "corpus import of a mixed JSON-lines file" "$YB" corpus import "$T/mixed.jsonl" -o "$T/mixed.ybc"
+for tg in "$RURL" "grpc://127.0.0.1:1"; do
+    yb run "$T/mixed.ybc" --target "$tg" -q --json "$T/mixed.json"
+    is "run a mixed corpus against $tg: exit 2, no report" "$rc $(test -e "$T/mixed.json"; echo $?)" "2 1"
+    like "... naming the protocols and their counts" "$(cat "$T/out")" 'mixes protocols.*restconf 2, gnmi 3'
+done
+yb experiment sessions --gnmi grpc://127.0.0.1:1 --gnmi-corpus "$T/mixed.ybc" -n 2
+is "experiment with a mixed --gnmi-corpus: exit 2" "$rc" 2
+like "... naming the protocols and their counts" "$(cat "$T/out")" 'mixes protocols.*restconf 2, gnmi 3'
+# the split the message suggests works
+"$YB" corpus cat "$T/mixed.ybc" | jq -c 'select(.protocol=="restconf")' |
+    "$YB" corpus import -o "$T/ronly.ybc" >/dev/null 2>&1
+yb run "$T/ronly.ybc" --target "$RURL" -k -q --json "$T/ronly.json"
+is "the suggested split: its restconf part runs, 2 started, 2 completed, 2 ok" \
+    "$rc $(jget "$T/ronly.json" '[r["summary"]["requests_started"], r["summary"]["requests_completed"], r["summary"]["requests_ok"]]')" \
+    "0 [2,2,2]"
 done_testing
