@@ -5,6 +5,7 @@
 #include "capture/tls_decrypt.h"
 #include "cli/cli.h"
 #include "corpus/corpus.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -174,6 +175,7 @@ int yb_cmd_capture(int argc, char **argv)
     yb_corpus_writer *w = NULL;
     char tmp[4096];
     int have_tmp = 0;
+    char *replaced = NULL; /* the file out's rename replaces, or NULL: in place */
     yb_corpus_header h;
     yb_corpus_header_init(&h);
 
@@ -190,13 +192,31 @@ int yb_cmd_capture(int argc, char **argv)
     }
     o.keylog = (struct yb_keylog *)kl;
 
-    /* Records go to a temporary corpus first (see rewrite). */
-    const char *dir = strcmp(out, "-") ? out : NULL;
+    /* Records go to a temporary corpus first (see rewrite): beside the file
+     * a rename will replace, or in TMPDIR when out is written in place (a
+     * device, a pipe, stdout) and the second pass copies it there. */
+    if (json && yb_outfile_is_stdout(json) && yb_outfile_is_stdout(out)) {
+        ret = yb_usage_error("capture", "-o - and --json - would both write to standard output");
+        goto out;
+    }
+    if ((json && yb_outfile_check(json, 0, err, sizeof err) < 0) ||
+        yb_outfile_check(out, 0, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_USAGE;
+        goto out;
+    }
+    replaced = yb_outfile_replaced_path(out, err, sizeof err);
+    if (!replaced && *err) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_USAGE;
+        goto out;
+    }
     int tl;
-    if (dir) {
-        const char *slash = strrchr(out, '/');
-        tl = snprintf(tmp, sizeof tmp, "%.*s.%s.capture.%ld", slash ? (int)(slash - out + 1) : 0,
-                      out, base(out), (long)getpid());
+    if (replaced) {
+        const char *slash = strrchr(replaced, '/');
+        tl = snprintf(tmp, sizeof tmp, "%.*s.%s.capture.%ld",
+                      slash ? (int)(slash - replaced + 1) : 0, replaced, base(replaced),
+                      (long)getpid());
     } else {
         const char *td = getenv("TMPDIR");
         tl = snprintf(tmp, sizeof tmp, "%s/yangblast-capture.%ld", td && *td ? td : "/tmp",
@@ -262,13 +282,13 @@ int yb_cmd_capture(int argc, char **argv)
             ret = YB_EXIT_RUNTIME;
             goto out;
         }
-    if (nred || !dir) {
+    if (nred || !replaced) {
         if (rewrite(tmp, out, &h, err, sizeof err) < 0) {
             yb_errorf("%s", err);
             ret = YB_EXIT_RUNTIME;
             goto out;
         }
-    } else if (rename(tmp, out) < 0) {
+    } else if (rename(tmp, replaced) < 0) {
         yb_errorf("%s: %s", out, strerror(errno));
         ret = YB_EXIT_RUNTIME;
         goto out;
@@ -278,12 +298,17 @@ int yb_cmd_capture(int argc, char **argv)
     if (!quiet)
         yb_capture_report_text(cap, stderr);
     if (json) {
-        FILE *jf = strcmp(json, "-") ? fopen(json, "w") : stdout;
-        if (!jf || yb_capture_report_json(cap, jf) < 0 || (jf != stdout && fclose(jf) != 0)) {
+        yb_outfile jf;
+        if (yb_outfile_open(&jf, json, 0, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_RUNTIME;
+        } else if (yb_capture_report_json(cap, jf.f) < 0) {
+            yb_outfile_abort(&jf);
             yb_errorf("%s: cannot write the JSON report", json);
             ret = YB_EXIT_RUNTIME;
-        } else if (jf == stdout) {
-            fflush(stdout);
+        } else if (yb_outfile_commit(&jf, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_RUNTIME;
         }
     }
 out:
@@ -294,5 +319,6 @@ out:
     yb_capture_free(cap);
     yb_keylog_free(kl);
     yb_corpus_header_cleanup(&h);
+    free(replaced);
     return ret;
 }

@@ -207,6 +207,10 @@ int yb_cmd_experiment(int argc, char **argv)
                           {YB_SESS_PER_REQUEST, 1, "new session per request, TLS resumed"}};
     size_t n_pol = resume ? 3 : 2;
 
+    const char *outs[] = {json};
+    FILE *text;
+    if ((rc = yb_check_outputs("experiment", outs, 1, ro.csv, &text)))
+        return rc;
     yb_credentials cred;
     if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
         return YB_EXIT_USAGE;
@@ -326,11 +330,11 @@ int yb_cmd_experiment(int argc, char **argv)
                 continue;
             char title[160];
             snprintf(title, sizeof title, "%s, %s", tg[t].label, pol[p].title);
-            printf("\n");
-            yb_report_study_table(stdout, title, rows, n, ro.unit ? ro.unit : "ACL");
+            fprintf(text, "\n");
+            yb_report_study_table(text, title, rows, n, ro.unit ? ro.unit : "ACL");
         }
     }
-    printf("\nWhere the time goes (mean per request, ms; largest run of each):\n");
+    fprintf(text, "\nWhere the time goes (mean per request, ms; largest run of each):\n");
     const yb_recorder *brk[6];
     const char *labels[6];
     char lbuf[6][96];
@@ -351,8 +355,8 @@ int yb_cmd_experiment(int argc, char **argv)
             }
         }
     }
-    yb_report_phase_breakdown(stdout, labels, brk, nb);
-    printf("\n");
+    yb_report_phase_breakdown(text, labels, brk, nb);
+    fprintf(text, "\n");
     /* The study's headline: how much faster one persistent session is. */
     for (int t = 0; t < 2; t++) {
         if (!tg[t].url)
@@ -364,10 +368,10 @@ int yb_cmd_experiment(int argc, char **argv)
         double dr = yb_report_duration_s(&recs[ri]), dp = yb_report_duration_s(&recs[pi]);
         double rr = dr > 0 ? (double)recs[ri].ok / dr : 0, rp = dp > 0 ? (double)recs[pi].ok / dp : 0;
         if (rr > 0 && rp > 0)
-            printf("%s: one persistent session is %.1fx faster than a new session per request "
+            fprintf(text, "%s: one persistent session is %.1fx faster than a new session per request "
                    "(%.1f vs %.1f ACL/s, %llu requests)\n",
                    tg[t].label, rr / rp, rr, rp, (unsigned long long)counts[k]);
-        yb_report_session_cost(stdout, tg[t].label, &recs[ri], &recs[pi]);
+        yb_report_session_cost(text, tg[t].label, &recs[ri], &recs[pi]);
     }
     if (json) {
         json_t *top = json_object();

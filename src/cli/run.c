@@ -5,6 +5,7 @@
 #include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/report.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -169,6 +170,15 @@ int yb_cmd_run(int argc, char **argv)
         return yb_usage_error("run", "--subscriptions holds gNMI Subscribe calls open, but %s is "
                               "a %s corpus", o.corpus_path, proto);
 
+    /* Every output is checked now: a bad path costs milliseconds, not the
+     * run.  (--keylog is a TLS session log, appended to by the transport.) */
+    const char *outs[] = {json, hgrm, hlog};
+    FILE *text;
+    if ((rc = yb_check_outputs("run", outs, sizeof outs / sizeof outs[0], csv, &text)))
+        return rc;
+    if (o.tls.keylog && yb_outfile_is_stdout(o.tls.keylog))
+        return yb_usage_error("run", "--keylog takes a file, not '-'");
+
     /* Credentials: from the environment or files only, never argv. */
     yb_credentials cred;
     if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
@@ -231,9 +241,9 @@ int yb_cmd_run(int argc, char **argv)
         .cpu_sys_s = cpu_sys,
         .max_errors = max_errors,
     };
-    if (yb_report_text(stdout, &rec, &info) < 0)
+    if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
-    fflush(stdout);
+    fflush(text);
     if (json) {
         json_t *j = yb_report_json(&rec, &info);
         if (!j || yb_write_json_file(json, j, err, sizeof err) < 0) {

@@ -3,6 +3,7 @@
 #include "cli/runopts.h"
 #include "cli/cli.h"
 #include "cli/runcommon.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -335,5 +336,29 @@ int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url)
         if (r->given[TLS_ONLY[i]])
             return yb_usage_error(cmd, "%s applies to TLS targets (https://, grpcs://), not '%s'",
                                   yb_runopts_name(TLS_ONLY[i]), url);
+    return 0;
+}
+
+int yb_check_outputs(const char *cmd, const char *const *paths, size_t n, const char *append,
+                     FILE **text)
+{
+    char err[600];
+    const char *out = NULL;
+    *text = stdout;
+    for (size_t i = 0; i <= n; i++) {
+        const char *p = i < n ? paths[i] : append;
+        if (!p)
+            continue;
+        if (yb_outfile_is_stdout(p)) {
+            if (out)
+                return yb_usage_error(cmd, "at most one output can be standard output ('-')");
+            out = p;
+            *text = stderr; /* the human report makes room: --json - | jq works */
+        }
+        if (yb_outfile_check(p, i == n, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            return YB_EXIT_USAGE;
+        }
+    }
     return 0;
 }

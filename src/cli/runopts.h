@@ -70,4 +70,12 @@ const char *yb_runopts_name(int id);
  * none was given. */
 int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url);
 
+/* Checks every output path before the run (paths[0..n) replaced whole,
+ * append appended to; NULLs skipped): each can be written, and at most one
+ * is "-" (standard output), in which case *text is stderr (where the human
+ * report then goes), else stdout.  Returns 0 or YB_EXIT_USAGE with the
+ * path and reason printed. */
+int yb_check_outputs(const char *cmd, const char *const *paths, size_t n, const char *append,
+                     FILE **text);
+
 #endif

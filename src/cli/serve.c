@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "serve/server.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -181,6 +182,21 @@ int yb_cmd_serve(int argc, char **argv)
         return yb_usage_error("serve", "--write-cert needs --self-signed");
     if (pwfile && !o.auth_user)
         return yb_usage_error("serve", "--auth-password-file needs --auth USER");
+    if (o.auth_cost_ns && !o.auth_user)
+        return yb_usage_error("serve", "--auth-cost needs --auth USER (no credentials are checked "
+                              "without it)");
+    if (o.no_resumption && !o.tls_cert && !o.self_signed)
+        return yb_usage_error("serve", "--no-resumption needs TLS (--tls-cert/--tls-key or "
+                              "--self-signed)");
+    if (o.stats_path && o.write_cert && yb_outfile_is_stdout(o.stats_path) &&
+        yb_outfile_is_stdout(o.write_cert))
+        return yb_usage_error("serve", "--stats - and --write-cert - would both write to "
+                              "standard output");
+    char cerr[600];
+    const char *outs[] = {o.stats_path, o.write_cert};
+    for (size_t i = 0; i < 2; i++)
+        if (outs[i] && yb_outfile_check(outs[i], 0, cerr, sizeof cerr) < 0)
+            return yb_usage_error("serve", "%s", cerr);
     char *pw = NULL;
     if (o.auth_user) {
         if (pwfile) {

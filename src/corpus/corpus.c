@@ -2,6 +2,7 @@
  * varint length + protobuf Entry.  See corpus.h and yangblast-corpus.5. */
 #include "config.h"
 #include "corpus/corpus.h"
+#include "util/outfile.h"
 #include "corpus/corpus.pb-c.h"
 
 #include <errno.h>
@@ -272,9 +273,9 @@ const char *yb_request_problem(const yb_request *r)
 /* writer                                                              */
 
 struct yb_corpus_writer {
-    int fd;
-    char *final_path; /* NULL when writing to stdout */
-    char *tmp_path;
+    int fd;            /* fileno(out.f): written unbuffered, never through out.f */
+    yb_outfile of;     /* temporary file renamed into place, or written in place */
+    int open;          /* of is open */
     ZSTD_CCtx *cctx;
     uint8_t *out;      /* compressed output buffer, IO_CHUNK */
     uint8_t *pack;     /* scratch for one packed entry */
@@ -363,13 +364,11 @@ static uint64_t creation_time_ns(void)
 
 static void writer_free(yb_corpus_writer *w)
 {
-    if (w->fd >= 0 && w->final_path)
-        close(w->fd);
+    if (w->open)
+        yb_outfile_abort(&w->of);
     ZSTD_freeCCtx(w->cctx);
     free(w->out);
     free(w->pack);
-    free(w->final_path);
-    free(w->tmp_path);
     free(w);
 }
 
@@ -389,23 +388,12 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 
-    if (strcmp(path, "-") == 0) {
-        w->fd = STDOUT_FILENO;
-    } else {
-        size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
-        w->final_path = strdup(path);
-        w->tmp_path = malloc(n);
-        if (!w->final_path || !w->tmp_path)
-            goto oom;
-        snprintf(w->tmp_path, n, "%s.tmp.XXXXXX", path);
-        w->fd = mkstemp(w->tmp_path);
-        if (w->fd < 0) {
-            seterr(err, errlen, "%s: cannot create temporary file: %s", path, strerror(errno));
-            writer_free(w);
-            return NULL;
-        }
-        fchmod(w->fd, 0644);
+    if (yb_outfile_open(&w->of, path, 0, err, errlen) < 0) {
+        writer_free(w);
+        return NULL;
     }
+    w->open = 1;
+    w->fd = fileno(w->of.f);
 
     Yangblast__Header ph = YANGBLAST__HEADER__INIT;
     ph.format_version = YB_CORPUS_FORMAT_VERSION;
@@ -491,17 +479,11 @@ void yb_corpus_writer_abort(yb_corpus_writer *w)
 {
     if (!w)
         return;
-    if (w->tmp_path && w->fd >= 0) {
-        close(w->fd);
-        w->fd = -1;
-        unlink(w->tmp_path);
-    }
     writer_free(w);
 }
 
 int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
 {
-    const char *name = w->final_path ? w->final_path : "<stdout>";
     int rc = w->failed;
     if (!rc) {
         Yangblast__Trailer t = YANGBLAST__TRAILER__INIT;
@@ -513,23 +495,17 @@ int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
     }
     if (!rc)
         rc = wr_compress(w, NULL, 0, ZSTD_e_end);
-    if (!rc && w->final_path) {
-        if (fsync(w->fd) < 0)
-            rc = -errno;
-        if (close(w->fd) < 0 && !rc)
-            rc = -errno;
-        w->fd = -1;
-        if (!rc && rename(w->tmp_path, w->final_path) < 0)
-            rc = -errno;
-        if (rc)
-            unlink(w->tmp_path);
-    }
     if (rc) {
-        seterr(err, errlen, "%s: write failed after %llu records: %s", name,
+        seterr(err, errlen, "%s: write failed after %llu records: %s", w->of.name,
                (unsigned long long)w->count,
                rc == -EINVAL ? "invalid record" : strerror(-rc));
         yb_corpus_writer_abort(w);
         return rc;
+    }
+    w->open = 0;
+    if (yb_outfile_commit(&w->of, err, errlen) < 0) {
+        writer_free(w);
+        return -EIO;
     }
     writer_free(w);
     return 0;

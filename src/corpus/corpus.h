@@ -103,9 +103,10 @@ int yb_corpus_header_add_redaction(yb_corpus_header *h, const char *name);
 
 typedef struct yb_corpus_writer yb_corpus_writer;
 
-/* Opens PATH for writing: the data goes to a temporary file beside it
- * (PATH.tmp.XXXXXX) that yb_corpus_writer_close renames into place; "-"
- * writes to stdout.  The header is written immediately; a header with
+/* Opens PATH for writing through yb_outfile: a regular file's data goes
+ * to a temporary file beside it (.PATH.XXXXXX) that yb_corpus_writer_close
+ * renames into place (a symbolic link is followed and stays a link); a
+ * device, FIFO or socket is written in place; "-" writes to stdout.  The header is written immediately; a header with
  * created_unix_ns == 0 gets the current time (or SOURCE_DATE_EPOCH).
  * Returns a writer or NULL with a message in err (size errlen). */
 yb_corpus_writer *yb_corpus_writer_open(const char *path,

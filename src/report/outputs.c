@@ -2,6 +2,7 @@
  * and .hlog interval log, and one CSV row per run for spreadsheets. */
 #include "config.h"
 #include "report/report.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -96,13 +97,13 @@ int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *inf
         "rate_per_s,e2e_p50_ms,e2e_p90_ms,e2e_p99_ms,e2e_p99_9_ms,e2e_max_ms,"
         "service_p50_ms,service_p99_ms,sessions_opened,tls_full,tls_resumed,cpu_per_request_us,"
         "notifications,updates,sync_p50_ms,sample_lateness_p99_ms\n";
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    yb_outfile of;
+    if (yb_outfile_open(&of, path, 1, err, errlen) < 0)
         return -1;
-    }
+    int fd = fileno(of.f);
     struct stat st;
-    int need_header = fstat(fd, &st) == 0 && st.st_size == 0;
+    /* a header only where a file starts: not on a device or pipe */
+    int need_header = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
     double d = yb_report_duration_s(r), mb = (double)r->bytes_out / 1e6;
     const yb_hdr *e = r->h[YB_H_E2E], *sv = r->h[YB_H_SERVICE];
     char corpus[512], target[512], proto[64], sess[64];
@@ -128,11 +129,10 @@ int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *inf
         r->completed ? (info->cpu_user_s + info->cpu_sys_s) * 1e6 / (double)r->completed : 0.0,
         r->notifications, r->updates, (double)yb_hdr_percentile(r->h[YB_H_SYNC], 50) / 1e3,
         (double)yb_hdr_percentile(r->h[YB_H_SAMPLE_LATENESS], 99) / 1e3);
-    int rc = 0;
-    if (n < 0 || (size_t)n >= sizeof row || write(fd, row, (size_t)n) != n) {
+    if (n < 0 || (size_t)n >= sizeof row || fwrite(row, 1, (size_t)n, of.f) != (size_t)n) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        rc = -1;
+        yb_outfile_abort(&of);
+        return -1;
     }
-    close(fd);
-    return rc;
+    return yb_outfile_commit(&of, err, errlen);
 }

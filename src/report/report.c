@@ -2,6 +2,7 @@
  * stable interface (man/yangblast-report.5); the text is for people. */
 #include "config.h"
 #include "report/report.h"
+#include "util/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -482,87 +483,16 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
 int yb_write_atomic(const char *path, int (*emit)(FILE *f, void *ud), void *ud, char *err,
                     size_t errlen)
 {
-    const char *slash, *base;
-    char *tmp = NULL;
-    size_t dirlen, n;
-    int fd = -1, rc = -1, made = 0;
-    FILE *f = NULL;
-
-    if (err && errlen)
-        err[0] = '\0';
-    if (!path || !emit) {
+    yb_outfile o;
+    if (yb_outfile_open(&o, path, 0, err, errlen) < 0)
+        return -1;
+    if (emit(o.f, ud) < 0) {
         if (err && errlen)
-            snprintf(err, errlen, "nothing to write");
+            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        yb_outfile_abort(&o);
         return -1;
     }
-    if (strcmp(path, "-") == 0) {
-        if (emit(stdout, ud) < 0 || fflush(stdout) != 0) {
-            if (err && errlen)
-                snprintf(err, errlen, "stdout: write failed");
-            return -1;
-        }
-        return 0;
-    }
-    slash = strrchr(path, '/');
-    dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    base = path + dirlen;
-    if (*base == '\0') {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: not a file name", path);
-        return -1;
-    }
-    /* The temporary lives in the target's directory so rename() stays on
-     * one file system and is atomic; the leading dot hides it from ls. */
-    n = dirlen + strlen(base) + sizeof("..XXXXXX");
-    tmp = malloc(n);
-    if (!tmp) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: out of memory", path);
-        goto out;
-    }
-    snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot create temporary file: %s", path, strerror(errno));
-        goto out;
-    }
-    made = 1;
-    /* mkstemp creates 0600; a report is meant to be shared. */
-    if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    fd = -1; /* owned by f now */
-    if (emit(f, ud) < 0 || fflush(f) != 0 || fsync(fileno(f)) < 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        if (err && errlen)
-            snprintf(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, path) < 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot rename into place: %s", path, strerror(errno));
-        goto out;
-    }
-    made = 0;
-    rc = 0;
-out:
-    if (f)
-        fclose(f);
-    if (fd >= 0)
-        close(fd);
-    if (made)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return yb_outfile_commit(&o, err, errlen);
 }
 
 static int emit_json(FILE *f, void *ud)

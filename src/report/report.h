@@ -75,10 +75,12 @@ int yb_report_phase_breakdown(FILE *f, const char *const *labels, const yb_recor
 int yb_report_session_cost(FILE *f, const char *label, const yb_recorder *reuse,
                            const yb_recorder *per_request);
 
-/* Writes what emit prints (it returns 0 or -1) to path through a
- * temporary file in the same directory, fsynced and renamed into place, so
- * a failed or interrupted write never leaves a partial file under path;
- * "-" writes to stdout.  Returns 0 or -1 with err. */
+/* Writes what emit prints (it returns 0 or -1) to path through
+ * yb_outfile: a regular file through a temporary file in the same
+ * directory, fsynced and renamed into place (a symbolic link is followed
+ * and stays a link), so a failed or interrupted write never leaves a
+ * partial file under path; a device, FIFO or socket in place; "-" to
+ * stdout.  Returns 0 or -1 with err. */
 int yb_write_atomic(const char *path, int (*emit)(FILE *f, void *ud), void *ud, char *err,
                     size_t errlen);
 

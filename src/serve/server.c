@@ -3,6 +3,7 @@
  * --idle-timeout, signals, statistics. */
 #include "config.h"
 #include "serve/serve_priv.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -121,25 +122,26 @@ static int bound_name(uv_tcp_t *h, char *buf, size_t cap)
 
 /* ---- self-signed certificate ---------------------------------------------------- */
 
-/* Writes data to path atomically (temp + rename).  Returns 0 or -errno. */
+/* Writes data to path through yb_outfile (a regular file by temp +
+ * rename, with mode; a device or pipe in place; "-" to stdout).  Returns 0
+ * or -errno. */
 static int write_file_atomic(const char *path, const void *data, size_t len, int mode)
 {
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        return -ENAMETOOLONG;
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return -errno;
-    (void)chmod(tmp, (mode_t)mode);
-    int ok = fwrite(data, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno ? errno : EIO;
-        unlink(tmp);
+    yb_outfile o;
+    char err[256];
+    if (yb_outfile_open(&o, path, 0, err, sizeof err) < 0)
+        return errno ? -errno : -EIO;
+    if (o.tmp && fchmod(fileno(o.f), (mode_t)mode) < 0) {
+        int e = errno;
+        yb_outfile_abort(&o);
         return -e;
     }
-    return 0;
+    if (fwrite(data, 1, len, o.f) != len) {
+        int e = errno ? errno : EIO;
+        yb_outfile_abort(&o);
+        return -e;
+    }
+    return yb_outfile_commit(&o, err, sizeof err) < 0 ? (errno ? -errno : -EIO) : 0;
 }
 
 /* Generates an EC P-256 key and a one-year certificate for localhost,
