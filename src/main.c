@@ -27,7 +27,7 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(f, "\nExit codes: 0 success; 1 errors exceeded the allowed threshold;\n"
-               "2 usage or input error; 3 runtime failure.\n"
+               "2 usage or input error; 3 runtime failure; 4 interrupted (SIGINT/SIGTERM).\n"
                "See yangblast(1) and yangblast-corpus(5).\n");
 }
 

@@ -11,6 +11,7 @@ enum {
     YB_EXIT_THRESHOLD = 1, /* a run finished but errors exceeded --max-errors */
     YB_EXIT_USAGE = 2,     /* usage or input error */
     YB_EXIT_RUNTIME = 3,   /* runtime failure */
+    YB_EXIT_INTERRUPTED = 4, /* SIGINT/SIGTERM stopped a run early; reports written */
 };
 
 /* Each returns an exit code.  argv[0] is the command name. */

@@ -25,8 +25,7 @@ static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_flag = 1;
+    stop_flag = sig; /* non-zero: stop; which signal, for the report */
 }
 
 static void help(void)
@@ -300,6 +299,9 @@ int yb_cmd_experiment(int argc, char **argv)
                                     .tls_resume = o.tls_resume, .concurrency = o.concurrency,
                                     .threads = o.threads, .streams = o.streams,
                                     .unit = ro.unit ? ro.unit : "ACL", .max_errors = ro.max_errors,
+                                    .interrupted = stop_flag == SIGINT ? "SIGINT"
+                                                   : stop_flag ? "SIGTERM" : NULL,
+                                    .planned_requests = counts[k],
                                     .cpu_user_s = cu, .cpu_sys_s = cs};
                 json_t *j = yb_report_json(rec, &info);
                 if (j)
@@ -377,12 +379,19 @@ int yb_cmd_experiment(int argc, char **argv)
         json_t *top = json_object();
         char err[512];
         json_object_set_new(top, "schema", json_string("yangblast-experiment/1"));
+        json_object_set_new(top, "interrupted", json_boolean(stop_flag != 0));
         json_object_set(top, "runs", jruns);
         if (yb_write_json_file(json, top, err, sizeof err) < 0) {
             yb_errorf("%s", err);
             ret = YB_EXIT_RUNTIME;
         }
         json_decref(top);
+    }
+    if (stop_flag) {
+        fprintf(text, "INTERRUPTED by %s: the runs above cover the part that ran.\n",
+                stop_flag == SIGINT ? "SIGINT" : "SIGTERM");
+        if (ret == YB_EXIT_OK || ret == YB_EXIT_THRESHOLD)
+            ret = YB_EXIT_INTERRUPTED;
     }
 out:
     for (size_t i = 0; recs && i < 2 * 3 * MAX_COUNTS; i++)

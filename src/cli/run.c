@@ -21,8 +21,7 @@ static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_flag = 1;
+    stop_flag = sig; /* non-zero: stop; which signal, for the report */
 }
 
 /* The live progress line (stderr, a TTY only). */
@@ -240,6 +239,9 @@ int yb_cmd_run(int argc, char **argv)
         .cpu_user_s = cpu_user,
         .cpu_sys_s = cpu_sys,
         .max_errors = max_errors,
+        .interrupted = stop_flag == SIGINT ? "SIGINT" : stop_flag ? "SIGTERM" : NULL,
+        .planned_duration_s = (double)o.duration_ns / 1e9,
+        .planned_requests = o.requests,
     };
     if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
@@ -266,7 +268,9 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_RUNTIME;
     }
     uint64_t errors = rec.completed - rec.ok;
-    if (ret == YB_EXIT_OK && errors > max_errors)
+    if (ret == YB_EXIT_OK && stop_flag)
+        ret = YB_EXIT_INTERRUPTED; /* never mistaken for a complete run */
+    else if (ret == YB_EXIT_OK && errors > max_errors)
         ret = YB_EXIT_THRESHOLD;
     yb_recorder_cleanup(&rec);
 out:

@@ -139,6 +139,23 @@ static void text_self_check(FILE *f, const yb_recorder *r, const yb_run_info *in
                 100.0 * c.cpu_utilization, info->threads ? info->threads : 1);
 }
 
+/* An interrupted run says so, with what was planned and what ran. */
+static void text_interrupted(FILE *f, const yb_recorder *r, const yb_run_info *info)
+{
+    if (!info || !info->interrupted)
+        return;
+    fprintf(f, "\nINTERRUPTED by %s: ran %.3f s", info->interrupted, yb_report_duration_s(r));
+    if (info->planned_duration_s > 0)
+        fprintf(f, " of %.3f s planned", info->planned_duration_s);
+    fprintf(f, "; %" PRIu64 " requests started, %" PRIu64 " completed", r->started,
+            r->completed);
+    if (info->planned_requests)
+        fprintf(f, " of %" PRIu64 " planned", info->planned_requests);
+    else if (info->planned_duration_s <= 0)
+        fprintf(f, " (one pass over the corpus planned)");
+    fprintf(f, ".  The figures cover the part that ran.\n");
+}
+
 static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
 {
     if (info) {
@@ -264,6 +281,7 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
     if (yb_report_table(f, r, info, NULL) < 0)
         return -1;
     text_self_check(f, r, info);
+    text_interrupted(f, r, info);
     fputc('\n', f);
     text_run(f, r, info);
     text_latency(f, r);
@@ -320,6 +338,11 @@ static json_t *json_run(const yb_run_info *info, int *bad)
     put(o, "rate_target_per_s", json_real(info ? info->rate : 0.0), bad);
     put(o, "unit", jstr(info ? info->unit : NULL), bad);
     put(o, "max_errors", juint(info ? info->max_errors : 0), bad);
+    put(o, "planned_duration_s",
+        info && info->planned_duration_s > 0 ? json_real(info->planned_duration_s) : json_null(),
+        bad);
+    put(o, "planned_requests",
+        info && info->planned_requests ? juint(info->planned_requests) : json_null(), bad);
     return o;
 }
 
@@ -359,6 +382,8 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         return NULL;
     put(root, "schema", json_string(SCHEMA), &bad);
     put(root, "run", json_run(info, &bad), &bad);
+    put(root, "interrupted", json_boolean(info && info->interrupted), &bad);
+    put(root, "interrupted_by", jstr(info ? info->interrupted : NULL), &bad);
 
     o = json_object();
     if (o) {

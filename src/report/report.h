@@ -23,6 +23,9 @@ typedef struct {
                                 rate column: "ACL" → "ACL/s"; NULL → "Requests" */
     double cpu_user_s, cpu_sys_s; /* generator's own CPU time for the run */
     uint64_t max_errors;     /* threshold for exit code 1 */
+    const char *interrupted; /* the signal that stopped the run early ("SIGINT"), or NULL */
+    double planned_duration_s;  /* -D; 0 = none given */
+    uint64_t planned_requests;  /* -n; 0 = none given (one pass, or -D) */
 } yb_run_info;
 
 /* The instrument's check on itself: did the generator keep its own

@@ -109,13 +109,26 @@ sleep 1.5
 kill -INT $pid
 wait $pid
 rc=$?
-check "SIGINT: exits with 0 or 1, not a signal (rc=$rc)" test "$rc" -le 1
+is "SIGINT: exits 4, the documented code of an interrupted run (not 0, not a signal)" "$rc" 4
+is "SIGINT: JSON interrupted true, by SIGINT" "$(jq_ "$T/int.json" "(d['interrupted'], d['interrupted_by'])")" "(True, 'SIGINT')"
+is "SIGINT: JSON planned duration 30 s, no planned count" "$(jq_ "$T/int.json" "(d['run']['planned_duration_s'], d['run']['planned_requests'])")" "(30.0, None)"
+like "SIGINT: the text report says so, planned and actual" "$(cat "$T/int.out")" "INTERRUPTED by SIGINT: ran [0-9.]+ s of 30.000 s planned; [0-9]+ requests started, [0-9]+ completed"
 check "SIGINT: the JSON report is valid" $PY -c "import json; json.load(open('$T/int.json'))"
 like "SIGINT: the text report is complete" "$(cat "$T/int.out")" "Generator CPU:"
 dur=$(jq_ "$T/int.json" "d['summary']['duration_s']")
 ok_dur=$($PY -c "print(1 if $dur < 10 else 0)")
 is "SIGINT: the run stopped early (duration $dur s)" "$ok_dur" 1
 check "SIGINT: the interval log was written" test -s "$T/int.hlog"
+"$YB" run "$T/slow.ybc" --target "$URL" -c 2 -n 100000 -q --json "$T/term.json" > "$T/term.out" 2>&1 &
+pid=$!
+sleep 1.5
+kill -TERM $pid
+wait $pid
+is "SIGTERM: exit 4" "$?" 4
+is "SIGTERM: JSON interrupted by SIGTERM, planned 100000 requests" "$(jq_ "$T/term.json" "(d['interrupted'], d['interrupted_by'], d['run']['planned_requests'])")" "(True, 'SIGTERM', 100000)"
+like "SIGTERM: the text report names the planned requests" "$(cat "$T/term.out")" "INTERRUPTED by SIGTERM: .* completed of 100000 planned"
+timeout 60 "$YB" run "$T/small.ybc" --target "$URL" -n 5 -q --json "$T/whole.json" >/dev/null
+is "a complete run: exit 0, interrupted false" "$? $(jq_ "$T/whole.json" "d['interrupted']")" "0 False"
 
 # 6. HdrHistogram outputs and CSV
 timeout 60 "$YB" run "$T/small.ybc" --target "$URL" -c 2 --rate 300 -D 2s -q --json "$T/h.json" \
