@@ -281,8 +281,9 @@ int yb_cmd_experiment(int argc, char **argv)
                 o.policy = pol[p].policy;
                 o.tls_resume = pol[p].resume;
                 o.requests = counts[k];
-                fprintf(stderr, "experiment: %s, %s, %llu requests...\n", tg[t].label,
-                        pol[p].title, (unsigned long long)counts[k]);
+                if (!ro.quiet)
+                    fprintf(stderr, "experiment: %s, %s, %llu requests...\n", tg[t].label,
+                            pol[p].title, (unsigned long long)counts[k]);
                 if (yb_recorder_init(rec) < 0) {
                     ret = YB_EXIT_RUNTIME;
                     break;

@@ -96,8 +96,8 @@ static const opt_def OPTS[] = {
      "per-second HdrHistogram interval log (.hlog, V2)"},
     {NULL, "csv", YB_RO_CSV, required_argument, BOTH, "    --csv FILE",
      "append one row per run (header when new)"},
-    {NULL, "quiet", 'q', no_argument, BOTH, "-q, --quiet", "no live progress line (shown only on a "
-     "terminal)"},
+    {NULL, "quiet", 'q', no_argument, BOTH, "-q, --quiet", "no progress on stderr (run: the live line, shown\n"
+     "only on a terminal; experiment: one line per run)"},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 

@@ -101,6 +101,7 @@ int yb_cmd_serve(int argc, char **argv)
     yb_serve_defaults(&o);
     const char *pwfile = NULL;
     uint64_t v;
+    const char *costs = NULL; /* a cost option --sink would ignore */
     int c;
     optind = 1;
     opterr = 0; /* option errors are worded by yb_bad_option */
@@ -113,6 +114,7 @@ int yb_cmd_serve(int argc, char **argv)
         case O_SELF: o.self_signed = 1; break;
         case O_WCERT: o.write_cert = optarg; break;
         case O_SVC:
+            costs = "--service-time";
             if (yb_service_time_parse(optarg, &o.service) < 0)
                 return yb_usage_error("serve", "--service-time '%s': expected fixed:DUR, "
                                       "uniform:MIN..MAX or exp:MEAN, optionally +per-kb:DUR; "
@@ -129,11 +131,13 @@ int yb_cmd_serve(int argc, char **argv)
             o.no_resumption = 1;
             break;
         case O_SESSCOST:
+            costs = "--session-cost";
             if (yb_parse_duration(optarg, &o.session_cost_ns) < 0)
                 return yb_usage_error("serve", "--session-cost '%s': expected " YB_FORMS_DURATION,
                                       optarg);
             break;
         case O_AUTHCOST:
+            costs = "--auth-cost";
             if (yb_parse_duration(optarg, &o.auth_cost_ns) < 0)
                 return yb_usage_error("serve", "--auth-cost '%s': expected " YB_FORMS_DURATION,
                                       optarg);
@@ -182,6 +186,9 @@ int yb_cmd_serve(int argc, char **argv)
         return yb_usage_error("serve", "--write-cert needs --self-signed");
     if (pwfile && !o.auth_user)
         return yb_usage_error("serve", "--auth-password-file needs --auth USER");
+    if (o.sink && costs)
+        return yb_usage_error("serve", "%s does not apply with --sink (it answers at once, "
+                              "parsing nothing)", costs);
     if (o.auth_cost_ns && !o.auth_user)
         return yb_usage_error("serve", "--auth-cost needs --auth USER (no credentials are checked "
                               "without it)");

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "corpus/corpus.h"
 #include "util/outfile.h"
+#include "util/util.h"
 #include "corpus/corpus.pb-c.h"
 
 #include <errno.h>
@@ -350,13 +351,9 @@ static int wr_entry(yb_corpus_writer *w, const Yangblast__Entry *e)
 static uint64_t creation_time_ns(void)
 {
     const char *sde = getenv("SOURCE_DATE_EPOCH");
-    if (sde && *sde) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(sde, &end, 10);
-        if (!errno && !*end)
-            return (uint64_t)v * 1000000000ull;
-    }
+    uint64_t v;
+    if (sde && yb_parse_u64(sde, 0, UINT64_MAX / 1000000000ull, &v) == 0)
+        return v * 1000000000ull;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

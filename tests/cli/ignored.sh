@@ -85,6 +85,18 @@ refused "experiment --tls-resume without a TLS target" "--tls-resume needs a TLS
 refused "experiment: a RESTCONF corpus for the gNMI target" "restconf corpus.*gRPC over HTTP/2 only" \
     "$YB" experiment sessions --gnmi "$GRPC" --gnmi-corpus "$T/rc.ybc"
 
+# serve
+refused "serve --sink --service-time" "--service-time does not apply with --sink" \
+    "$YB" serve --sink --service-time fixed:1ms
+refused "serve --sink --session-cost" "--session-cost does not apply with --sink" \
+    "$YB" serve --sink --session-cost 1ms
+refused "serve --auth-cost without --auth" "--auth-cost needs --auth" "$YB" serve --auth-cost 5ms
+refused "serve --no-resumption without TLS" "--no-resumption needs TLS" "$YB" serve --no-resumption
+refused "serve --write-cert without --self-signed" "--write-cert needs --self-signed" \
+    "$YB" serve --write-cert x.pem
+refused "serve --auth-password-file without --auth" "needs --auth USER" \
+    "$YB" serve --auth-password-file x
+
 # A corpus with redacted credentials: refused without credentials, naming them.
 {
     echo '{"yangblast_corpus":{"producer":"t","source":"t","redactions":["authorization","cookie"]}}'
