@@ -12,6 +12,7 @@
 #include "config.h"
 #include "capture/capture_priv.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -35,6 +36,9 @@
  * user names fit. */
 #define MAX_REDACTIONS (16 + YB_CAPTURE_MAX_REDACT)
 #define TLS_EARLY_MAX (64u << 10) /* server plaintext before we know the protocol */
+#define TLS_SKIPS_LISTED 256      /* skipped TLS flows listed one by one */
+#define TLS_SKIPS_TEXT 16         /* ... of which the text report shows */
+#define TLS_REASONS_MAX 64        /* distinct skip reasons counted */
 
 struct yb_cap_slot {
     yb_cap_slot *next;
@@ -50,6 +54,18 @@ typedef struct {
     char key[96];
     uint64_t n;
 } tally_item;
+
+/* A TLS flow that was not decrypted, and why. */
+typedef struct {
+    char client[64], server[64]; /* "addr:port" */
+    char random[65];             /* client random in hex, "" when not seen */
+    char reason[192];
+} tls_skip;
+
+typedef struct {
+    char reason[192];
+    uint64_t n;
+} reason_count;
 
 struct yb_capture {
     yb_capture_opts o;
@@ -73,6 +89,11 @@ struct yb_capture {
     int emit_rc;
     int finished;
     struct yb_keylog *own_keylog;
+    tls_skip *skips;  /* the first TLS_SKIPS_LISTED skipped TLS flows */
+    size_t n_skips;
+    reason_count *reasons; /* TLS_REASONS_MAX of them */
+    size_t n_reasons;
+    uint64_t reasons_other;
 };
 
 yb_capture_stats *yb_cap_stats(yb_capture *c) { return &c->st; }
@@ -354,6 +375,8 @@ struct yb_cap_conn {
     uint64_t id;
     int client_side; /* -1 until known */
     int midstream;
+    int af;
+    uint8_t addr[2][16];
     uint16_t port[2];
     int kind;
     uint8_t *held[2];
@@ -365,6 +388,7 @@ struct yb_cap_conn {
     yb_cap_h1 *h1;
     yb_cap_h2 *h2;
     int tls_failed;
+    const char *tls_reason; /* why, when the TLS flow cannot say (static) */
 #if YB_HAVE_TLS_DECRYPT
     yb_tls_flow *tls;
     int inner; /* K_UNKNOWN, K_H1, K_H2 for the plaintext */
@@ -377,7 +401,7 @@ struct yb_cap_conn {
 };
 
 yb_cap_conn *yb_cap_conn_new(yb_capture *c, uint64_t conn_id, int client_side, int midstream,
-                             uint16_t port0, uint16_t port1)
+                             const yb_cap_seg *first)
 {
     yb_cap_conn *k = calloc(1, sizeof *k);
     if (!k)
@@ -386,8 +410,11 @@ yb_cap_conn *yb_cap_conn_new(yb_capture *c, uint64_t conn_id, int client_side, i
     k->id = conn_id;
     k->client_side = client_side;
     k->midstream = k->was_midstream = midstream;
-    k->port[0] = port0;
-    k->port[1] = port1;
+    k->af = first->af;
+    memcpy(k->addr[0], first->src, 16);
+    memcpy(k->addr[1], first->dst, 16);
+    k->port[0] = first->sport;
+    k->port[1] = first->dport;
     return k;
 }
 
@@ -415,6 +442,16 @@ static int classify(const yb_cap_conn *k, int side, const uint8_t *b, size_t n, 
         if (n < 6)
             return K_UNKNOWN; /* the handshake type (byte 5) says who is the client */
         *client = b[5] == 2 ? !side : side;
+        return K_TLS;
+    }
+    if (b[0] >= 0x14 && b[0] <= 0x17 && (n < 2 || b[1] == 3) && (n < 3 || b[2] <= 4)) {
+        /* Another TLS record (ChangeCipherSpec, alert, application data):
+         * the handshake was not captured (or went into a gap).  Still TLS,
+         * so that the report says so; the server is the lower port (a
+         * guess). */
+        if (n < 3)
+            return K_UNKNOWN;
+        *client = k->port[0] < k->port[1] ? 1 : 0;
         return K_TLS;
     }
     m = n < 7 ? n : 7;
@@ -535,11 +572,16 @@ static void start(yb_cap_conn *k, int kind)
 #if YB_HAVE_TLS_DECRYPT
         if (c->o.keylog || c->own_keylog) {
             k->tls = yb_tls_flow_new(c->o.keylog ? c->o.keylog : c->own_keylog);
+            if (!k->tls)
+                k->tls_reason = "out of memory";
+        } else {
+            k->tls_reason = "no key log given";
         }
         if (!k->tls)
             k->tls_failed = 1;
 #else
         k->tls_failed = 1;
+        k->tls_reason = "TLS decryption not built in";
         c->st.tls_no_support++;
 #endif
     }
@@ -661,12 +703,15 @@ void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n)
         return;
     }
     int dir = side == k->client_side ? 0 : 1;
+    if (k->kind == K_TLS && !k->tls_failed) {
+        /* A TLS record stream cannot resume after a hole. */
+        k->tls_failed = 1;
+        k->tls_reason = "a TCP segment was lost (gap): decryption cannot resume after it";
+    }
     if (k->h1)
         yb_cap_h1_gap(k->h1, dir);
     else if (k->h2)
         yb_cap_h2_gap(k->h2, dir, n);
-    else if (k->kind == K_TLS)
-        k->tls_failed = 1; /* a TLS record stream cannot resume after a hole */
 }
 
 void yb_cap_conn_fin(yb_cap_conn *k, int side)
@@ -677,6 +722,58 @@ void yb_cap_conn_fin(yb_cap_conn *k, int side)
         try_decide(k, k->fin[0] && k->fin[1]);
     if (k->h1 && k->client_side >= 0)
         yb_cap_h1_fin(k->h1, side == k->client_side ? 0 : 1);
+}
+
+/* Writes side's "addr:port" ("[addr]:port" for IPv6) into out. */
+static void endpoint(const yb_cap_conn *k, int side, char *out, size_t cap)
+{
+    char a[INET6_ADDRSTRLEN];
+    if (!inet_ntop(k->af == 6 ? AF_INET6 : AF_INET, k->addr[side], a, sizeof a))
+        snprintf(a, sizeof a, "?");
+    snprintf(out, cap, k->af == 6 ? "[%s]:%u" : "%s:%u", a, (unsigned)k->port[side]);
+}
+
+/* Lists a skipped TLS flow (the first TLS_SKIPS_LISTED) and counts its
+ * reason (the first TLS_REASONS_MAX distinct ones). */
+static void note_tls_skip(const yb_cap_conn *k)
+{
+    yb_capture *c = k->c;
+    const char *why = k->tls_reason;
+#if YB_HAVE_TLS_DECRYPT
+    if (!why && k->tls)
+        why = yb_tls_flow_status(k->tls);
+#endif
+    if (!why)
+        why = "unknown";
+    size_t i = 0;
+    for (; i < c->n_reasons; i++)
+        if (!strcmp(c->reasons[i].reason, why))
+            break;
+    if (i == c->n_reasons && i < TLS_REASONS_MAX) {
+        if (!c->reasons && !(c->reasons = calloc(TLS_REASONS_MAX, sizeof *c->reasons)))
+            i = TLS_REASONS_MAX;
+        else
+            snprintf(c->reasons[c->n_reasons++].reason, sizeof c->reasons[0].reason, "%s", why);
+    }
+    if (i < c->n_reasons)
+        c->reasons[i].n++;
+    else
+        c->reasons_other++;
+    if (c->n_skips == TLS_SKIPS_LISTED ||
+        (!c->skips && !(c->skips = calloc(TLS_SKIPS_LISTED, sizeof *c->skips))))
+        return;
+    tls_skip *s = &c->skips[c->n_skips++];
+    int cl = k->client_side == 1 ? 1 : 0;
+    endpoint(k, cl, s->client, sizeof s->client);
+    endpoint(k, !cl, s->server, sizeof s->server);
+    snprintf(s->reason, sizeof s->reason, "%s", why);
+    s->random[0] = 0;
+#if YB_HAVE_TLS_DECRYPT
+    uint8_t r[32];
+    if (k->tls && yb_tls_flow_client_random(k->tls, r))
+        for (int j = 0; j < 32; j++)
+            snprintf(s->random + 2 * j, 3, "%02x", r[j]);
+#endif
 }
 
 void yb_cap_conn_end(yb_cap_conn *k)
@@ -695,10 +792,16 @@ void yb_cap_conn_end(yb_cap_conn *k)
     else
         c->st.flows_other++;
     if (k->kind == K_TLS) {
-        if (k->tls_failed)
+#if YB_HAVE_TLS_DECRYPT
+        if (k->tls && !k->tls_failed && yb_tls_flow_finish(k->tls) < 0)
+            k->tls_failed = 1;
+#endif
+        if (k->tls_failed) {
             c->st.tls_skipped++;
-        else
+            note_tls_skip(k);
+        } else {
             c->st.tls_decrypted++;
+        }
     }
     yb_cap_h1_free(k->h1);
     yb_cap_h2_free(k->h2);
@@ -777,6 +880,8 @@ void yb_capture_free(yb_capture *c)
     for (size_t i = 0; i < c->n_redactions; i++)
         free(c->redactions[i]);
     free(c->orders);
+    free(c->skips);
+    free(c->reasons);
 #if YB_HAVE_TLS_DECRYPT
     if (c->own_keylog)
         yb_keylog_free(c->own_keylog);
@@ -792,6 +897,73 @@ static int by_count(const void *a, const void *b)
     if (x->n != y->n)
         return x->n < y->n ? 1 : -1;
     return strcmp(x->key, y->key);
+}
+
+#define J(obj, k, v) json_object_set_new(obj, k, json_integer((json_int_t)(v)))
+
+/* The hint for TLS flows seen without any key, or NULL. */
+static const char *keylog_hint(const yb_capture *c)
+{
+    if (!YB_HAVE_TLS_DECRYPT || !c->st.flows_tls || c->o.keylog || c->own_keylog)
+        return NULL;
+    return "TLS flows were seen and no key log was given: pass the client's key log "
+           "(SSLKEYLOGFILE) with --keylog FILE, or read a pcapng with decryption secrets "
+           "(editcap --inject-secrets)";
+}
+
+/* Why each skipped TLS flow was skipped: the first TLS_SKIPS_TEXT flows,
+ * then, when there are more, the count of every reason. */
+static void tls_skips_text(const yb_capture *c, FILE *f)
+{
+    for (size_t i = 0; i < c->n_skips && i < TLS_SKIPS_TEXT; i++)
+        fprintf(f, "  skipped %s -> %s: %s\n", c->skips[i].client, c->skips[i].server,
+                c->skips[i].reason);
+    if (c->st.tls_skipped > TLS_SKIPS_TEXT) {
+        fprintf(f, "  ... %" PRIu64 " more; skipped flows by reason:\n",
+                c->st.tls_skipped - TLS_SKIPS_TEXT);
+        for (size_t i = 0; i < c->n_reasons; i++)
+            fprintf(f, "  %10" PRIu64 "  %s\n", c->reasons[i].n, c->reasons[i].reason);
+        if (c->reasons_other)
+            fprintf(f, "  %10" PRIu64 "  (other)\n", c->reasons_other);
+    }
+    const char *hint = keylog_hint(c);
+    if (hint)
+        fprintf(f, "hint: %s\n", hint);
+}
+
+/* The TLS part of the JSON report; returns 0 or -1. */
+static int tls_json(const yb_capture *c, json_t *tls)
+{
+    const yb_capture_stats *s = &c->st;
+    json_t *list = json_array(), *why = json_object();
+    if (!list || !why) {
+        json_decref(list);
+        json_decref(why);
+        return -1;
+    }
+    J(tls, "flows", s->flows_tls);
+    J(tls, "decrypted", s->tls_decrypted);
+    J(tls, "skipped", s->tls_skipped);
+    json_object_set_new(tls, "decryption_built_in", json_boolean(YB_HAVE_TLS_DECRYPT));
+    json_object_set_new(tls, "keylog_given", json_boolean(c->o.keylog || c->own_keylog));
+    for (size_t i = 0; i < c->n_skips; i++) {
+        const tls_skip *k = &c->skips[i];
+        json_t *o = json_pack("{s:s, s:s, s:s}", "client", k->client, "server", k->server,
+                              "reason", k->reason);
+        if (o && k->random[0])
+            json_object_set_new(o, "client_random", json_string(k->random));
+        json_array_append_new(list, o);
+    }
+    json_object_set_new(tls, "skipped_flows", list);
+    for (size_t i = 0; i < c->n_reasons; i++)
+        J(why, c->reasons[i].reason, c->reasons[i].n);
+    if (c->reasons_other)
+        J(why, "(other)", c->reasons_other);
+    json_object_set_new(tls, "skip_reasons", why);
+    const char *hint = keylog_hint(c);
+    if (hint)
+        json_object_set_new(tls, "hint", json_string(hint));
+    return 0;
 }
 
 void yb_capture_report_text(const yb_capture *c, FILE *f)
@@ -820,8 +992,8 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
         fprintf(f, "  %10" PRIu64 "  (other)\n", c->tally_other);
     fprintf(f, "tls: %" PRIu64 " flow(s), %" PRIu64 " decrypted, %" PRIu64 " seen and skipped%s\n",
             s->flows_tls, s->tls_decrypted, s->tls_skipped,
-            s->tls_no_support ? " (TLS decryption not built in)"
-            : (s->tls_skipped ? " (no keys or undecryptable)" : ""));
+            s->tls_no_support ? " (TLS decryption not built in)" : "");
+    tls_skips_text(c, f);
     fprintf(f,
             "gaps: %" PRIu64 " (%" PRIu64 " bytes lost); %" PRIu64
             " bytes retransmitted or overlapping\n",
@@ -849,7 +1021,6 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
         fprintf(f, "redacted: %" PRIu64 " header value(s)\n", s->redacted);
 }
 
-#define J(obj, k, v) json_object_set_new(obj, k, json_integer((json_int_t)(v)))
 
 int yb_capture_report_json(const yb_capture *c, FILE *f)
 {
@@ -889,10 +1060,11 @@ int yb_capture_report_json(const yb_capture *c, FILE *f)
         J(rpc, "(other)", c->tally_other);
     json_object_set_new(rq, "by_kind", rpc);
     json_object_set_new(root, "requests", rq);
-    J(tls, "flows", s->flows_tls);
-    J(tls, "decrypted", s->tls_decrypted);
-    J(tls, "skipped", s->tls_skipped);
-    json_object_set_new(tls, "decryption_built_in", json_boolean(YB_HAVE_TLS_DECRYPT));
+    if (tls_json(c, tls) < 0) {
+        json_decref(root); json_decref(in); json_decref(fl); json_decref(rq); json_decref(rpc);
+        json_decref(tls); json_decref(dr); json_decref(db); json_decref(w); json_decref(red);
+        return -1;
+    }
     json_object_set_new(root, "tls", tls);
     J(root, "gaps", s->gaps);
     J(root, "gap_bytes", s->gap_bytes);

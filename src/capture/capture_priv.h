@@ -40,10 +40,11 @@ int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_
 
 typedef struct yb_cap_conn yb_cap_conn;
 
-/* side: 0 = the endpoint that sent the flow's first packet, 1 = the other.
- * client_side: 0/1 when the SYN told who the client is, -1 when not. */
+/* side: 0 = the endpoint that sent the flow's first packet (first, whose
+ * addresses and ports are copied), 1 = the other.  client_side: 0/1 when
+ * the SYN told who the client is, -1 when not. */
 yb_cap_conn *yb_cap_conn_new(yb_capture *c, uint64_t conn_id, int client_side, int midstream,
-                             uint16_t port0, uint16_t port1);
+                             const yb_cap_seg *first);
 void yb_cap_conn_data(yb_cap_conn *k, int side, const uint8_t *d, size_t n);
 void yb_cap_conn_gap(yb_cap_conn *k, int side, uint64_t n);
 void yb_cap_conn_fin(yb_cap_conn *k, int side);

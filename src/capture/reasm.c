@@ -275,7 +275,7 @@ static flow *new_flow(yb_cap_flows *t, const yb_cap_seg *s)
     f->id = t->next_id++;
     int syn = (s->flags & YB_TCP_SYN) != 0, ack = (s->flags & YB_TCP_ACK) != 0;
     f->client_side = syn ? (ack ? 1 : 0) : -1;
-    f->conn = yb_cap_conn_new(t->cap, f->id, f->client_side, !syn, s->sport, s->dport);
+    f->conn = yb_cap_conn_new(t->cap, f->id, f->client_side, !syn, s);
     if (!f->conn) {
         free(f);
         return NULL;

@@ -28,6 +28,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
+#include <openssl/ssl.h>
 
 /* ---- limits and protocol constants ------------------------------------- */
 
@@ -494,7 +495,7 @@ struct yb_tls_flow {
     const struct suite *suite;
     EVP_CIPHER *cipher;
     uint8_t crand[RANDOM_LEN], srand[RANDOM_LEN];
-    char status[96];
+    char status[192];
     char alpn[256];
     void (*cb)(void *ud, int dir, const uint8_t *d, size_t n);
     void *ud;
@@ -513,6 +514,88 @@ static int fail(yb_tls_flow *f, const char *fmt, ...)
         f->failed = 1;
     }
     return -1;
+}
+
+/* ---- naming what failed --------------------------------------------------- */
+
+static const char *hs_name(unsigned type)
+{
+    switch (type) {
+    case 0: return "HelloRequest";
+    case HS_CLIENT_HELLO: return "ClientHello";
+    case HS_SERVER_HELLO: return "ServerHello";
+    case 4: return "NewSessionTicket";
+    case HS_END_OF_EARLY_DATA: return "EndOfEarlyData";
+    case HS_ENCRYPTED_EXTENSIONS: return "EncryptedExtensions";
+    case 11: return "Certificate";
+    case 12: return "ServerKeyExchange";
+    case 13: return "CertificateRequest";
+    case 14: return "ServerHelloDone";
+    case 15: return "CertificateVerify";
+    case 16: return "ClientKeyExchange";
+    case HS_FINISHED: return "Finished";
+    case 22: return "CertificateStatus";
+    case HS_KEY_UPDATE: return "KeyUpdate";
+    case 254: return "MessageHash";
+    default: return NULL;
+    }
+}
+
+/* Fails with "unexpected handshake message NAME" + why (may be ""). */
+static int fail_unexpected(yb_tls_flow *f, unsigned type, const char *why)
+{
+    const char *n = hs_name(type);
+
+    if (n == NULL)
+        return fail(f, "unexpected handshake message of type %u%s", type, why);
+    return fail(f, "unexpected handshake message %s%s", n, why);
+}
+
+static const char *version_name(unsigned v)
+{
+    switch (v) {
+    case 0x0300: return "SSL 3.0";
+    case 0x0301: return "TLS 1.0";
+    case 0x0302: return "TLS 1.1";
+    default: return "unknown";
+    }
+}
+
+/* Writes the IANA name of cipher suite id (OpenSSL knows the names of the
+ * suites it implements) into out; "unknown" otherwise. */
+static void suite_name(unsigned id, char *out, size_t cap)
+{
+    const unsigned char b[2] = { (unsigned char)(id >> 8), (unsigned char)id };
+    SSL_CTX *ctx = SSL_CTX_new(TLS_method());
+    SSL *ssl = ctx != NULL ? SSL_new(ctx) : NULL;
+    const SSL_CIPHER *c = ssl != NULL ? SSL_CIPHER_find(ssl, b) : NULL;
+    const char *n = c != NULL ? SSL_CIPHER_standard_name(c) : NULL;
+
+    snprintf(out, cap, "%s", n != NULL ? n : "unknown");
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+}
+
+static const char *label_of(int slot)
+{
+    return keylog_labels[slot].label;
+}
+
+/* Fails because the key log lacks the secret pair (client slot cs, server
+ * slot ss) of this connection (e: its entry, or NULL), saying which
+ * direction the key log covers, if any. */
+static int fail_missing(yb_tls_flow *f, const struct kl_entry *e, int cs, int ss)
+{
+    size_t hl = f->suite->hash_len;
+    int have_c = e != NULL && e->len[cs] == hl, have_s = e != NULL && e->len[ss] == hl;
+
+    if (e == NULL)
+        return fail(f, "no keys for this client random");
+    if (have_c && !have_s)
+        return fail(f, "key log for the client direction only (%s missing)", label_of(ss));
+    if (have_s && !have_c)
+        return fail(f, "key log for the server direction only (%s missing)", label_of(cs));
+    return fail(f, "no %s or %s for this client random", label_of(cs), label_of(ss));
 }
 
 /* ---- key derivation (OpenSSL KDFs) ---------------------------------------- */
@@ -632,8 +715,10 @@ static int derive_keys(yb_tls_flow *f)
         uint8_t kb[2 * 32 + 2 * NONCE_LEN];
         size_t kl = su->key_len, il = su->fixed_iv;
 
-        if (e == NULL || e->len[SEC_MASTER] != 48)
-            return fail(f, "no keys");
+        if (e == NULL)
+            return fail(f, "no keys for this client random");
+        if (e->len[SEC_MASTER] != 48)
+            return fail(f, "no CLIENT_RANDOM (TLS 1.2 master secret) for this client random");
         memcpy(seed, label, sizeof label - 1);
         memcpy(seed + sizeof label - 1, f->srand, RANDOM_LEN);
         memcpy(seed + sizeof label - 1 + RANDOM_LEN, f->crand, RANDOM_LEN);
@@ -647,7 +732,7 @@ static int derive_keys(yb_tls_flow *f)
         OPENSSL_cleanse(kb, sizeof kb);
     } else {
         if (e == NULL || e->len[SEC_CHTS] != su->hash_len || e->len[SEC_SHTS] != su->hash_len)
-            return fail(f, "no keys");
+            return fail_missing(f, e, SEC_CHTS, SEC_SHTS);
         if (set_traffic_secret(f, &f->d[0], e->sec[SEC_CHTS]) == 0 &&
             set_traffic_secret(f, &f->d[1], e->sec[SEC_SHTS]) == 0) {
             /* From here on every opaque record of either side is
@@ -678,7 +763,7 @@ static int apply_rekey(yb_tls_flow *f, int dir)
 
         s->early = 0;
         if (e == NULL || e->len[SEC_CHTS] != su->hash_len)
-            return fail(f, "no keys");
+            return fail_missing(f, e, SEC_CHTS, SEC_SHTS);
         return set_traffic_secret(f, s, e->sec[SEC_CHTS]);
     }
     if (why == REKEY_FINISHED) {
@@ -686,8 +771,7 @@ static int apply_rekey(yb_tls_flow *f, int dir)
         int slot = dir == 0 ? SEC_CTS0 : SEC_STS0;
 
         if (e == NULL || e->len[slot] != su->hash_len)
-            return fail(f, "no keys (%s application traffic secret)",
-                        dir == 0 ? "client" : "server");
+            return fail_missing(f, e, SEC_CTS0, SEC_STS0);
         s->phase = 2;
         return set_traffic_secret(f, s, e->sec[slot]);
     }
@@ -713,7 +797,7 @@ static int start_early(yb_tls_flow *f)
         return 0;
     }
     if (e == NULL || e->len[SEC_EARLY] != f->suite->hash_len)
-        return fail(f, "no keys (client early traffic secret)");
+        return fail(f, "no CLIENT_EARLY_TRAFFIC_SECRET for this client random (0-RTT data)");
     f->d[0].early = 1;
     return set_traffic_secret(f, &f->d[0], e->sec[SEC_EARLY]);
 }
@@ -771,7 +855,7 @@ static int on_client_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
          * renegotiation, whose new keys we cannot follow. */
         if (f->hrr && !encrypted)
             return 0;
-        return fail(f, "unsupported: renegotiation");
+        return fail_unexpected(f, HS_CLIENT_HELLO, " (a second one: renegotiation is not supported)");
     }
     if (rd_u16(&r, &version) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
         rd_vec(&r, 1, &sid) < 0)
@@ -792,7 +876,7 @@ static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
     unsigned legacy, suite, comp, version = 0;
 
     if (encrypted || f->have_sh)
-        return fail(f, "unexpected ServerHello");
+        return fail_unexpected(f, HS_SERVER_HELLO, encrypted ? " (encrypted)" : " (a second one)");
     if (rd_u16(&r, &legacy) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
         rd_vec(&r, 1, &sid) < 0 || rd_u16(&r, &suite) < 0 || rd_u8(&r, &comp) < 0 ||
         (r.n > 0 && (rd_vec(&r, 2, &exts) < 0 || r.n != 0)) ||
@@ -801,12 +885,16 @@ static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
     if (version == 0)
         version = legacy;
     if (version != TLS12 && version != TLS13)
-        return fail(f, "unsupported TLS version 0x%04x", version);
+        return fail(f, "unsupported TLS version 0x%04x (%s)", version, version_name(version));
     if (comp != 0)
         return fail(f, "unsupported compression method %u", comp);
     f->suite = find_suite((uint16_t)suite, (uint16_t)version);
-    if (f->suite == NULL)
-        return fail(f, "unsupported cipher suite 0x%04x", suite);
+    if (f->suite == NULL) {
+        char name[80];
+
+        suite_name(suite, name, sizeof name);
+        return fail(f, "unsupported cipher suite 0x%04x (%s)", suite, name);
+    }
     f->version = (uint16_t)version;
     if (version == TLS13 && memcmp(random, hrr_random, RANDOM_LEN) == 0) {
         f->hrr = 1; /* the real ServerHello follows the client's second hello */
@@ -826,17 +914,17 @@ static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *b
     switch (type) {
     case HS_CLIENT_HELLO:
         if (dir != 0)
-            return fail(f, "bad handshake: ClientHello from server");
+            return fail_unexpected(f, type, " from the server");
         return on_client_hello(f, body, n, encrypted);
     case HS_SERVER_HELLO:
         if (dir != 1)
-            return fail(f, "bad handshake: ServerHello from client");
+            return fail_unexpected(f, type, " from the client");
         return on_server_hello(f, body, n, encrypted);
     case HS_ENCRYPTED_EXTENSIONS: {
         struct rd r = { body, n }, exts;
 
         if (dir != 1 || f->version != TLS13 || !encrypted)
-            return fail(f, "unexpected EncryptedExtensions");
+            return fail_unexpected(f, type, "");
         if (f->ee_seen || rd_vec(&r, 2, &exts) < 0 || r.n != 0 ||
             parse_extensions(f, &exts, 1, NULL) < 0)
             return fail(f, "bad EncryptedExtensions");
@@ -845,7 +933,7 @@ static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *b
     }
     case HS_END_OF_EARLY_DATA:
         if (dir != 0 || !s->early)
-            return fail(f, "unexpected EndOfEarlyData");
+            return fail_unexpected(f, type, "");
         s->rekey = REKEY_END_EARLY;
         return 0;
     case HS_FINISHED:
@@ -1054,7 +1142,8 @@ static int process_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uin
          * connection will ever be decryptable.  Protected alerts
          * (close_notify, ...) end the connection normally. */
         if (!encrypted && len >= 2 && data[0] == 2)
-            return fail(f, "handshake failed: alert %u", data[1]);
+            return fail(f, "handshake failed: alert %u (%s)", data[1],
+                        SSL_alert_desc_string_long(data[1]));
         return 0;
     case CT_HANDSHAKE:
         /* In TLS 1.3 only the client's second hello after a
@@ -1207,6 +1296,25 @@ int yb_tls_flow_feed(yb_tls_flow *f, int dir, const uint8_t *data, size_t len,
         len -= n;
     }
     return 0;
+}
+
+int yb_tls_flow_finish(yb_tls_flow *f)
+{
+    if (f == NULL)
+        return -1;
+    if (!f->failed && !f->keys_ready)
+        fail(f, !f->have_ch   ? "no ClientHello captured"
+                : !f->have_sh ? "the connection ended before the ServerHello"
+                              : "the connection ended during the handshake");
+    return f->failed ? -1 : 0;
+}
+
+int yb_tls_flow_client_random(const yb_tls_flow *f, uint8_t out[32])
+{
+    if (f == NULL || !f->have_ch)
+        return 0;
+    memcpy(out, f->crand, RANDOM_LEN);
+    return 1;
 }
 
 const char *yb_tls_flow_status(const yb_tls_flow *f)

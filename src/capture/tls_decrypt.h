@@ -98,11 +98,26 @@ yb_tls_flow *yb_tls_flow_new(const yb_keylog *k);
 int yb_tls_flow_feed(yb_tls_flow *f, int dir, const uint8_t *data, size_t len,
                      void (*cb)(void *ud, int dir, const uint8_t *d, size_t n), void *ud);
 
+/* The capture of the connection is over.  Returns 0 when the flow was
+ * decrypting, -1 when it failed or never got its keys; the status then
+ * says why ("no ClientHello captured", "the connection ended during the
+ * handshake", ...). */
+int yb_tls_flow_finish(yb_tls_flow *f);
+
+/* Copies the client random into out and returns 1 once the ClientHello
+ * was seen; returns 0 before. */
+int yb_tls_flow_client_random(const yb_tls_flow *f, uint8_t out[32]);
+
 /* Returns a NUL-terminated description of the state, owned by f:
- * "awaiting handshake", "decrypting", or why decryption stopped: "no keys",
- * "no handshake captured", "unsupported cipher suite 0x009c",
- * "unsupported TLS version 0x0302", "bad record mac", "bad record header",
- * "too much data buffered", ...  Valid until the next call on f. */
+ * "awaiting handshake", "decrypting", or why decryption stopped (each
+ * names what it can): "no keys for this client random", "key log for the
+ * client direction only (SERVER_HANDSHAKE_TRAFFIC_SECRET missing)",
+ * "no handshake captured", "unsupported cipher suite 0xc009
+ * (TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA)", "unsupported TLS version 0x0302
+ * (TLS 1.1)", "unexpected handshake message ServerHello (a second one)",
+ * "handshake failed: alert 40 (handshake failure)", "bad record mac",
+ * "bad record header", "too much data buffered", ...  Valid until the next
+ * call on f. */
 const char *yb_tls_flow_status(const yb_tls_flow *f);
 
 /* Returns the protocol the server chose by ALPN ("h2", "http/1.1", ...) or

@@ -32,5 +32,6 @@ tls-server-only|s:1603|2
 preface-part|--nosyn c:505249202a20485454|9
 method-word|--nosyn --nofin c:474554|3
 status-word|s:48545450|4
+appdata-2|--nosyn --nofin c:1703|2
 CASES
 done_testing

@@ -771,7 +771,7 @@ static void test_tls13_early_data(void **st)
     }
     assert_int_equal(yb_keylog_add_text(k, kl.p, kl.n), 0);
     assert_int_equal(feed_with(&S, k, status, sizeof status, &o), -1);
-    assert_string_equal(status, "no keys (client early traffic secret)");
+    assert_string_equal(status, "no CLIENT_EARLY_TRAFFIC_SECRET for this client random (0-RTT data)");
     assert_int_equal(o.got[0].n, 0);
     buf_free(&o.got[0]);
     buf_free(&o.got[1]);
@@ -805,11 +805,11 @@ static void test_wrong_keylog(void **st)
         run_session(&B, &P);
         k = keylog_of(&A);
         assert_int_equal(feed_with(&B, k, status, sizeof status, &o), -1);
-        assert_string_equal(status, "no keys");
+        assert_string_equal(status, "no keys for this client random");
         assert_int_equal(o.got[0].n + o.got[1].n, 0);
         /* no key log at all */
         assert_int_equal(feed_with(&B, NULL, status, sizeof status, &o), -1);
-        assert_string_equal(status, "no keys");
+        assert_string_equal(status, "no keys for this client random");
         /* both sessions' keys: B decrypts */
         assert_int_equal(yb_keylog_add_text(k, B.keylog.p, B.keylog.n), 0);
         assert_int_equal(yb_keylog_count(k), 2);
@@ -850,7 +850,8 @@ static void test_tls13_missing_app_secret(void **st)
     assert_int_equal(yb_keylog_add_text(k, kl.p, kl.n), 0);
     f = yb_tls_flow_new(k);
     assert_int_equal(feed_session(f, &S, WHOLE_CHUNKS, &o), -1);
-    assert_string_equal(yb_tls_flow_status(f), "no keys (server application traffic secret)");
+    assert_string_equal(yb_tls_flow_status(f),
+                        "key log for the client direction only (SERVER_TRAFFIC_SECRET_0 missing)");
     assert_string_equal(yb_tls_flow_alpn(f), "h2");
     yb_tls_flow_free(f);
     buf_free(&o.got[0]);
