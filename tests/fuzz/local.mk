@@ -12,3 +12,7 @@ TESTS += $(FUZZ_TESTS)
 EXTRA_DIST += $(FUZZ_TESTS) tests/fuzz/local.mk tests/fuzz/build.sh tests/fuzz/run.sh \
 	tests/fuzz/campaign.sh tests/fuzz/capture.fuzz tests/fuzz/fuzz_capture.c tests/fuzz/fuzz_ybc.c \
 	tests/fuzz/seeds
+## serve's RESTCONF and gNMI front ends over a stub transport (no sockets).
+FUZZ_TESTS += tests/fuzz/serve_restconf.fuzz tests/fuzz/serve_gnmi.fuzz
+EXTRA_DIST += tests/fuzz/serve_stub.c tests/fuzz/serve_stub.h tests/fuzz/fuzz_serve_restconf.c \
+	tests/fuzz/fuzz_serve_gnmi.c tests/fuzz/regress/serve_restconf
