@@ -189,17 +189,8 @@ int yb_cmd_experiment(int argc, char **argv)
     if (resume && !any_tls)
         return yb_usage_error("experiment", "--tls-resume needs a TLS target (https://, "
                               "grpcs://)");
-    if (ro.o.concurrency < ro.o.threads)
-        return yb_usage_error("experiment", "-c (%u) must be at least -t (%u)", ro.o.concurrency,
-                              ro.o.threads);
-    if (ro.given[YB_RO_PWFILE] && !ro.user)
-        return yb_usage_error("experiment", "--password-file needs --user");
-    if (ro.user && ro.tokfile)
-        return yb_usage_error("experiment", "--user and --token-file exclude each other");
-    if ((ro.o.tls.cert != NULL) != (ro.o.tls.key != NULL))
-        return yb_usage_error("experiment", "--cert and --key go together");
-    if (ro.o.tls.min_version && ro.o.tls.max_version && ro.o.tls.min_version > ro.o.tls.max_version)
-        return yb_usage_error("experiment", "--tls-min is above --tls-max");
+    if ((rc = yb_check_shared("experiment", &ro)))
+        return rc;
 
     policy_spec pol[3] = {{YB_SESS_REUSE, 0, "single persistent session"},
                           {YB_SESS_PER_REQUEST, 0, "new session per request"},

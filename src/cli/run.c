@@ -69,16 +69,6 @@ static int check_applies(const yb_runopts *r)
     if (r->given['c'] && o->policy == YB_SESS_ORIGINAL && open_loop)
         return yb_usage_error("run", "-c does not apply to an open loop with --sessions original: "
                               "requests go out when due, on their recorded connection's session");
-    if (r->given[YB_RO_PWFILE] && !r->user)
-        return yb_usage_error("run", "--password-file needs --user");
-    if (r->user && r->tokfile)
-        return yb_usage_error("run", "--user and --token-file exclude each other (one credential)");
-    if (r->no_credentials && (r->user || r->tokfile))
-        return yb_usage_error("run", "--no-credentials excludes --user and --token-file");
-    if ((o->tls.cert != NULL) != (o->tls.key != NULL))
-        return yb_usage_error("run", "--cert and --key go together");
-    if (o->tls.min_version && o->tls.max_version && o->tls.min_version > o->tls.max_version)
-        return yb_usage_error("run", "--tls-min is above --tls-max");
     return 0;
 }
 
@@ -145,8 +135,8 @@ int yb_cmd_run(int argc, char **argv)
             return yb_usage_error("run", "--subscriptions N sets -c N");
         o.concurrency = (unsigned)subscriptions;
     }
-    if (o.concurrency < o.threads)
-        return yb_usage_error("run", "-c (%u) must be at least -t (%u)", o.concurrency, o.threads);
+    if ((rc = yb_check_shared("run", &ro)))
+        return rc;
     if (o.policy == YB_SESS_POOL && o.pool_size < o.threads)
         return yb_usage_error("run", "pool=N needs N >= -t");
     char err[512];

@@ -6,6 +6,7 @@
 #include "util/outfile.h"
 #include "util/util.h"
 
+#include <openssl/ssl.h>
 #include <string.h>
 
 #define RUN YB_RO_RUN
@@ -360,5 +361,29 @@ int yb_check_outputs(const char *cmd, const char *const *paths, size_t n, const 
             return YB_EXIT_USAGE;
         }
     }
+    return 0;
+}
+
+int yb_check_shared(const char *cmd, const yb_runopts *r)
+{
+    const yb_tls_client_opts *t = &r->o.tls;
+    if (r->given[YB_RO_PWFILE] && !r->user)
+        return yb_usage_error(cmd, "--password-file needs --user");
+    if (r->user && r->tokfile)
+        return yb_usage_error(cmd, "--user and --token-file exclude each other (one credential)");
+    if (r->no_credentials && (r->user || r->tokfile))
+        return yb_usage_error(cmd, "--no-credentials excludes --user and --token-file");
+    if ((t->cert != NULL) != (t->key != NULL))
+        return yb_usage_error(cmd, "--cert and --key go together");
+    if (t->min_version && t->max_version && t->min_version > t->max_version)
+        return yb_usage_error(cmd, "--tls-min is above --tls-max");
+    if (t->insecure && t->cacert)
+        return yb_usage_error(cmd, "--cacert does not apply with -k (nothing is verified)");
+    if (t->ciphers && t->min_version == TLS1_3_VERSION)
+        return yb_usage_error(cmd, "--ciphers sets TLS 1.2 cipher suites: it does not apply "
+                              "with --tls-min 1.3");
+    if (r->o.concurrency < r->o.threads)
+        return yb_usage_error(cmd, "-c (%u) must be at least -t (%u)", r->o.concurrency,
+                              r->o.threads);
     return 0;
 }

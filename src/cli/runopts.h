@@ -70,6 +70,13 @@ const char *yb_runopts_name(int id);
  * none was given. */
 int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url);
 
+/* Refuses (YB_EXIT_USAGE, reason printed) the combinations of shared
+ * options that contradict each other or would be ignored: --password-file
+ * without --user, two credentials, --cert without --key, --tls-min above
+ * --tls-max, --cacert with -k, --ciphers with --tls-min 1.3, -c below -t.
+ * Returns 0 when there is none. */
+int yb_check_shared(const char *cmd, const yb_runopts *r);
+
 /* Checks every output path before the run (paths[0..n) replaced whole,
  * append appended to; NULLs skipped): each can be written, and at most one
  * is "-" (standard output), in which case *text is stderr (where the human

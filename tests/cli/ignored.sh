@@ -47,6 +47,14 @@ for o in "--cacert x" "-k" "--tls-min 1.2" "--tls-max 1.3" "--ciphers HIGH" "--k
 done
 refused "--cert/--key with grpc://" "--cert applies to TLS targets" \
     "$YB" run "$T/gn.ybc" --target "$GRPC" --cert a --key b
+refused "--cacert with -k" "--cacert does not apply with -k" \
+    "$YB" run "$T/rc.ybc" --target "https://127.0.0.1:1" -k --cacert x
+refused "--ciphers with --tls-min 1.3" "--ciphers sets TLS 1.2 cipher suites" \
+    "$YB" run "$T/rc.ybc" --target "https://127.0.0.1:1" --tls-min 1.3 --ciphers HIGH
+refused "experiment --cacert with -k" "--cacert does not apply with -k" \
+    "$YB" experiment sessions --restconf "https://127.0.0.1:1" -k --cacert x
+refused "--no-credentials with --user" "--no-credentials excludes" \
+    "$YB" run "$T/rc.ybc" --target "$HTTP" --no-credentials --user a
 refused "--password-file without --user" "--password-file needs --user" \
     "$YB" run "$T/rc.ybc" --target "$HTTP" --password-file x
 refused "--user with --token-file" "exclude each other" \
