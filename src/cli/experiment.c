@@ -183,8 +183,8 @@ int yb_cmd_experiment(int argc, char **argv)
     for (int t = 0; t < 2; t++)
         any_tls |= tg[t].url && (!strncmp(tg[t].url, "https://", 8) ||
                                  !strncmp(tg[t].url, "grpcs://", 8));
-    if (!any_tls && (rc = yb_check_tls_applies("experiment", &ro, tg[0].url ? tg[0].url
-                                                                           : tg[1].url)))
+    /* (the URLs are not parsed yet: a message must not echo their user-info) */
+    if (!any_tls && (rc = yb_check_tls_applies("experiment", &ro, "http:// or grpc://")))
         return rc;
     if (resume && !any_tls)
         return yb_usage_error("experiment", "--tls-resume needs a TLS target (https://, "

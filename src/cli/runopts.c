@@ -294,9 +294,8 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_TLS_RESUME: o->tls_resume = 1; break;
     case YB_RO_TARGET:
         if (r->target)
-            return yb_usage_error(cmdname, "--target given twice ('%s', then '%s'): a run has "
-                                  "one target (routing to several targets is not implemented)",
-                                  r->target, arg);
+            return yb_usage_error(cmdname, "--target given twice: a run has one target "
+                                  "(routing to several targets is not implemented)");
         r->target = arg;
         break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;

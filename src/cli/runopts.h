@@ -66,8 +66,9 @@ void yb_runopts_help(FILE *f, unsigned cmd);
 const char *yb_runopts_name(int id);
 
 /* Refuses (YB_EXIT_USAGE with the reason printed) any TLS option given
- * for url, a target without TLS, where it would be ignored; returns 0 when
- * none was given. */
+ * for url, a target without TLS, where it would be ignored (url is
+ * printed: pass a parsed target, whose user-info was refused); returns 0
+ * when none was given. */
 int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url);
 
 /* Refuses (YB_EXIT_USAGE, reason printed) the combinations of shared

@@ -64,6 +64,12 @@ refused "--subscriptions with a Set corpus" "--subscriptions holds gNMI Subscrib
 refused "--no-credentials without redactions" "--no-credentials applies to a corpus whose credentials were redacted" \
     "$YB" run "$T/rc.ybc" --target "$HTTP" --no-credentials
 
+refused "a second --target (URLs not echoed)" "given twice" \
+    "$YB" run "$T/rc.ybc" --target "http://u:SECRETPW@127.0.0.1:1" --target "$HTTP"
+refused "experiment -k, user-info in the URL" "-k applies to TLS targets" \
+    "$YB" experiment sessions --restconf "http://u:SECRETPW@127.0.0.1:1" -k
+is "no message echoes a password given in a URL" "$(grep -c SECRETPW "$T/stderr")" 0
+
 # synth
 refused "synth --proto gnmi --method POST" "--method is the RESTCONF create method.*--proto gnmi" \
     "$YB" synth acl --proto gnmi --method POST -o "$T/x.ybc"
@@ -105,6 +111,12 @@ refused "serve --write-cert without --self-signed" "--write-cert needs --self-si
 refused "serve --auth-password-file without --auth" "needs --auth USER" \
     "$YB" serve --auth-password-file x
 
+# experiment --json -: the JSON on stdout, the tables on stderr; -q quiets progress
+"$YB" experiment sessions --restconf "$HTTP" -n 2 -q --json - 2>"$T/exp.err" > "$T/exp.json"
+is "experiment --json -: valid JSON on stdout" "$(jget "$T/exp.json" "r['schema']")" "yangblast-experiment/1"
+like "experiment --json -: the tables on stderr" "$(cat "$T/exp.err")" "single persistent session"
+is "experiment -q: no progress lines" "$(grep -c '^experiment:' "$T/exp.err")" 0
+
 # A corpus with redacted credentials: refused without credentials, naming them.
 {
     echo '{"yangblast_corpus":{"producer":"t","source":"t","redactions":["authorization","cookie"]}}'
@@ -116,7 +128,7 @@ refused "redacted credentials, none given" "red.ybc: its credentials were redact
 
 # No refused run reached the server.
 yb_serve_stop
-is "serve saw no connection from any refused run" "$(jget "$T/stats.json" "r['connections']['restconf'] + r['connections']['gnmi']")" 0
+is "serve saw no connection from any refused run (3: the one experiment that ran)" "$(jget "$T/stats.json" "r['connections']['restconf'] + r['connections']['gnmi']")" 3
 
 # The placeholder never goes on the wire: a peer that logs request headers.
 PORT=$(free_port)
