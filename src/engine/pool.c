@@ -604,6 +604,23 @@ void yb_pool_finish_streams(yb_pool *p)
     }
 }
 
+void yb_pool_withdraw(yb_pool *p)
+{
+    while (p->wait_head)
+        p->host.drop(p->ud, wait_pop(p));
+    for (session *s = p->sessions; s; s = s->next) {
+        yb_exchange *keep_h = NULL, *keep_t = NULL, *x;
+        while ((x = fifo_pop(&s->pend_head, &s->pend_tail))) {
+            if (x->res.send_start) /* the opener, paying the set-up */
+                fifo_push(&keep_h, &keep_t, x);
+            else
+                p->host.drop(p->ud, x);
+        }
+        s->pend_head = keep_h;
+        s->pend_tail = keep_t;
+    }
+}
+
 void yb_pool_cut_off(yb_pool *p)
 {
     while (p->wait_head)

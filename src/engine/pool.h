@@ -33,8 +33,10 @@ typedef struct {
     /* x finished (x->res complete, res.done set, res.err its outcome): the
      * host records it and takes it back.  x is on none of the pool's lists. */
     void (*done)(void *ud, yb_exchange *x);
-    /* x was never completed and will not be (the run's grace period
-     * ended): the host counts it as cut off and takes it back. */
+    /* x was never completed and will not be: withdrawn before it was
+     * written to a session (yb_pool_withdraw; res.send_start == 0), or cut
+     * off in flight when the run's grace period ended.  The host counts it
+     * (unsent or cut off) and takes it back. */
     void (*drop)(void *ud, yb_exchange *x);
     /* x was not processed by the server (refused stream, above GOAWAY's
      * last id) and waits for a session again, keeping its due time: the
@@ -92,6 +94,12 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t timeout_ns, int keep_st
 /* The run is stopping: ends the open-ended exchanges (the codec's
  * finish); they complete as ok once the next flush writes their resets. */
 void yb_pool_finish_streams(yb_pool *p);
+/* The run stops issuing: hands every exchange not yet written to a
+ * session (waiting for one, or queued behind a recorded connection's
+ * earlier requests) back through host->drop, so nothing goes out late
+ * after the stop.  Exchanges in flight, and the openers paying their
+ * sessions' set-up, stay. */
+void yb_pool_withdraw(yb_pool *p);
 /* Hands every exchange the pool holds back through host->drop and closes
  * every session. */
 void yb_pool_cut_off(yb_pool *p);

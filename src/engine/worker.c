@@ -109,6 +109,11 @@ static void x_finish(worker *w, yb_exchange *x)
 {
     if (!x->res.done)
         x->res.done = uv_hrtime();
+    /* started = written to a session (the pool sets send_start then); a
+     * request that failed while it waited for one (backlog overflow, a
+     * timeout in the queue) was never started */
+    if (x->res.send_start)
+        w->rec.started++;
     yb_recorder_add(&w->rec, &x->res);
     if (w->live_h)
         live_add(w, &x->res);
@@ -123,10 +128,10 @@ static void x_finish(worker *w, yb_exchange *x)
 static void teardown(worker *w);
 static void pump(worker *w);
 
-/* Hands x to the pool: it is started from here on. */
+/* Hands x to the pool, which writes it to a session at once or lets it
+ * wait for one; it counts as started only once written (x_finish). */
 static void dispatch(worker *w, yb_exchange *x)
 {
-    w->rec.started++;
     yb_pool_submit(w->pool, x);
 }
 
@@ -238,9 +243,10 @@ static void issue_original(worker *w)
 {
     uint64_t now = uv_hrtime(), due;
     while (!w->exhausted && !w->grace_end && (due = original_next(w)) && due <= now) {
-        if (w->deadline && due >= w->deadline) {
-            w->exhausted = 1;
-            break;
+        if (w->deadline && (due >= w->deadline || now >= w->deadline)) {
+            if (due >= w->deadline)
+                w->exhausted = 1;
+            break; /* past -D: what was due before it is unsent (begin_stop) */
         }
         yb_exchange *x = w->next_x;
         w->next_x = NULL;
@@ -275,6 +281,8 @@ static void issue_due(worker *w)
             w->exhausted = 1;
             break;
         }
+        if (w->deadline && now >= w->deadline)
+            break; /* behind at -D: the rest is unsent (begin_stop), not sent late */
         yb_exchange *x = take_request(w, w->next_due);
         if (!x)
             break;
@@ -300,11 +308,20 @@ static void on_due(uv_poll_t *p, int status, int events)
         issue_due(w);
 }
 
+static void begin_stop(worker *w, uint64_t now);
+
 /* Moves waiting exchanges onto sessions, issues more, ends the run. */
 static void pump(worker *w)
 {
     if (w->finished)
         return;
+    /* -D: nothing goes onto a session after the deadline, not even what
+     * has waited for one since before it */
+    if (w->deadline && !w->grace_end) {
+        uint64_t now = uv_hrtime();
+        if (now >= w->deadline)
+            begin_stop(w, now);
+    }
     yb_pool_drain(w->pool);
     if (!w->share.open_loop)
         fill(w);
@@ -320,6 +337,40 @@ static void cut_off(worker *w)
     yb_pool_cut_off(w->pool);
 }
 
+/* Open loop at -D: the requests the schedule had due before the deadline
+ * that this worker never took from it (it was behind) are unsent too. */
+static uint64_t unissued_before_deadline(worker *w)
+{
+    uint64_t n = 0;
+    if (w->o->timing_original) {
+        if (w->next_x && w->next_x->res.due < w->deadline)
+            n++; /* the read-ahead; later records are not read to count them */
+        return n;
+    }
+    for (uint64_t k = w->next_k, due = w->next_due; due && due < w->deadline &&
+                                                     w->issued + n < w->share.budget;
+         due = due_of(w, ++k))
+        n++;
+    return n;
+}
+
+/* The run stops issuing (stop signal, or the -D deadline at now): what
+ * waits for a session is withdrawn as unsent, open-ended streams are
+ * ended, and what is in flight gets the grace period. */
+static void begin_stop(worker *w, uint64_t now)
+{
+    int at_deadline = w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop);
+    if (at_deadline && w->share.open_loop)
+        w->rec.unsent += unissued_before_deadline(w);
+    w->exhausted = 1;
+    w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
+    drop_readahead(w);
+    yb_pool_withdraw(w->pool);
+    /* STREAM subscriptions end as ok: they ran as long as the run wanted
+     * them to */
+    yb_pool_finish_streams(w->pool);
+}
+
 static void on_tick(uv_timer_t *t)
 {
     worker *w = t->data;
@@ -329,16 +380,9 @@ static void on_tick(uv_timer_t *t)
     atomic_store_explicit(&w->live.backlog, yb_pool_waiting(w->pool), memory_order_relaxed);
     if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
         live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
-    if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline))) {
-        w->exhausted = 1;
-        w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
-        if (w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop) && w->o->timeout_ns)
-            w->grace_end = now + w->o->timeout_ns; /* -D: let in-flight work finish */
-        /* STREAM subscriptions end as ok: they ran as long as the run
-         * wanted them to */
-        yb_pool_finish_streams(w->pool);
-    }
-    if (w->grace_end || w->exhausted)
+    if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline)))
+        begin_stop(w, now);
+    if (w->exhausted)
         drop_readahead(w);
     if (w->grace_end && now >= w->grace_end && w->outstanding)
         cut_off(w);
@@ -399,7 +443,12 @@ static void pool_done(void *ud, yb_exchange *x)
 static void pool_drop(void *ud, yb_exchange *x)
 {
     worker *w = ud;
-    w->rec.cut_off++;
+    if (x->res.send_start) { /* written to a session: started, then cut off */
+        w->rec.started++;
+        w->rec.cut_off++;
+    } else {
+        w->rec.unsent++;
+    }
     yb_source_release(w->src, (yb_prepared *)x->req);
     w->outstanding--;
     free(x);

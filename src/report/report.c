@@ -173,9 +173,8 @@ static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
     }
     fprintf(f,
             "Requests: started %" PRIu64 ", completed %" PRIu64 ", ok %" PRIu64 ", errors %" PRIu64
-            ", cut off %" PRIu64
-            ", retried %" PRIu64 "\n",
-            r->started, r->completed, r->ok, error_total(r), r->cut_off, r->retried);
+            ", cut off %" PRIu64 ", unsent %" PRIu64 ", retried %" PRIu64 "\n",
+            r->started, r->completed, r->ok, error_total(r), r->cut_off, r->unsent, r->retried);
 }
 
 static void text_latency(FILE *f, const yb_recorder *r)
@@ -390,6 +389,7 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         put(o, "requests_ok", juint(r->ok), &bad);
         put(o, "requests_completed", juint(r->completed), &bad);
         put(o, "requests_started", juint(r->started), &bad);
+        put(o, "requests_unsent", juint(r->unsent), &bad);
         put(o, "requests_error", juint(error_total(r)), &bad);
         put(o, "requests_retried", juint(r->retried), &bad);
         put(o, "data_bytes", juint(r->bytes_out), &bad);

@@ -309,6 +309,7 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;
     dst->cut_off += src->cut_off;
+    dst->unsent += src->unsent;
     dst->retried += src->retried;
     dst->notifications += src->notifications;
     dst->updates += src->updates;

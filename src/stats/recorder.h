@@ -83,6 +83,7 @@ typedef struct yb_recorder {
     uint64_t bytes_out, bytes_in;
     uint64_t sessions_opened, tls_full, tls_resumed;
     uint64_t cut_off;          /* in flight when the run was stopped */
+    uint64_t unsent;           /* due before the stop or -D, never written to a session */
     uint64_t retried;          /* re-run on another session (HTTP/2 refused / GOAWAY) */
     uint64_t notifications;    /* Subscribe notifications received */
     uint64_t updates;          /* updates inside them */
@@ -103,7 +104,7 @@ void yb_recorder_cleanup(yb_recorder *r);
  * outside 0..599), grpc (unless grpc_status == -1), bytes, and the set-up
  * the request paid: sessions_opened when conn_start != 0, tls_full or
  * tls_resumed when tls_done != 0, and YB_H_SYNC when sync_ns != 0.  Raises run_end to done.  It does not
- * touch started or cut_off: the engine counts those itself.
+ * touch started, cut_off or unsent: the engine counts those itself.
  * Durations are rounded up to whole µs (a sub-µs phase records 1 µs); a
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */

@@ -7,3 +7,6 @@ EXTRA_DIST += tests/run/restconf.sh bench/h1_vs_wrk.sh bench/README.md
 ## Hardening: credentials (bearer token on gNMI, user-info URLs, key logs), rejected Subscribe calls, mixed corpora.
 SH_TESTS += tests/run/hardening.sh
 EXTRA_DIST += tests/run/hardening.sh
+## Run semantics: -D ends issuing at D (unsent, not sent late).
+SH_TESTS += tests/run/deadline.sh
+EXTRA_DIST += tests/run/deadline.sh

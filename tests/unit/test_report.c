@@ -209,7 +209,7 @@ static void test_text_sections(void **st)
     assert_non_null(strstr(text, "corpus acl.ybc"));
     assert_non_null(strstr(text, "target https://sw1:443"));
     assert_non_null(strstr(text, "closed loop"));
-    assert_non_null(strstr(text, "cut off 2, retried 4\n"));
+    assert_non_null(strstr(text, "cut off 2, unsent 0, retried 4\n"));
     assert_non_null(strstr(text, "Latency (ms)"));
     assert_non_null(strstr(text, "\nend-to-end "));
     assert_int_equal(row_count(text, "end-to-end"), 1005);
