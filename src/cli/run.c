@@ -66,6 +66,9 @@ static int check_applies(const yb_runopts *r)
         if (r->given[OPEN_ONLY[i]] && !open_loop)
             return yb_usage_error("run", "%s applies to the open loop only (--rate or --timing "
                                   "original)", yb_runopts_name(OPEN_ONLY[i]));
+    if (r->given['m'] && o->streams > 1 && o->policy == YB_SESS_PER_REQUEST)
+        return yb_usage_error("run", "-m does not apply with --sessions per-request: each "
+                              "session carries one request");
     if (r->given['c'] && o->policy == YB_SESS_ORIGINAL && open_loop)
         return yb_usage_error("run", "-c does not apply to an open loop with --sessions original: "
                               "requests go out when due, on their recorded connection's session");

@@ -35,6 +35,8 @@ refused "a RESTCONF corpus against grpcs://" "restconf corpus.*'grpcs://" \
     "$YB" run "$T/rc.ybc" --target "grpcs://127.0.0.1:1" -k
 refused "-c with --sessions original in an open loop" "-c does not apply" \
     "$YB" run "$T/rc.ybc" --target "$HTTP" --sessions original --timing original -c 4
+refused "-m with --sessions per-request" "-m does not apply with --sessions per-request" \
+    "$YB" run "$T/gn.ybc" --target "$GRPC" --sessions per-request -m 4
 refused "--spin without an open loop" "--spin applies to the open loop only" \
     "$YB" run "$T/rc.ybc" --target "$HTTP" --spin 100us
 refused "--max-backlog without an open loop" "--max-backlog applies to the open loop only" \
