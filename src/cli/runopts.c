@@ -53,7 +53,8 @@ static const opt_def OPTS[] = {
     {"Sessions:", "sessions", YB_RO_SESSIONS, required_argument, RUN, "    --sessions P",
      "reuse (default): persistent sessions, one per slot;\nper-request: new TCP+TLS session per "
      "request;\npool=N: N persistent sessions shared by all slots;\noriginal: one session per "
-     "recorded connection,\nits requests in recorded order (no -c)"},
+     "recorded connection,\nits requests in recorded order (-c caps requests\nin flight; "
+     "no -c with an open loop)"},
     {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN, "    --tls-resume",
      "new sessions resume TLS (tickets / ids)"},
     {NULL, "target", YB_RO_TARGET, required_argument, RUN, "    --target URL",
