@@ -45,11 +45,51 @@ typedef struct yb_prepared {
     int cached;           /* engine bookkeeping: kept by the source's cache */
 } yb_prepared;
 
+/* The memory the responses in flight of one worker may hold (all its
+ * sessions, every target): a codec takes from it before it keeps response
+ * bytes and gives them back when it lets them go; what does not fit fails
+ * the exchange as YB_ERR_TOO_LARGE.  One per worker, used on its thread
+ * only. */
+typedef struct {
+    uint64_t limit; /* bytes */
+    uint64_t used;  /* bytes held now */
+} yb_mem_budget;
+
+/* The default limit (the engine raises it to one --max-body message, so
+ * a single response that --max-body allows always fits). */
+#define YB_MEM_BUDGET_DEFAULT (64ull << 20)
+/* First bytes of a failed response kept for the report (see err_body). */
+#define YB_ERR_BODY_KEEP 1024
+
+/* Takes n bytes from b (NULL = unbounded).  Returns 0, or -1 when they do
+ * not fit (nothing taken). */
+static inline int yb_mem_take(yb_mem_budget *b, uint64_t n)
+{
+    if (!b)
+        return 0;
+    if (n > b->limit - b->used)
+        return -1;
+    b->used += n;
+    return 0;
+}
+/* Gives back n bytes taken with yb_mem_take. */
+static inline void yb_mem_give(yb_mem_budget *b, uint64_t n)
+{
+    if (b)
+        b->used -= n < b->used ? n : b->used;
+}
+
 /* One request in flight: what the codec must fill in res (sent,
  * first_byte, done, bytes_out/in, status, grpc_status, err). */
 typedef struct yb_exchange {
     const yb_prepared *req;
     yb_result res;
+    /* A failed response's first bytes (at most YB_ERR_BODY_KEEP; NULL when
+     * none): owned by the codec and valid only while host->done runs, so a
+     * host that wants them copies them there.  Success bodies are never
+     * kept (the report needs only their length). */
+    const uint8_t *err_body;
+    size_t err_body_len;
     struct yb_exchange *next, *prev; /* owner's lists */
     void *owner;                     /* the session it runs on */
     uint32_t stream_id;              /* HTTP/2 */
@@ -73,6 +113,9 @@ typedef struct {
      * at 0), or -1 when it had no timestamp.  NULL = not wanted.  Called
      * once per notification: it must not allocate per call. */
     void (*notify)(void *host, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
+    /* The worker's budget for response bytes kept in memory (NULL =
+     * unbounded). */
+    yb_mem_budget *budget;
 } yb_codec_host;
 
 typedef struct yb_codec yb_codec;

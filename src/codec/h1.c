@@ -294,7 +294,11 @@ struct yb_h1_resp {
     int keep_alive;
     int complete;
     int truncated;
+    int too_large;
     const char *err; /* static; NULL = no error */
+    /* the first bytes of a non-2xx body (for the report), fixed size */
+    uint8_t err_head[YB_H1_RESP_HEAD_KEEP];
+    size_t head_len;
 };
 
 static int resp_on_headers_complete(http_parser *hp)
@@ -322,6 +326,7 @@ static int resp_on_headers_complete(http_parser *hp)
     if (!(hp->flags & F_CHUNKED) && hp->content_length != UINT64_MAX &&
         hp->content_length > p->max_body) {
         p->err = "response body too large";
+        p->too_large = 1;
         return -1;
     }
     return 0;
@@ -330,10 +335,16 @@ static int resp_on_headers_complete(http_parser *hp)
 static int resp_on_body(http_parser *hp, const char *at, size_t len)
 {
     yb_h1_resp *p = hp->data;
-    (void)at; /* counted, never copied */
     if (len > p->max_body - p->body_len) {
         p->err = "response body too large";
+        p->too_large = 1;
         return -1;
+    }
+    /* counted, never kept, except the head of an error's body */
+    if (p->status / 100 != 2 && p->head_len < sizeof p->err_head) {
+        size_t n = sizeof p->err_head - p->head_len;
+        memcpy(p->err_head + p->head_len, at, n < len ? n : len);
+        p->head_len += n < len ? n : len;
     }
     p->body_len += len;
     return 0;
@@ -345,6 +356,7 @@ static int resp_on_message_complete(http_parser *hp)
     if (hp->status_code / 100 == 1) {
         /* Interim (100 Continue, 103 Early Hints): the real answer follows. */
         p->body_len = 0;
+        p->head_len = 0;
         p->status = 0;
         return 0;
     }
@@ -385,6 +397,8 @@ void yb_h1_resp_reset(yb_h1_resp *p, int head)
     p->keep_alive = 0;
     p->complete = 0;
     p->truncated = 0;
+    p->too_large = 0;
+    p->head_len = 0;
     p->err = NULL;
 }
 
@@ -442,6 +456,13 @@ int yb_h1_resp_keep_alive(const yb_h1_resp *p) { return p->keep_alive; }
 uint64_t yb_h1_resp_body_len(const yb_h1_resp *p) { return p->body_len; }
 const char *yb_h1_resp_error(const yb_h1_resp *p) { return p->err ? p->err : ""; }
 int yb_h1_resp_truncated(const yb_h1_resp *p) { return p->err && p->truncated; }
+int yb_h1_resp_too_large(const yb_h1_resp *p) { return p->err && p->too_large; }
+
+const uint8_t *yb_h1_resp_body_head(const yb_h1_resp *p, size_t *len)
+{
+    *len = p->head_len;
+    return p->head_len ? p->err_head : NULL;
+}
 
 /* ---- request parsing (server role) ------------------------------------ */
 

@@ -32,8 +32,13 @@ typedef enum {
 
 typedef struct yb_h1_resp yb_h1_resp;
 
-/* Creates a response parser; max_body caps the response body (bytes).
- * Returns NULL on ENOMEM. */
+/* Bytes of a non-2xx response body kept for the report. */
+#define YB_H1_RESP_HEAD_KEEP 1024
+
+/* Creates a response parser; max_body caps the response body (bytes),
+ * which is counted, never kept, except the first YB_H1_RESP_HEAD_KEEP
+ * bytes of a non-2xx body (in the parser, fixed size).  Returns NULL on
+ * ENOMEM. */
 yb_h1_resp *yb_h1_resp_new(uint64_t max_body);
 void yb_h1_resp_free(yb_h1_resp *p);
 /* Prepares for the response to the next request (head = 1 for HEAD:
@@ -57,6 +62,12 @@ const char *yb_h1_resp_error(const yb_h1_resp *p);
  * the response was complete (yb_h1_resp_eof; YB_ERR_CLOSED for the
  * engine), 0 for a malformed or oversized response (YB_ERR_PROTOCOL). */
 int yb_h1_resp_truncated(const yb_h1_resp *p);
+/* After YB_H1_ERROR: 1 when the body was over max_body. */
+int yb_h1_resp_too_large(const yb_h1_resp *p);
+/* The first bytes of the current response's body when its status is not
+ * 2xx (NULL when none); *len gets their count.  Owned by p, valid until
+ * the next reset. */
+const uint8_t *yb_h1_resp_body_head(const yb_h1_resp *p, size_t *len);
 
 /* ---- server role ------------------------------------------------------ */
 

@@ -129,6 +129,8 @@ static void finish(yb_codec *c, uint64_t now)
     if (x->req->expected_status ? (uint32_t)x->res.status != x->req->expected_status
                                 : x->res.status >= 400)
         x->res.err = YB_ERR_STATUS;
+    if (x->res.err != YB_ERR_NONE)
+        x->err_body = yb_h1_resp_body_head(c->resp, &x->err_body_len);
     int keep = yb_h1_resp_keep_alive(c->resp);
     if (!keep)
         c->closing = 1;
@@ -153,7 +155,7 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
     size_t used = 0;
     yb_h1_rc rc = yb_h1_resp_feed(c->resp, d, n, &used);
     if (rc == YB_H1_ERROR) {
-        x->res.err = YB_ERR_PROTOCOL;
+        x->res.err = yb_h1_resp_too_large(c->resp) ? YB_ERR_TOO_LARGE : YB_ERR_PROTOCOL;
         x->res.done = now;
         c->closing = 1;
         c->cur = NULL;

@@ -46,9 +46,19 @@ typedef struct stream {
     int may_end;              /* Subscribe: END_STREAM once body_limit is sent */
     int deferred;             /* the data provider returned NGHTTP2_ERR_DEFERRED */
     int stopped;              /* ended by the engine at the run's end (finish) */
-    size_t msg_off;           /* Subscribe: start of the unparsed bytes in msg */
-    uint8_t *msg;             /* response bytes being reassembled */
-    size_t msg_len, msg_cap;
+    /* gRPC response messages, assembled one at a time as they arrive:
+     * the 5-byte prefix, then exactly the length it announces (over
+     * --max-body or the worker's budget: too_large).  A unary call keeps
+     * its one message to check it at the end; Subscribe decodes each as it
+     * completes and reuses the buffer. */
+    uint8_t pre[YB_GRPC_PREFIX];
+    size_t pre_len;           /* prefix bytes of the message being received */
+    uint8_t *msg;             /* its bytes (msg_cap allocated, taken from the budget) */
+    size_t msg_len, msg_need, msg_cap;
+    int have_msg;             /* unary: the response message is complete */
+    uint8_t *err_head;        /* non-gRPC with an error :status: the body's first bytes */
+    size_t err_len;
+    int too_large;            /* over --max-body or the budget: stopped */
     int http_status;
     int grpc_status;          /* -1 = not seen */
     int got_headers;
@@ -82,8 +92,20 @@ static void stream_link(yb_codec *c, stream *st)
     c->active++;
 }
 
-/* Unlinks and frees st. */
-static void stream_free(yb_codec *c, stream *st)
+/* Frees what st keeps of its response and gives it back to the budget. */
+static void stream_drop_body(yb_codec *c, stream *st)
+{
+    yb_mem_give(c->host->budget, st->msg_cap + (st->err_head ? YB_ERR_BODY_KEEP : 0));
+    free(st->msg);
+    free(st->err_head);
+    st->msg = st->err_head = NULL;
+    st->msg_len = st->msg_need = st->msg_cap = st->err_len = 0;
+    st->pre_len = 0;
+    st->have_msg = 0;
+}
+
+/* Unlinks st from the codec's streams (no longer active). */
+static void stream_unlink(yb_codec *c, stream *st)
 {
     if (st->prev)
         st->prev->next = st->next;
@@ -92,7 +114,25 @@ static void stream_free(yb_codec *c, stream *st)
     if (st->next)
         st->next->prev = st->prev;
     c->active--;
-    free(st->msg);
+}
+
+/* Unlinks and frees st. */
+static void stream_free(yb_codec *c, stream *st)
+{
+    stream_unlink(c, st);
+    stream_drop_body(c, st);
+    free(st);
+}
+
+/* Ends st's exchange through host->done, then frees st: the failed
+ * response's first bytes (x->err_body) stay valid while done runs. */
+static void stream_done(yb_codec *c, stream *st)
+{
+    yb_exchange *x = st->x;
+    stream_unlink(c, st);
+    x->stream_id = 0;
+    c->host->done(c->hostdata, x);
+    stream_drop_body(c, st);
     free(st);
 }
 
@@ -373,13 +413,10 @@ static int rst_to_grpc(uint32_t ec)
     }
 }
 
-/* Checks a complete unary gNMI response.  Returns 1 when it is valid. */
-static int check_unary(const h2_req *h, const uint8_t *buf, size_t len, size_t max)
+/* Checks the message m (n bytes) of a unary gNMI response.  Returns 1
+ * when it is valid. */
+static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
 {
-    size_t off = 0, n;
-    const uint8_t *m;
-    if (yb_grpc_next(buf, len, &off, &m, &n, max) != 1 || off != len)
-        return 0;
     switch (h->rpc) {
     case RPC_SET: {
         Gnmi__SetResponse *r = gnmi__set_response__unpack(NULL, n, m);
@@ -425,28 +462,45 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
         return;
     }
     if (h->grpc) {
-        if (error_code != NGHTTP2_NO_ERROR && g < 0)
+        if (st->too_large && g < 0)
+            g = GRPC_RESOURCE_EXHAUSTED; /* as gRPC's own clients say of a message over their limit */
+        else if (error_code != NGHTTP2_NO_ERROR && g < 0)
             g = rst_to_grpc(error_code);
         else if (st->http_status && st->http_status != 200)
             g = http_to_grpc(st->http_status);
         else if (g < 0)
             g = GRPC_INTERNAL; /* no grpc-status: the call did not finish properly */
         x->res.grpc_status = g;
-        if (g == GRPC_OK && h->rpc == RPC_SUBSCRIBE && st->msg_len)
+        if (g == GRPC_OK && (st->pre_len || st->msg_need))
             st->bad = 1; /* ended inside a message */
         if (g == GRPC_OK && !st->bad && h->rpc != RPC_SUBSCRIBE && h->rpc != RPC_OTHER &&
-            !check_unary(h, st->msg, st->msg_len, c->cfg->max_body))
+            (!st->have_msg || !check_unary(h, st->msg, st->msg_len)))
             st->bad = 1;
-        if (st->bad)
+        if (st->too_large)
+            x->res.err = YB_ERR_TOO_LARGE;
+        else if (st->bad)
             x->res.err = YB_ERR_PROTOCOL;
         else if (x->req->expected_grpc >= 0 ? g != x->req->expected_grpc : g != GRPC_OK)
             x->res.err = YB_ERR_STATUS;
     } else {
-        if (error_code != NGHTTP2_NO_ERROR || !st->http_status)
+        if (st->too_large)
+            x->res.err = YB_ERR_TOO_LARGE;
+        else if (error_code != NGHTTP2_NO_ERROR || !st->http_status)
             x->res.err = YB_ERR_PROTOCOL;
         else if (x->req->expected_status ? (uint32_t)st->http_status != x->req->expected_status
                                          : st->http_status >= 400)
             x->res.err = YB_ERR_STATUS;
+    }
+    if (x->res.err != YB_ERR_NONE && x->res.err != YB_ERR_TOO_LARGE) {
+        /* what the server said, for the report: a unary gRPC call's
+         * message, or the head of a plain HTTP/2 error body */
+        if (st->have_msg && st->msg_len) {
+            x->err_body = st->msg;
+            x->err_body_len = st->msg_len < YB_ERR_BODY_KEEP ? st->msg_len : YB_ERR_BODY_KEEP;
+        } else if (st->err_len) {
+            x->err_body = st->err_head;
+            x->err_body_len = st->err_len;
+        }
     }
     if (!x->res.sent)
         x->res.sent = c->now;
@@ -503,13 +557,10 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
  * or the request's timeout ends it. */
 static void remote_ended(yb_codec *c, stream *st, int32_t sid)
 {
-    yb_exchange *x = st->x;
     nghttp2_session_set_stream_user_data(c->ng, sid, NULL);
     stream_complete(c, st, NGHTTP2_NO_ERROR);
-    stream_free(c, st);
-    x->stream_id = 0;
     nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_NO_ERROR);
-    c->host->done(c->hostdata, x);
+    stream_done(c, st);
 }
 
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
@@ -584,51 +635,134 @@ static void sub_synced(yb_codec *c, stream *st, int32_t sid)
     }
 }
 
-/* Subscribe: decodes the complete SubscribeResponses in st->msg. */
-static void sub_parse(yb_codec *c, stream *st, int32_t sid)
+/* Subscribe: decodes one complete SubscribeResponse (m, n bytes). */
+static void sub_message(yb_codec *c, stream *st, int32_t sid, const uint8_t *m, size_t n)
 {
-    uint64_t max = c->cfg->max_body;
-    while (!st->bad && st->msg_len - st->msg_off >= YB_GRPC_PREFIX) {
-        const uint8_t *p = st->msg + st->msg_off;
-        uint64_t ml = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
-        if (p[0] != 0 || ml > max) {
-            st->bad = 1; /* compressed, or over --max-body: stop the stream */
-            nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
-            break;
-        }
-        if (st->msg_len - st->msg_off - YB_GRPC_PREFIX < ml)
-            break;
-        Gnmi__SubscribeResponse *r =
-            gnmi__subscribe_response__unpack(NULL, (size_t)ml, p + YB_GRPC_PREFIX);
-        st->msg_off += YB_GRPC_PREFIX + (size_t)ml;
-        st->messages++;
-        if (!r) {
-            st->bad = 1;
-            break;
-        }
-        if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE && r->update) {
-            const Gnmi__Notification *n = r->update;
-            int64_t late = -1;
-            if (n->timestamp > 0) {
-                uint64_t w = wall_ns();
-                late = w > (uint64_t)n->timestamp ? (int64_t)(w - (uint64_t)n->timestamp) : 0;
-            }
-            st->x->res.notifications++;
-            st->x->res.updates += n->n_update;
-            if (c->host->notify)
-                c->host->notify(c->hostdata, c->now, late, n->n_update);
-        } else if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_SYNC_RESPONSE &&
-                   r->sync_response) {
-            sub_synced(c, st, sid);
-        }
-        gnmi__subscribe_response__free_unpacked(r, NULL);
+    Gnmi__SubscribeResponse *r = gnmi__subscribe_response__unpack(NULL, n, m);
+    st->messages++;
+    if (!r) {
+        st->bad = 1;
+        return;
     }
-    /* keep only the partial message */
-    if (st->msg_off) {
-        memmove(st->msg, st->msg + st->msg_off, st->msg_len - st->msg_off);
-        st->msg_len -= st->msg_off;
-        st->msg_off = 0;
+    if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE && r->update) {
+        const Gnmi__Notification *nf = r->update;
+        int64_t late = -1;
+        if (nf->timestamp > 0) {
+            uint64_t w = wall_ns();
+            late = w > (uint64_t)nf->timestamp ? (int64_t)(w - (uint64_t)nf->timestamp) : 0;
+        }
+        st->x->res.notifications++;
+        st->x->res.updates += nf->n_update;
+        if (c->host->notify)
+            c->host->notify(c->hostdata, c->now, late, nf->n_update);
+    } else if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_SYNC_RESPONSE &&
+               r->sync_response) {
+        sub_synced(c, st, sid);
     }
+    gnmi__subscribe_response__free_unpacked(r, NULL);
+}
+
+/* Stops st: its response cannot be kept (too_large = 1: over --max-body
+ * or the budget) or is not valid.  Its memory goes back at once; our
+ * RST_STREAM ends the stream and on_stream_close completes it. */
+static void stream_stop(yb_codec *c, stream *st, int32_t sid, int too_large)
+{
+    st->bad = 1;
+    st->too_large = too_large;
+    stream_drop_body(c, st);
+    nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
+}
+
+/* A gRPC message prefix is complete: checks it and makes room for the
+ * message.  Returns 0, or -1 when the stream was stopped. */
+static int msg_begin(yb_codec *c, stream *st, int32_t sid, int unary)
+{
+    const uint8_t *p = st->pre;
+    uint64_t ml = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+    if (p[0] != 0 || (unary && st->have_msg)) {
+        /* compressed (we never offer compression), or a second message on
+         * a unary call */
+        stream_stop(c, st, sid, 0);
+        return -1;
+    }
+    if (ml > c->cfg->max_body) {
+        stream_stop(c, st, sid, 1);
+        return -1;
+    }
+    if (ml > st->msg_cap) {
+        /* the whole announced length is taken from the budget up front:
+         * a server cannot make us hold more than it allows */
+        if (yb_mem_take(c->host->budget, ml - st->msg_cap) < 0) {
+            stream_stop(c, st, sid, 1);
+            return -1;
+        }
+        uint8_t *nb = realloc(st->msg, (size_t)ml);
+        if (!nb) {
+            yb_mem_give(c->host->budget, ml - st->msg_cap);
+            stream_stop(c, st, sid, 1);
+            return -1;
+        }
+        st->msg = nb;
+        st->msg_cap = (size_t)ml;
+    }
+    st->msg_len = 0;
+    st->msg_need = (size_t)ml;
+    return 0;
+}
+
+/* Moves up to want - *have bytes from (*d, *len) to dst + *have. */
+static void take_bytes(uint8_t *dst, size_t *have, size_t want, const uint8_t **d, size_t *len)
+{
+    size_t n = want - *have;
+    if (n > *len)
+        n = *len;
+    memcpy(dst + *have, *d, n);
+    *have += n;
+    *d += n;
+    *len -= n;
+}
+
+/* Feeds response DATA of a gNMI call into the message assembler. */
+static void grpc_feed(yb_codec *c, stream *st, int32_t sid, const uint8_t *d, size_t len)
+{
+    const h2_req *h = st->x->req->h2;
+    int unary = h->rpc != RPC_SUBSCRIBE;
+    while (len && !st->bad) {
+        if (!st->msg_need && st->pre_len < YB_GRPC_PREFIX) {
+            take_bytes(st->pre, &st->pre_len, YB_GRPC_PREFIX, &d, &len);
+            if (st->pre_len < YB_GRPC_PREFIX || msg_begin(c, st, sid, unary) < 0)
+                continue;
+        } else {
+            take_bytes(st->msg, &st->msg_len, st->msg_need, &d, &len);
+        }
+        if (st->pre_len == YB_GRPC_PREFIX && st->msg_len == st->msg_need) {
+            /* a message is complete */
+            st->pre_len = 0;
+            st->msg_need = 0;
+            if (unary)
+                st->have_msg = 1;
+            else
+                sub_message(c, st, sid, st->msg, st->msg_len);
+        }
+    }
+}
+
+/* Plain HTTP/2: keeps the first bytes of an error response's body. */
+static void keep_err_head(yb_codec *c, stream *st, const uint8_t *d, size_t len)
+{
+    if (!st->err_head) {
+        if (yb_mem_take(c->host->budget, YB_ERR_BODY_KEEP) < 0)
+            return; /* the report can do without it */
+        if (!(st->err_head = malloc(YB_ERR_BODY_KEEP))) {
+            yb_mem_give(c->host->budget, YB_ERR_BODY_KEEP);
+            return;
+        }
+    }
+    size_t n = YB_ERR_BODY_KEEP - st->err_len;
+    if (n > len)
+        n = len;
+    memcpy(st->err_head + st->err_len, d, n);
+    st->err_len += n;
 }
 
 static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const uint8_t *d,
@@ -645,34 +779,15 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const 
     if (st->bad)
         return 0;
     const h2_req *h = st->x->req->h2;
-    if (!h->grpc || h->rpc == RPC_OTHER) {
-        /* non-gNMI calls: counted, not kept */
+    if (!h->grpc || h->rpc == RPC_OTHER || st->http_status != 200) {
+        /* other calls, and a gRPC call answered without :status 200 (its
+         * body is no gRPC response): counted, not kept, but for the head
+         * of an error */
+        if (st->http_status >= 300 && st->err_len < YB_ERR_BODY_KEEP)
+            keep_err_head(c, st, d, len);
         return 0;
     }
-    /* Subscribe keeps at most one partial message (its prefix is checked
-     * against max_body as soon as it is whole) plus this chunk. */
-    if (st->msg_len + len > c->cfg->max_body + YB_GRPC_PREFIX +
-                                (h->rpc == RPC_SUBSCRIBE ? len : 0)) {
-        st->bad = 1; /* over --max-message: stop the stream */
-        nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
-        return 0;
-    }
-    if (st->msg_len + len > st->msg_cap) {
-        size_t nc = st->msg_cap ? st->msg_cap : 4096;
-        while (nc < st->msg_len + len)
-            nc *= 2;
-        uint8_t *nb = realloc(st->msg, nc);
-        if (!nb) {
-            st->bad = 1;
-            return 0;
-        }
-        st->msg = nb;
-        st->msg_cap = nc;
-    }
-    memcpy(st->msg + st->msg_len, d, len);
-    st->msg_len += len;
-    if (h->rpc == RPC_SUBSCRIBE)
-        sub_parse(c, st, sid);
+    grpc_feed(c, st, sid, d, len);
     return 0;
 }
 
@@ -692,9 +807,7 @@ static int on_stream_close(nghttp2_session *ng, int32_t sid, uint32_t ec, void *
     } else {
         stream_complete(c, st, ec);
     }
-    stream_free(c, st);
-    x->stream_id = 0;
-    c->host->done(c->hostdata, x);
+    stream_done(c, st);
     return 0;
 }
 

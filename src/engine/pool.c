@@ -428,6 +428,7 @@ yb_pool *yb_pool_new(const yb_pool_cfg *cfg, const yb_pool_host *host, void *ud,
     p->codec_host.close = host_close;
     p->codec_host.ready = host_ready;
     p->codec_host.notify = host->notify ? host_notify : NULL;
+    p->codec_host.budget = cfg->budget;
     if (cfg->target->tls) {
         yb_tls_client_opts t = *cfg->tls;
         t.session_cache = cfg->tls_resume;

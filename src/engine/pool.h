@@ -62,6 +62,8 @@ typedef struct {
     unsigned oneshot_limit;     /* per-request sessions open at once */
     uint64_t max_wait;          /* exchanges allowed to wait for a session;
                                  * one more fails as YB_ERR_OVERFLOW */
+    yb_mem_budget *budget;      /* the worker's budget for response bytes its
+                                 * codecs keep (NULL = unbounded; outlives the pool) */
 } yb_pool_cfg;
 
 /* Creates the pool (and, for a TLS target, its TLS context).  cfg is

@@ -37,6 +37,7 @@ struct yb_worker {
     uint64_t tick_ns;
     yb_source *src;
     yb_recorder rec;
+    yb_mem_budget mem;   /* response bytes its codecs may keep */
     yb_pool *pool;       /* the target's sessions */
     yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
     uint64_t live_sec;   /* second index live_h covers */
@@ -535,7 +536,11 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned i, int live, cha
         .sess_limit = w->share.sess_limit,
         .oneshot_limit = w->share.slots,
         .max_wait = w->share.max_wait,
+        .budget = &w->mem,
     };
+    /* at least one message that --max-body allows */
+    w->mem.limit = o->codec.max_body > YB_MEM_BUDGET_DEFAULT ? o->codec.max_body
+                                                             : YB_MEM_BUDGET_DEFAULT;
     if (!(w->pool = yb_pool_new(&pc, &POOL_HOST, w, err, errlen)))
         return -1;
     w->tick_ns = 10 * 1000000ull;

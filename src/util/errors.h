@@ -13,6 +13,7 @@ typedef enum {
     YB_ERR_CLOSED,          /* peer closed before the response was complete */
     YB_ERR_TIMEOUT,         /* request timed out (--timeout) */
     YB_ERR_PROTOCOL,        /* malformed response, HTTP/2 or gRPC framing error */
+    YB_ERR_TOO_LARGE,       /* response over --max-body, or over the worker's memory budget */
     YB_ERR_STATUS,          /* response arrived but carries an error status (not 2xx / gRPC != OK) */
     YB_ERR_OVERFLOW,        /* open loop: fell due while the backlog was full (never sent) */
     YB_ERR_OTHER,           /* anything else (DNS, ENOMEM, ...) */

@@ -24,12 +24,20 @@ with a gRPC-shaped response and misbehaves as --mode says:
   non200[:CODE]    :status CODE (default 404), trailers-only, END_STREAM
   silent           accepts the connection and never sends a byte (no
                    SETTINGS: the HTTP/2 session is never ready)
+  hoard:B          every stream gets :status 200 and the prefix of one
+                   B-byte message at once (a valid CapabilityResponse, as
+                   oversized), then the message's bytes round-robin over
+                   all open streams as fast as flow control allows, then
+                   grpc-status 0: a client that buffers every response
+                   holds streams x B bytes.  Streams the client resets are
+                   dropped.
 
 Usage:
   /usr/bin/python3 h2bad.py --mode MODE [--port N] [--stats FILE]
         [--max-seconds S]
 "listening PORT" is printed on stdout once serving.  --stats: JSON
-{mode, connections, requests, answered, goaways, resets, ignored},
+{mode, connections, requests, answered, goaways, resets, ignored,
+client_resets, bytes_sent},
 rewritten atomically on every change.  Exits 0 on SIGTERM / SIGINT /
 --max-seconds (default 60).
 """
@@ -72,7 +80,8 @@ class Stats:
         self.path = path
         self.lock = threading.Lock()
         self.d = {"mode": mode, "connections": 0, "requests": 0, "answered": 0,
-                  "goaways": 0, "resets": 0, "ignored": 0}
+                  "goaways": 0, "resets": 0, "ignored": 0,
+                  "client_resets": 0, "bytes_sent": 0}
         self._write()
 
     def add(self, key, n=1):
@@ -181,7 +190,62 @@ class Conn:
                 0, last_stream_id=self.goaway_last, error_code=0).serialize())
             self.stats.add("goaways")
 
+    def hoard(self):
+        """--mode hoard:B (see the module doc)."""
+        import select
+        size = int(self.args.mode.split(":", 1)[1])
+        msg = b"\x1a" + varint(size) + b"x" * size
+        body = grpc_frame(msg)
+        out = {}      # stream id -> bytes of body sent
+        self.h2.initiate_connection()
+        self.flush()
+        while True:
+            progress = False
+            for sid in list(out):
+                off = out[sid]
+                n = min(len(body) - off, self.h2.max_outbound_frame_size,
+                        self.h2.local_flow_control_window(sid))
+                if n > 0:
+                    self.h2.send_data(sid, body[off:off + n])
+                    out[sid] = off + n
+                    self.stats.d["bytes_sent"] += n
+                    progress = True
+                if out[sid] == len(body):
+                    self.h2.send_headers(sid, [("grpc-status", "0")], end_stream=True)
+                    del out[sid]
+                    self.stats.add("answered")
+                self.flush()
+            r, _, _ = select.select([self.sock], [], [], 0 if progress else 5)
+            if not r:
+                if progress:
+                    continue
+                return
+            data = self.sock.recv(65536)
+            if not data:
+                return
+            for ev in self.h2.receive_data(data):
+                if isinstance(ev, h2.events.RequestReceived):
+                    self.stats.add("requests")
+                    self.h2.send_headers(ev.stream_id, [(":status", "200"),
+                                                        ("content-type", "application/grpc")])
+                    self.h2.send_data(ev.stream_id, body[:5])
+                    out[ev.stream_id] = 5
+                elif isinstance(ev, h2.events.DataReceived):
+                    if ev.flow_controlled_length:
+                        self.h2.acknowledge_received_data(ev.flow_controlled_length,
+                                                          ev.stream_id)
+                elif isinstance(ev, h2.events.StreamReset):
+                    out.pop(ev.stream_id, None)
+                    self.stats.add("client_resets")
+                elif isinstance(ev, h2.events.ConnectionTerminated):
+                    self.flush()
+                    return
+            self.flush()
+
     def run(self):
+        if self.args.mode.startswith("hoard:"):
+            self.hoard()
+            return
         if self.args.mode == "silent":
             while self.sock.recv(65536):
                 pass
@@ -230,7 +294,7 @@ def serve_conn(sock, args, stats):
     stats.add("connections")
     try:
         Conn(sock, args, stats).run()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, h2.exceptions.H2Error):
         pass
     finally:
         try:
@@ -248,7 +312,8 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=60.0)
     args = ap.parse_args()
     ok = ("ok", "rst", "no-status", "silent")
-    if args.mode not in ok and not args.mode.startswith(("goaway-after:", "oversized", "non200")):
+    if args.mode not in ok and not args.mode.startswith(("goaway-after:", "oversized", "non200",
+                                                         "hoard:")):
         ap.error("unknown --mode " + args.mode)
     stats = Stats(args.stats, args.mode)
     ls = socket.socket()

@@ -342,7 +342,8 @@ check "RST_STREAM: complete report" report_complete "$T/rst.json"
 
 bad_run big oversized:200000 -c 2 -n 6 --max-body 1000
 is "oversized message over --max-body: exit 1" "$rc" 1
-is "oversized: protocol errors" "$(jget "$T/big.json" '[r["errors"]["protocol"], r["summary"]["requests_completed"]]')" '[6,6]'
+is "oversized: too_large errors, RESOURCE_EXHAUSTED" \
+    "$(jget "$T/big.json" '[r["errors"]["too_large"], r["summary"]["requests_completed"], r["grpc_status"]]')" '[6,6,{"8":6}]'
 check "oversized: complete report" report_complete "$T/big.json"
 bad_run bigok oversized:200000 -c 2 -n 6
 is "the same message under the default --max-body: exit 0, 6 ok" \

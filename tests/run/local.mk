@@ -10,3 +10,6 @@ EXTRA_DIST += tests/run/hardening.sh
 ## Run semantics: -D ends issuing at D (unsent, not sent late).
 SH_TESTS += tests/run/deadline.sh
 EXTRA_DIST += tests/run/deadline.sh
+## Bounded response memory against a hostile HTTP/2 peer; too_large.
+SH_TESTS += tests/run/memory.sh
+EXTRA_DIST += tests/run/memory.sh
