@@ -5,6 +5,7 @@
 #include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/report.h"
+#include "report/stream.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
@@ -72,7 +73,31 @@ static int check_applies(const yb_runopts *r)
     if (r->given['c'] && o->policy == YB_SESS_ORIGINAL && open_loop)
         return yb_usage_error("run", "-c does not apply to an open loop with --sessions original: "
                               "requests go out when due, on their recorded connection's session");
+    if (r->given[YB_RO_LOG_FORMAT] && !r->log)
+        return yb_usage_error("run", "--log-format goes with --log");
     return 0;
+}
+
+/* Ends the streamed outputs after the run: says what went wrong (a write
+ * error, log lines dropped because the disk could not keep up) and
+ * returns YB_EXIT_RUNTIME for it, else YB_EXIT_OK. */
+static int close_stream(yb_stream *s, const char *log)
+{
+    yb_stream_stats st;
+    char err[600];
+    int ret = YB_EXIT_OK;
+    if (yb_stream_close(s, &st, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        ret = YB_EXIT_RUNTIME;
+    }
+    if (st.log_dropped) {
+        yb_errorf("--log %s: %llu of %llu request lines DROPPED: the writer could not keep up "
+                  "(the report's figures count every request)", log,
+                  (unsigned long long)st.log_dropped,
+                  (unsigned long long)(st.log_dropped + st.log_lines));
+        ret = YB_EXIT_RUNTIME;
+    }
+    return ret;
 }
 
 int yb_cmd_run(int argc, char **argv)
@@ -164,7 +189,7 @@ int yb_cmd_run(int argc, char **argv)
 
     /* Every output is checked now: a bad path costs milliseconds, not the
      * run.  (--keylog is a TLS session log, appended to by the transport.) */
-    const char *outs[] = {json, hgrm, hlog};
+    const char *outs[] = {json, hgrm, hlog, ro.log, ro.series};
     FILE *text;
     if ((rc = yb_check_outputs("run", outs, sizeof outs / sizeof outs[0], csv, &text)))
         return rc;
@@ -187,6 +212,20 @@ int yb_cmd_run(int argc, char **argv)
     if (live)
         o.progress = show_progress;
 
+    /* Outputs written as the run goes, opened now: a file that cannot be
+     * opened stops the run before its first request. */
+    yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series};
+    yb_stream *stream = NULL;
+    if (so.log || so.series || so.hlog) {
+        char serr[600];
+        if (!(stream = yb_stream_open(&so, serr, sizeof serr))) {
+            yb_errorf("%s", serr);
+            ret = YB_EXIT_USAGE;
+            goto out;
+        }
+        o.stream = stream;
+    }
+
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -206,6 +245,8 @@ int yb_cmd_run(int argc, char **argv)
     rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
     if (live)
         fputs("\r\033[K", stderr);
+    if (stream)
+        ret = close_stream(stream, ro.log); /* flushed before any report is printed */
     if (rc < 0) {
         yb_errorf("%s", err);
         yb_recorder_cleanup(&rec);
@@ -267,6 +308,7 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_THRESHOLD;
     yb_recorder_cleanup(&rec);
 out:
+    yb_stream_free(stream);
     yb_credentials_cleanup(&cred);
     return ret;
 #undef o

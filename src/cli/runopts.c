@@ -96,6 +96,11 @@ static const opt_def OPTS[] = {
      "end-to-end percentiles in HdrHistogram's .hgrm format"},
     {NULL, "hlog", YB_RO_HLOG, required_argument, RUN, "    --hlog FILE",
      "per-second HdrHistogram interval log (.hlog, V2)"},
+    {NULL, "log", YB_RO_LOG, required_argument, RUN, "    --log FILE",
+     "one line per request as it completes (JSON lines:\nwhen, phases, bytes, status, error; "
+     "'-' = stdout)"},
+    {NULL, "log-format", YB_RO_LOG_FORMAT, required_argument, RUN, "    --log-format F",
+     "json (default) or csv"},
     {NULL, "csv", YB_RO_CSV, required_argument, BOTH, "    --csv FILE",
      "append one row per run (header when new)"},
     {NULL, "quiet", 'q', no_argument, BOTH, "-q, --quiet", "no progress on stderr (run: the live line, shown\n"
@@ -323,6 +328,13 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_HGRM: r->hgrm = arg; break;
     case YB_RO_HLOG: r->hlog = arg; break;
     case YB_RO_CSV: r->csv = arg; break;
+    case YB_RO_LOG: r->log = arg; break;
+    case YB_RO_LOG_FORMAT:
+        if (strcmp(arg, "json") && strcmp(arg, "csv"))
+            rc = bad(cmdname, id, arg, "json or csv");
+        r->log_csv = !strcmp(arg, "csv");
+        break;
+    case YB_RO_SERIES: r->series = arg; break;
     case 'q': r->quiet = 1; break;
     default: return 1;
     }

@@ -19,7 +19,7 @@ enum {
     YB_RO_TLS_MAX, YB_RO_CIPHERS, YB_RO_KEYLOG, YB_RO_USER, YB_RO_PWFILE, YB_RO_TOKFILE,
     YB_RO_NO_CREDENTIALS, YB_RO_TIMEOUT, YB_RO_MAXBODY, YB_RO_MAXERR, YB_RO_JSON, YB_RO_UNIT,
     YB_RO_TARGET, YB_RO_RATE, YB_RO_BACKLOG, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SPIN, YB_RO_HGRM,
-    YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS,
+    YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS, YB_RO_LOG, YB_RO_LOG_FORMAT, YB_RO_SERIES,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -32,6 +32,8 @@ typedef struct {
     const char *rate;        /* --rate as given (parsed into o.sched) */
     const char *sessions;    /* --sessions as given ("reuse" by default) */
     const char *json, *unit, *hgrm, *hlog, *csv;
+    const char *log, *series; /* streamed as the run goes (report/stream.h) */
+    int log_csv;             /* --log-format csv */
     const char *user, *pwfile, *tokfile;
     int no_credentials;
     int quiet;

@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "engine/plan.h"
 #include "engine/worker.h"
+#include "report/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +70,17 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
     for (unsigned i = 0; i < plan.workers && !rc; i++)
         if (!(ws[i] = yb_worker_new(&plan, i, o->progress != NULL, err, errlen)))
             rc = -1;
+    if (o->stream && !rc && yb_stream_lanes(o->stream, plan.workers, err, errlen) < 0)
+        rc = -1;
     /* one clock for every worker, read once they are all prepared */
     uint64_t start = uv_hrtime();
-    for (unsigned i = 0; i < plan.workers && !rc; i++)
+    if (o->stream && !rc && yb_stream_start(o->stream, start, err, errlen) < 0)
+        rc = -1;
+    for (unsigned i = 0; i < plan.workers && !rc; i++) {
         yb_worker_set_start(ws[i], start);
+        if (o->stream)
+            yb_worker_set_lane(ws[i], yb_stream_lane_of(o->stream, i));
+    }
     for (unsigned i = 0; i < plan.workers && !rc; i++) {
         if (yb_worker_start(ws[i]) < 0) {
             snprintf(err, errlen, "cannot start worker thread %u", i);
@@ -102,6 +110,12 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
+    }
+    /* the streamed outputs end with what the workers measured in all */
+    char serr[256];
+    if (o->stream && yb_stream_end(o->stream, out, serr, sizeof serr) < 0 && !rc) {
+        snprintf(err, errlen, "%s", serr);
+        rc = -1;
     }
     for (unsigned i = 0; i < plan.workers; i++)
         yb_worker_free(ws[i]);

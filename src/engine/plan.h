@@ -22,6 +22,7 @@
 #include "transport/transport.h"
 
 typedef struct yb_progress yb_progress; /* engine.h */
+struct yb_stream;                       /* report/stream.h */
 
 /* One workload against one target, as `run` and `experiment` parse it:
  * what is sent (corpus, codec settings), when (load model), on which
@@ -53,6 +54,10 @@ typedef struct {
     void (*progress)(const yb_progress *p, void *ud);
     void *progress_ud;
     uint64_t grace_ns;       /* in-flight grace period after a stop */
+    /* Outputs written as the run goes (per-request log, per-second series,
+     * .hlog), opened by the caller; the engine feeds them and ends them
+     * with the merged recorder.  NULL = none. */
+    struct yb_stream *stream;
 } yb_engine_opts;
 
 #define YB_PLAN_MAX_PAIRS 1

@@ -23,6 +23,7 @@ typedef struct session {
     yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
     yb_exchange *opener; /* the exchange that pays the set-up phases */
     uint64_t conn_id;    /* --sessions original: the recorded connection */
+    uint64_t id;         /* numbered from 1 in opening order (yb_result.session) */
     int mapped;          /* in the pool's conn_id map */
     int dirty;           /* submitted work waits for the codec's flush */
     struct session *dnext;
@@ -44,6 +45,7 @@ struct yb_pool {
     session *dirty;           /* sessions to flush at the end of this pass */
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
     uint64_t n_wait;          /* length of the wait queue */
+    uint64_t n_opened;        /* sessions opened so far (the last id) */
     session *conn_map[CONN_BUCKETS]; /* --sessions original */
 };
 
@@ -169,6 +171,7 @@ static void mark_dirty(session *s)
 static int sess_submit(session *s, yb_exchange *x, uint64_t now)
 {
     x->owner = s;
+    x->res.session = s->id;
     if (!x->res.send_start)
         x->res.send_start = now;
     int rc = s->p->cfg.ops->submit(s->codec, x, now);
@@ -342,6 +345,7 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
     }
     s->p = p;
     s->one_shot = one_shot;
+    s->id = ++p->n_opened;
     s->codec = p->cfg.ops->create(p->cfg.codec, &p->codec_host, s);
     if (!s->codec) {
         free(s);

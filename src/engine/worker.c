@@ -6,6 +6,7 @@
 #include "engine/worker.h"
 #include "engine/pool.h"
 #include "engine/source.h"
+#include "report/stream.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +39,8 @@ struct yb_worker {
     yb_source *src;
     yb_recorder rec;
     yb_mem_budget mem;   /* response bytes its codecs may keep */
+    yb_stream_lane *lane;/* streamed outputs (NULL = none) */
+    uint64_t handed;     /* sealed seconds handed to the lane */
     yb_pool *pool;       /* the target's sessions */
     yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
     uint64_t live_sec;   /* second index live_h covers */
@@ -118,6 +121,13 @@ static void x_finish(worker *w, yb_exchange *x)
     yb_recorder_add(&w->rec, &x->res);
     if (w->live_h)
         live_add(w, &x->res);
+    if (yb_stream_logs(w->lane)) {
+        /* sessions numbered across the run: each worker's pool counts from 1 */
+        uint64_t sess = x->res.session
+                            ? (x->res.session - 1) * w->share.workers + w->share.worker + 1
+                            : 0;
+        yb_stream_result(w->lane, &x->res, x->req->record, sess, NULL);
+    }
     yb_source_release(w->src, (yb_prepared *)x->req);
     w->outstanding--;
     x->next = w->free_x;
@@ -128,6 +138,20 @@ static void x_finish(worker *w, yb_exchange *x)
 
 static void teardown(worker *w);
 static void pump(worker *w);
+
+/* Seals the seconds that have ended (all of them at the end: final) and
+ * hands those not handed yet to the streamed outputs.  A second the lane
+ * has no room for goes on a later tick. */
+static void seal_seconds(worker *w, uint64_t now, int final)
+{
+    yb_recorder_seal(&w->rec, now, final);
+    if (!w->lane)
+        return;
+    while (w->handed < w->rec.sealed && yb_stream_second(w->lane, &w->rec.iv[w->handed]) == 0)
+        w->handed++;
+    if (final)
+        yb_stream_lane_end(w->lane, w->rec.sealed);
+}
 
 /* Hands x to the pool, which writes it to a session at once or lets it
  * wait for one; it counts as started only once written (x_finish). */
@@ -379,6 +403,7 @@ static void on_tick(uv_timer_t *t)
     if (w->finished)
         return;
     atomic_store_explicit(&w->live.backlog, yb_pool_waiting(w->pool), memory_order_relaxed);
+    seal_seconds(w, now, 0);
     if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
         live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
     if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline)))
@@ -403,6 +428,7 @@ static void teardown(worker *w)
         return;
     w->finished = 1;
     w->rec.run_end = uv_hrtime();
+    seal_seconds(w, w->rec.run_end, 1);
     yb_pool_close_all(w->pool);
     uv_timer_stop(&w->tick);
     uv_close((uv_handle_t *)&w->tick, close_cb_noop);
@@ -577,6 +603,11 @@ yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, char *err, 
         return NULL;
     }
     return w;
+}
+
+void yb_worker_set_lane(yb_worker *w, yb_stream_lane *lane)
+{
+    w->lane = lane;
 }
 
 void yb_worker_set_start(yb_worker *w, uint64_t start)

@@ -6,7 +6,7 @@
  * the run (stop, deadline, grace period, timeouts).
  *
  * Life cycle, from the engine's thread: yb_worker_new, yb_worker_set_start,
- * yb_worker_start, (yb_worker_live while it runs), yb_worker_join, then
+ * (yb_worker_set_lane), yb_worker_start, (yb_worker_live while it runs), yb_worker_join, then
  * yb_worker_error / yb_worker_recorder, yb_worker_free.  Nothing else of a
  * worker is shared between threads. */
 #ifndef YB_WORKER_H
@@ -17,6 +17,7 @@
 #include "stats/recorder.h"
 
 typedef struct yb_worker yb_worker;
+struct yb_stream_lane; /* report/stream.h */
 
 /* What a running worker publishes for the progress line: recent values,
  * read without locks (never a consistent snapshot). */
@@ -37,6 +38,10 @@ yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, char *err, 
 /* Sets the run's start (uv_hrtime), from which due times, deadlines and
  * intervals count.  Called once, before yb_worker_start. */
 void yb_worker_set_start(yb_worker *w, uint64_t start);
+/* Gives the worker its lane of the run's streamed outputs (per-request
+ * log, sealed seconds; report/stream.h).  Called at most once, before
+ * yb_worker_start; without it nothing is streamed. */
+void yb_worker_set_lane(yb_worker *w, struct yb_stream_lane *lane);
 /* Starts the worker's thread.  Returns 0, or -1 when it could not start. */
 int yb_worker_start(yb_worker *w);
 /* Reads what a started worker publishes (any thread). */

@@ -1,12 +1,16 @@
 ## report module: sources and tests (included from Makefile.am)
 libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
-	src/report/study.c src/report/outputs.c
+	src/report/study.c src/report/outputs.c \
+	src/report/stream.c src/report/stream.h
 dist_man_MANS += man/yangblast-report.5
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test_report
-TESTS += tests/unit/test_report
+check_PROGRAMS += tests/unit/test_report tests/unit/test_stream
+TESTS += tests/unit/test_report tests/unit/test_stream
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_LDADD = $(UNIT_LDADD)
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_stream_SOURCES = tests/unit/test_stream.c
+tests_unit_test_stream_LDADD = $(UNIT_LDADD)
+tests_unit_test_stream_CFLAGS = $(UNIT_CFLAGS)
 endif

@@ -30,30 +30,42 @@ typedef struct {
     double start_unix_s;
 } hlog_ctx;
 
-static int emit_hlog(FILE *f, void *ud)
+int yb_report_hlog_header(FILE *f, double start_unix_s)
 {
-    const hlog_ctx *c = ud;
-    time_t t = (time_t)c->start_unix_s;
+    time_t t = (time_t)start_unix_s;
     struct tm tm;
     char when[64] = "";
     if (gmtime_r(&t, &tm))
         strftime(when, sizeof when, "%a %b %d %H:%M:%S UTC %Y", &tm);
     fprintf(f, "#[Logged with " PACKAGE_NAME " " PACKAGE_VERSION "]\n");
     fprintf(f, "#[Histogram log format version 1.3]\n");
-    fprintf(f, "#[StartTime: %.3f (seconds since epoch), %s]\n", c->start_unix_s, when);
+    fprintf(f, "#[StartTime: %.3f (seconds since epoch), %s]\n", start_unix_s, when);
     fprintf(f, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
                "\"Interval_Compressed_Histogram\"\n");
-    for (size_t i = 0; i < c->r->n_iv; i++) {
-        const yb_interval *iv = &c->r->iv[i];
-        if (!iv->hist)
-            continue; /* a second in which nothing completed */
-        char *b64 = yb_base64_encode(iv->hist, iv->hist_len);
-        if (!b64)
-            return -1;
-        fprintf(f, "%.3f,%.3f,%.3f,%s\n", (double)iv->t, 1.0, (double)iv->max_us / 1000.0, b64);
-        free(b64);
-    }
     return ferror(f) ? -1 : 0;
+}
+
+int yb_report_hlog_interval(FILE *f, const yb_interval *iv)
+{
+    if (!iv->hist)
+        return 0; /* a second in which nothing completed */
+    char *b64 = yb_base64_encode(iv->hist, iv->hist_len);
+    if (!b64)
+        return -1;
+    fprintf(f, "%.3f,%.3f,%.3f,%s\n", (double)iv->t, 1.0, (double)iv->max_us / 1000.0, b64);
+    free(b64);
+    return ferror(f) ? -1 : 0;
+}
+
+static int emit_hlog(FILE *f, void *ud)
+{
+    const hlog_ctx *c = ud;
+    if (yb_report_hlog_header(f, c->start_unix_s) < 0)
+        return -1;
+    for (size_t i = 0; i < c->r->n_iv; i++)
+        if (yb_report_hlog_interval(f, &c->r->iv[i]) < 0)
+            return -1;
+    return 0;
 }
 
 int yb_report_hlog(const char *path, const yb_recorder *r, double start_unix_s, char *err,

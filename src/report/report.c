@@ -318,6 +318,30 @@ static void put(json_t *o, const char *key, json_t *v, int *bad)
         *bad = 1;
 }
 
+json_t *yb_report_interval_json(const yb_interval *iv)
+{
+    json_t *e = json_object();
+    int bad = 0;
+
+    if (!e)
+        return NULL;
+    put(e, "t_s", juint(iv->t), &bad);
+    put(e, "requests", juint(iv->requests), &bad);
+    put(e, "errors", juint(iv->errors), &bad);
+    put(e, "bytes_out", juint(iv->bytes_out), &bad);
+    put(e, "bytes_in", juint(iv->bytes_in), &bad);
+    put(e, "notifications", juint(iv->notifications), &bad);
+    put(e, "updates", juint(iv->updates), &bad);
+    put(e, "p50_us", juint((uint64_t)iv->p50_us), &bad);
+    put(e, "p99_us", juint((uint64_t)iv->p99_us), &bad);
+    put(e, "max_us", juint((uint64_t)iv->max_us), &bad);
+    if (bad) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
 static json_t *json_run(const yb_run_info *info, int *bad)
 {
     json_t *o = json_object();
@@ -462,21 +486,7 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
 
     o = json_array();
     for (size_t i = 0; o && i < r->n_iv; i++) {
-        const yb_interval *iv = &r->iv[i];
-        json_t *e = json_object();
-
-        if (e) {
-            put(e, "t_s", juint(iv->t), &bad);
-            put(e, "requests", juint(iv->requests), &bad);
-            put(e, "errors", juint(iv->errors), &bad);
-            put(e, "bytes_out", juint(iv->bytes_out), &bad);
-            put(e, "bytes_in", juint(iv->bytes_in), &bad);
-            put(e, "notifications", juint(iv->notifications), &bad);
-            put(e, "updates", juint(iv->updates), &bad);
-            put(e, "p50_us", juint((uint64_t)iv->p50_us), &bad);
-            put(e, "p99_us", juint((uint64_t)iv->p99_us), &bad);
-            put(e, "max_us", juint((uint64_t)iv->max_us), &bad);
-        }
+        json_t *e = yb_report_interval_json(&r->iv[i]);
         if (!e || json_array_append_new(o, e) < 0)
             bad = 1;
     }

@@ -58,6 +58,10 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info);
 
 /* Returns the JSON report object (caller json_decref's) or NULL. */
 json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info);
+/* Returns one second of the series as the report's "intervals" hold it
+ * (and --series streams it): t_s, requests, errors, bytes, notifications,
+ * updates, p50/p99/max in µs.  Caller json_decref's; NULL on ENOMEM. */
+json_t *yb_report_interval_json(const yb_interval *iv);
 
 /* Prints one study table titled `title` with a row per run:
  *   # Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) | UNIT/s
@@ -96,6 +100,11 @@ int yb_report_hgrm(const char *path, const yb_recorder *r, char *err, size_t err
  * in ms), start_unix_s being the wall-clock start.  Returns 0 or -1. */
 int yb_report_hlog(const char *path, const yb_recorder *r, double start_unix_s, char *err,
                    size_t errlen);
+/* Its parts, for a writer that streams the log as the run goes: the
+ * header (StartTime, legend), and the line of one second (nothing for a
+ * second in which nothing completed).  Each returns 0 or -1. */
+int yb_report_hlog_header(FILE *f, double start_unix_s);
+int yb_report_hlog_interval(FILE *f, const yb_interval *iv);
 
 /* Appends one row for this run to a CSV file (with a header line when the
  * file is new or empty), in one write.  Returns 0 or -1 with err. */

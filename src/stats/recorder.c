@@ -82,13 +82,12 @@ static int ensure_intervals(yb_recorder *r, size_t n)
     return 0;
 }
 
-/* Stores h as interval sec's compressed histogram (adding to what is
- * there) and refreshes its percentiles.  Returns 0 or -ENOMEM. */
-static int iv_store(yb_recorder *r, uint64_t sec, const yb_hdr *h)
+/* Adds h into iv's compressed histogram and refreshes its percentiles.
+ * Returns 0 or -ENOMEM. */
+static int iv_add_hist(yb_interval *iv, const yb_hdr *h)
 {
-    if (yb_hdr_count(h) == 0 || sec >= r->n_iv)
+    if (yb_hdr_count(h) == 0)
         return 0;
-    yb_interval *iv = &r->iv[sec];
     yb_hdr *sum = NULL;
     if (iv->hist) {
         sum = yb_hdr_decode_compressed(iv->hist, iv->hist_len);
@@ -113,6 +112,63 @@ static int iv_store(yb_recorder *r, uint64_t sec, const yb_hdr *h)
     return rc == 0 ? 0 : -ENOMEM;
 }
 
+/* Stores h as interval sec's compressed histogram (adding to what is
+ * there).  Returns 0 or -ENOMEM. */
+static int iv_store(yb_recorder *r, uint64_t sec, const yb_hdr *h)
+{
+    if (yb_hdr_count(h) == 0 || sec >= r->n_iv)
+        return 0;
+    return iv_add_hist(&r->iv[sec], h);
+}
+
+int yb_interval_add(yb_interval *dst, const yb_interval *src)
+{
+    dst->requests += src->requests;
+    dst->errors += src->errors;
+    dst->bytes_out += src->bytes_out;
+    dst->bytes_in += src->bytes_in;
+    dst->notifications += src->notifications;
+    dst->updates += src->updates;
+    if (!src->hist)
+        return 0;
+    yb_hdr *h = yb_hdr_decode_compressed(src->hist, src->hist_len);
+    int rc = h ? iv_add_hist(dst, h) : -ENOMEM;
+    yb_hdr_free(h);
+    return rc;
+}
+
+/* The second (since run_start) that time t falls in. */
+static uint64_t second_of(const yb_recorder *r, uint64_t t)
+{
+    return t > r->run_start ? (t - r->run_start) / NS_PER_S : 0;
+}
+
+/* Seals seconds before upto: stores the open histogram in its second and
+ * opens second upto (the series must reach it).  Returns 0 or -ENOMEM. */
+static int seal_to(yb_recorder *r, uint64_t upto)
+{
+    if (upto <= r->iv_sec)
+        return 0;
+    int rc = iv_store(r, r->iv_sec, r->iv_h);
+    yb_hdr_reset(r->iv_h);
+    r->iv_sec = upto;
+    return rc;
+}
+
+int yb_recorder_seal(yb_recorder *r, uint64_t now, int final)
+{
+    uint64_t upto = second_of(r, now) + (final ? 1 : 0);
+    if (upto > MAX_INTERVALS)
+        upto = MAX_INTERVALS;
+    if (upto <= r->sealed)
+        return 0;
+    if (ensure_intervals(r, (size_t)upto) < 0)
+        return -ENOMEM;
+    int rc = seal_to(r, upto);
+    r->sealed = upto;
+    return rc;
+}
+
 int yb_recorder_finish(yb_recorder *r)
 {
     if (!r->iv_h)
@@ -122,24 +178,59 @@ int yb_recorder_finish(yb_recorder *r)
     return rc;
 }
 
-/* Records end - start (ns) as µs when both timestamps happened.  Rounded
- * up, so a sub-microsecond phase still counts as the histogram's 1 µs
- * floor rather than vanishing; an inverted pair (a clock mix-up in the
- * caller) is not a duration and is dropped. */
-static void phase(yb_recorder *r, yb_hist_id id, uint64_t start, uint64_t end)
+/* The phase's end points, or 0 when it has none. */
+static int phase_ends(const yb_result *res, yb_hist_id id, uint64_t *start, uint64_t *end)
 {
-    uint64_t us;
+    uint64_t setup_end;
 
-    if (start == 0 || end == 0 || end < start)
-        return;
-    us = (end - start + 999) / 1000;
-    yb_hdr_record(r->h[id], us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us));
+    switch (id) {
+    case YB_H_E2E: *start = res->due; *end = res->done; break;
+    case YB_H_SERVICE: *start = res->send_start; *end = res->done; break;
+    case YB_H_CONNECT: *start = res->conn_start; *end = res->connected; break;
+    case YB_H_TLS: *start = res->connected; *end = res->tls_done; break;
+    case YB_H_H2:
+        *start = res->tls_done ? res->tls_done : res->connected;
+        *end = res->h2_ready;
+        break;
+    case YB_H_WRITE:
+        /* The write phase starts when the session is usable: a request
+         * that opened its session has send_start at the open, and the
+         * set-up time belongs to the connect/tls/h2 phases, not to writing. */
+        setup_end = res->h2_ready ? res->h2_ready : res->tls_done ? res->tls_done : res->connected;
+        *start = res->send_start;
+        if (*start && setup_end > *start)
+            *start = setup_end;
+        *end = res->sent;
+        break;
+    case YB_H_TTFB: *start = res->sent; *end = res->first_byte; break;
+    case YB_H_LATENESS:
+        /* A request sent before its due time (closed loop, clock
+         * granularity) was not late at all. */
+        *start = res->due;
+        *end = res->send_start > res->due ? res->send_start : res->due;
+        if (!res->send_start)
+            return 0;
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
+int yb_result_phase(const yb_result *res, yb_hist_id id, uint64_t *ns)
+{
+    uint64_t start, end;
+
+    /* an inverted pair (a clock mix-up in the caller) is not a duration */
+    if (!phase_ends(res, id, &start, &end) || start == 0 || end == 0 || end < start)
+        return 0;
+    *ns = end - start;
+    return 1;
 }
 
 void yb_recorder_add(yb_recorder *r, const yb_result *res)
 {
     yb_err_class err = res->err;
-    uint64_t setup_end, write_start;
+    uint64_t ns;
 
     if ((unsigned)err >= YB_ERR__COUNT)
         err = YB_ERR_OTHER;
@@ -167,32 +258,25 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
     if (res->done > r->run_end)
         r->run_end = res->done;
 
-    phase(r, YB_H_E2E, res->due, res->done);
-    phase(r, YB_H_SERVICE, res->send_start, res->done);
-    phase(r, YB_H_CONNECT, res->conn_start, res->connected);
-    phase(r, YB_H_TLS, res->connected, res->tls_done);
-    phase(r, YB_H_H2, res->tls_done ? res->tls_done : res->connected, res->h2_ready);
-    /* The write phase starts when the session is usable: a request that
-     * opened its session has send_start at the open, and the set-up time
-     * belongs to the connect/tls/h2 histograms, not to writing. */
-    setup_end = res->h2_ready ? res->h2_ready : res->tls_done ? res->tls_done : res->connected;
-    write_start = res->send_start;
-    if (write_start && setup_end > write_start)
-        write_start = setup_end;
-    phase(r, YB_H_WRITE, write_start, res->sent);
-    phase(r, YB_H_TTFB, res->sent, res->first_byte);
-    /* Lateness: a request sent before its due time (closed loop, clock
-     * granularity) was not late at all, so it records the 1 µs floor. */
-    if (res->due && res->send_start)
-        phase(r, YB_H_LATENESS, res->due, res->send_start > res->due ? res->send_start : res->due);
+    /* Durations are rounded up to whole µs, so a sub-microsecond phase
+     * still counts as the histogram's 1 µs floor rather than vanishing. */
+    for (int id = YB_H_E2E; id <= YB_H_LATENESS; id++)
+        if (yb_result_phase(res, (yb_hist_id)id, &ns)) {
+            uint64_t us = (ns + 999) / 1000;
+            yb_hdr_record(r->h[id], us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us));
+        }
     if (res->sync_ns) {
         uint64_t us = (res->sync_ns + 999) / 1000;
         yb_hdr_record(r->h[YB_H_SYNC], us > INT64_MAX ? INT64_MAX : (int64_t)us);
     }
 
     if (res->done) {
-        uint64_t sec = res->done > r->run_start ? (res->done - r->run_start) / NS_PER_S : 0;
+        uint64_t sec = second_of(r, res->done);
 
+        /* a result timed in a sealed second joins the open one: what was
+         * sealed has been handed on and stays as it was */
+        if (sec < r->sealed)
+            sec = r->iv_sec;
         if (sec < MAX_INTERVALS && ensure_intervals(r, (size_t)sec + 1) == 0) {
             yb_interval *iv = &r->iv[sec];
 
@@ -202,12 +286,8 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
             iv->bytes_out += res->bytes_out;
             iv->bytes_in += res->bytes_in;
             /* A second is sealed once a later one starts (completions come
-             * in time order; a straggler joins the open second). */
-            if (sec > r->iv_sec) {
-                iv_store(r, r->iv_sec, r->iv_h);
-                yb_hdr_reset(r->iv_h);
-                r->iv_sec = sec;
-            }
+             * in time order). */
+            seal_to(r, sec);
             if (res->due && res->done >= res->due) {
                 uint64_t us = (res->done - res->due + 999) / 1000;
                 yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
@@ -224,7 +304,9 @@ void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint6
         uint64_t us = ((uint64_t)lateness_ns + 999) / 1000;
         yb_hdr_record(r->h[YB_H_SAMPLE_LATENESS], us ? (int64_t)us : 1);
     }
-    uint64_t sec = now > r->run_start ? (now - r->run_start) / NS_PER_S : 0;
+    uint64_t sec = second_of(r, now);
+    if (sec < r->sealed)
+        sec = r->iv_sec; /* a sealed second stays as it was */
     if (sec < MAX_INTERVALS && ensure_intervals(r, (size_t)sec + 1) == 0) {
         r->iv[sec].notifications++;
         r->iv[sec].updates += n_updates;
@@ -273,23 +355,9 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
                 dst->iv[k].t = k;
         }
     }
-    for (size_t k = 0; k < src->n_iv; k++) {
-        yb_interval *d = &dst->iv[k + sshift];
-
-        d->requests += src->iv[k].requests;
-        d->errors += src->iv[k].errors;
-        d->bytes_out += src->iv[k].bytes_out;
-        d->bytes_in += src->iv[k].bytes_in;
-        d->notifications += src->iv[k].notifications;
-        d->updates += src->iv[k].updates;
-        if (src->iv[k].hist) {
-            yb_hdr *h = yb_hdr_decode_compressed(src->iv[k].hist, src->iv[k].hist_len);
-            rc = h ? iv_store(dst, k + sshift, h) : -ENOMEM;
-            yb_hdr_free(h);
-            if (rc < 0)
-                return rc;
-        }
-    }
+    for (size_t k = 0; k < src->n_iv; k++)
+        if ((rc = yb_interval_add(&dst->iv[k + sshift], &src->iv[k])) < 0)
+            return rc;
 
     for (i = 0; i < YB_H__COUNT; i++)
         if (yb_hdr_add(dst->h[i], src->h[i]) < 0)

@@ -35,6 +35,8 @@ typedef struct {
     uint64_t notifications, updates;
     uint64_t sync_ns;
     yb_err_class err;    /* YB_ERR_NONE on success */
+    uint64_t session;    /* the session that carried it, numbered from 1 in
+                          * its pool in opening order; 0 = none (never sent) */
 } yb_result;
 
 /* Histograms kept, in µs. */
@@ -54,6 +56,13 @@ typedef enum {
 
 /* Returns a static snake_case name ("e2e", "service", "connect", ...). */
 const char *yb_hist_name(yb_hist_id id);
+
+/* The one definition of the phases a result went through: for id in
+ * YB_H_E2E..YB_H_LATENESS, sets *ns to the phase's duration and returns 1
+ * when res went through it (both ends happened, in order; the write phase
+ * starts once the session's set-up is done; a request sent before its due
+ * time has lateness 0), else returns 0.  Other ids return 0. */
+int yb_result_phase(const yb_result *res, yb_hist_id id, uint64_t *ns);
 
 typedef struct {
     uint64_t t;          /* second index since the run started */
@@ -92,6 +101,8 @@ typedef struct yb_recorder {
     size_t n_iv, cap_iv;
     yb_hdr *iv_h;              /* end-to-end of the second being filled */
     uint64_t iv_sec;           /* which second iv_h holds */
+    uint64_t sealed;           /* seconds before it are sealed (yb_recorder_seal)
+                                * and never change again */
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
@@ -99,7 +110,8 @@ typedef struct yb_recorder {
 int yb_recorder_init(yb_recorder *r);
 void yb_recorder_cleanup(yb_recorder *r);
 /* Records one finished request.  Never allocates except to grow the
- * per-second series (amortised).
+ * per-second series (amortised).  It counts in the second of res->done
+ * (since run_start), or in the open second when that one is sealed.
  * Counts completed, ok / errors[class], status ([0] also takes statuses
  * outside 0..599), grpc (unless grpc_status == -1), bytes, and the set-up
  * the request paid: sessions_opened when conn_start != 0, tls_full or
@@ -114,6 +126,15 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res);
  * series) and, when lateness_ns >= 0, records it in YB_H_SAMPLE_LATENESS
  * (rounded up to µs).  Never allocates except to grow the series. */
 void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
+/* Seals every second that ended by now (uv_hrtime), and with final the
+ * second now falls in too: they exist in the series from then on (quiet
+ * ones with zero counts) and never change again, since a later result or
+ * notification timed in a sealed second counts in the open one.  So
+ * iv[0 .. sealed) can be handed on as they are.  Returns 0 or -ENOMEM. */
+int yb_recorder_seal(yb_recorder *r, uint64_t now, int final);
+/* Adds interval src into dst (counts and histogram; dst->t is kept) and
+ * refreshes dst's percentiles.  Returns 0 or -ENOMEM. */
+int yb_interval_add(yb_interval *dst, const yb_interval *src);
 /* Closes the per-second histogram being filled (call once the last
  * result is in, before merging or reporting).  Returns 0 or -ENOMEM. */
 int yb_recorder_finish(yb_recorder *r);

@@ -13,3 +13,6 @@ EXTRA_DIST += tests/run/deadline.sh
 ## Bounded response memory against a hostile HTTP/2 peer; too_large.
 SH_TESTS += tests/run/memory.sh
 EXTRA_DIST += tests/run/memory.sh
+## Outputs written while the run goes: --log (and --series, streamed --hlog).
+SH_TESTS += tests/run/stream.sh
+EXTRA_DIST += tests/run/stream.sh
