@@ -101,6 +101,8 @@ static const opt_def OPTS[] = {
      "'-' = stdout)"},
     {NULL, "log-format", YB_RO_LOG_FORMAT, required_argument, RUN, "    --log-format F",
      "json (default) or csv"},
+    {NULL, "series", YB_RO_SERIES, required_argument, RUN, "    --series FILE",
+     "the per-second figures as JSON lines, each written\nas its second ends (tail -f works)"},
     {NULL, "csv", YB_RO_CSV, required_argument, BOTH, "    --csv FILE",
      "append one row per run (header when new)"},
     {NULL, "quiet", 'q', no_argument, BOTH, "-q, --quiet", "no progress on stderr (run: the live line, shown\n"

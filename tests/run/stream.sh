@@ -102,17 +102,48 @@ check_rc "--log-format xml: refused" 2 \
 check_rc "--log in a missing directory: refused before the run" 2 \
     "$YB" run "$T/a.ybc" --target "$RURL" -n 1 -q --log "$T/nodir/x.jsonl"
 
-# 4. kill -9 mid-run: the log holds whole lines only, and all the lines
-#    written up to a moment before the kill
-"$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 300 -D 30s -q --log "$T/k.jsonl" >/dev/null 2>&1 &
-kpid=$!
+# 4. --series: one line per second of the run, the report's intervals
+"$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 200 -D 3s -q --series "$T/s.jsonl" \
+    --json "$T/s.json" >/dev/null
+is "--series: exactly the report's per-second intervals, line by line" \
+    "$($PY -c 'import json,sys; S=[json.loads(l) for l in open(sys.argv[1])]; J=json.load(open(sys.argv[2]))["intervals"]; print(S == J, [s["t_s"] for s in S] == list(range(len(S))))' "$T/s.jsonl" "$T/s.json")" \
+    "True True"
+n=$(grep -c . "$T/s.jsonl")
+is "--series: one line per second of the run (-D 3s: 3 and the last, partial one)" \
+    "$n $((n >= 4))" "$(jget "$T/s.json" 'int(r["summary"]["duration_s"]) + 1') 1"
+is "--series: the seconds add up to the requests" \
+    "$($PY -c 'import json,sys; print(sum(json.loads(l)["requests"] for l in open(sys.argv[1])))' "$T/s.jsonl")" \
+    "$(jget "$T/s.json" 'r["summary"]["requests_completed"]')"
+
+# 5. the series grows while the run goes (tail -f), a second at a time
+"$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 100 -D 4s -q --series "$T/g.jsonl" >/dev/null 2>&1 &
+gpid=$!
 sleep 2.5
+mid=$(grep -c . "$T/g.jsonl")
+wait $gpid
+end=$(grep -c . "$T/g.jsonl")
+check "--series: seconds written while the run went ($mid lines at 2.5 s, $end at the end)" \
+    test "$mid" -ge 1 -a "$mid" -le 3 -a "$end" -ge 5
+
+# 6. kill -9 mid-run: every output holds whole lines only, and all that
+#    was measured up to a moment before the kill
+"$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 300 -D 30s -q --log "$T/k.jsonl" \
+    --series "$T/k.series" >/dev/null 2>&1 &
+kpid=$!
+sleep 3.5
 before=$(grep -c . "$T/k.jsonl")
 kill -9 $kpid
 wait $kpid 2>/dev/null
 read -r klines _ < <(checklog "$T/k.jsonl" json)
 check "kill -9: every line of the log is whole and well-formed ($klines lines)" test -n "$klines"
-check "kill -9: the log grew while the run went (${before} lines at 2.5 s, ~750 due)" \
-    test "$before" -ge 500 -a "$klines" -ge "$before"
+check "kill -9: the log grew while the run went (${before} lines at 3.5 s, ~1050 due)" \
+    test "$before" -ge 700 -a "$klines" -ge "$before"
+is "kill -9: --series holds seconds 0, 1, 2 whole (and maybe 3), ~300 requests each" \
+    "$($PY -c '
+import json, sys
+d = open(sys.argv[1]).read()
+S = [json.loads(l) for l in d.splitlines()]
+print(d.endswith("\n"), [s["t_s"] for s in S][:3], len(S) in (3, 4), all(250 <= s["requests"] <= 350 for s in S[:3]))' "$T/k.series")" \
+    "True [0, 1, 2] True True"
 
 done_testing
