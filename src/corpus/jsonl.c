@@ -301,19 +301,24 @@ int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t
     return 0;
 }
 
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* 1 when a line that is not valid JSON looks like a piece of a multi-line
  * JSON document: a lone bracket, a "key": value member, or an object or
  * array that is still open at the end of the line. */
 static int looks_pretty(const char *line, size_t n, const json_error_t *je)
 {
-    while (n && strchr(" \t\r\n", line[n - 1]))
+    while (n && is_space(line[n - 1]))
         n--;
     size_t i = 0;
-    while (i < n && strchr(" \t", line[i]))
+    while (i < n && is_space(line[i]))
         i++;
     if (i == n)
         return 0;
-    if (n - i <= 2 && strchr("{}[]", line[i]))
+    if (n - i <= 2 && line[i] && strchr("{}[]", line[i]))
         return 1; /* "{", "}", "},", "[", "]" */
     if (line[i] == '"' && memchr(line + i, ':', n - i))
         return 1; /* "key": value, */
@@ -329,7 +334,10 @@ int yb_jsonl_parse_line(const char *line, size_t n, int header_ok, yb_request *r
     json_error_t je;
     json_t *j = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
     if (!j) {
-        if (strspn(line, " \t\r\n") >= n)
+        size_t i = 0;
+        while (i < n && is_space(line[i]))
+            i++;
+        if (i == n)
             return YB_JSONL_BLANK;
         int pretty = looks_pretty(line, n, &je);
         seterr(err, errlen, "invalid JSON: %s%s", je.text, pretty ? jq_hint : "");

@@ -18,7 +18,8 @@ rm -f "$OUT.probe"*
 # The spec lists one source per word: src/... paths; the generated protobuf
 # sources (*.pb-c.c) are taken from (and made in) the build tree.  Lines
 # starting with '#' are comments, words starting with '-' are libFuzzer
-# options (read by run.sh, ignored here).
+# options (read by run.sh and campaign.sh, ignored here; a -dict= file is
+# named relative to tests/fuzz/).
 SRCS=("$S/tests/fuzz/fuzz_$TARGET.c")
 for w in $(sed 's/#.*//' "$SPEC"); do
     case $w in

@@ -43,7 +43,8 @@ for t in "$@"; do
     [ -d "$S/tests/fuzz/seeds/$t" ] && cp -rn "$S/tests/fuzz/seeds/$t"/. "$d/corpus/"
     [ -x "$S/tests/fuzz/seeds/$t.sh" ] && "$S/tests/fuzz/seeds/$t.sh" "$S" "$d/corpus"
     # shellcheck disable=SC2046
-    "$d/fuzz_$t" $(sed 's/#.*//' "$S/tests/fuzz/$t.fuzz" | grep -o -- '-[^ ]*') \
+    "$d/fuzz_$t" $(sed 's/#.*//' "$S/tests/fuzz/$t.fuzz" | tr -s ' \t' '\n' | grep -- '^-' |
+                   sed "s|^-dict=|-dict=$S/tests/fuzz/|") \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
         -artifact_prefix="$d/artifacts/" "$d/corpus" >"$d/fuzz.log" 2>&1

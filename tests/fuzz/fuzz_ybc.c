@@ -1,8 +1,11 @@
 /* libFuzzer target: the .ybc reader, and prepare of every record it
  * accepts for both codecs (HTTP/1.1 and HTTP/2/gRPC).
  *
- * The input is a whole .ybc file, handed to the reader through a memfd (the
- * reader opens paths).  Oracles: a record the reader returns passes
+ * Byte 0 says what the rest is: with its low bit clear, a whole .ybc file;
+ * set, the decompressed content of one (magic, then length-prefixed
+ * entries), which the target compresses first so that the fuzzer mutates
+ * records rather than zstd frames.  The file reaches the reader through a
+ * memfd (the reader opens paths).  Oracles: a record the reader returns passes
  * yb_request_problem (the reader refuses what the writer would); preparing
  * it either succeeds or fails with an error code, never crashes. */
 #include "config.h"
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zstd.h>
 
 static void prepare_with(const yb_codec_ops *ops, const yb_request *r)
 {
@@ -32,7 +36,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int fd = -1;
     if (fd < 0 && (fd = memfd_create("ybc", 0)) < 0)
         abort();
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+    if (size < 1)
+        return 0;
+    static uint8_t z[1 << 16];
+    const uint8_t *file = data + 1;
+    size_t len = size - 1;
+    if (data[0] & 1) {
+        len = ZSTD_compress(z, sizeof z, data + 1, size - 1, 1);
+        if (ZSTD_isError(len))
+            return 0;
+        file = z;
+    }
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, file, len, 0) != (ssize_t)len)
         abort();
     char path[64], err[256];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
