@@ -15,18 +15,21 @@ echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n){(void)
     >"$OUT.probe.c"
 "$CC" -fsanitize=fuzzer "$OUT.probe.c" -o "$OUT.probe" 2>/dev/null || { rm -f "$OUT.probe"*; exit 77; }
 rm -f "$OUT.probe"*
-# The spec lists one source per word: src/... paths; the generated protobuf
-# sources (*.pb-c.c) are taken from (and made in) the build tree.  Lines
-# starting with '#' are comments, words starting with '-' are libFuzzer
-# options (read by run.sh and campaign.sh, ignored here; a -dict= file is
-# named relative to tests/fuzz/).
+# The spec lists sources as words: src/... paths or globs (src/util/*.c);
+# the generated protobuf sources (*.pb-c.c) are taken from (and made in) the
+# build tree.  Lines starting with '#' are comments, words starting with '-'
+# are libFuzzer options (read by run.sh and campaign.sh, ignored here; a
+# -dict= file is named relative to tests/fuzz/).
 SRCS=("$S/tests/fuzz/fuzz_$TARGET.c")
 for w in $(sed 's/#.*//' "$SPEC"); do
     case $w in
     -*) ;;
     *.pb-c.c) [ -f "$B/$w" ] || make -C "$B" "$w" >/dev/null
               SRCS+=("$B/$w") ;;
-    *) SRCS+=("$S/$w") ;;
+    *) for f in "$S"/$w; do
+           [ -f "$f" ] || { echo "build.sh: $SPEC: no source $w" >&2; exit 2; }
+           SRCS+=("$f")
+       done ;;
     esac
 done
 PKGS="libuv libnghttp2 libprotobuf-c libzstd jansson openssl libpcap zlib"

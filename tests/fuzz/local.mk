@@ -11,7 +11,8 @@ FUZZ_LOG_COMPILER = $(SHELL) $(srcdir)/tests/fuzz/run.sh
 TESTS += $(FUZZ_TESTS)
 EXTRA_DIST += $(FUZZ_TESTS) tests/fuzz/local.mk tests/fuzz/build.sh tests/fuzz/run.sh \
 	tests/fuzz/campaign.sh tests/fuzz/capture.fuzz tests/fuzz/fuzz_capture.c tests/fuzz/fuzz_ybc.c tests/fuzz/fuzz_jsonl.c tests/fuzz/jsonl.dict \
-	tests/fuzz/seeds
+	tests/fuzz/fuzz_h1.c \
+	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/stub_host.h tests/fuzz/h1.dict
 ## serve's RESTCONF and gNMI front ends over a stub transport (no sockets).
 FUZZ_TESTS += tests/fuzz/serve_restconf.fuzz tests/fuzz/serve_gnmi.fuzz
 EXTRA_DIST += tests/fuzz/serve_stub.c tests/fuzz/serve_stub.h tests/fuzz/fuzz_serve_restconf.c \
