@@ -214,7 +214,7 @@ int yb_cmd_run(int argc, char **argv)
 
     /* Outputs written as the run goes, opened now: a file that cannot be
      * opened stops the run before its first request. */
-    yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series};
+    yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series, .hlog = hlog};
     yb_stream *stream = NULL;
     if (so.log || so.series || so.hlog) {
         char serr[600];
@@ -240,8 +240,6 @@ int yb_cmd_run(int argc, char **argv)
         goto out;
     }
     double cpu_user = 0, cpu_sys = 0;
-    struct timespec wall0;
-    clock_gettime(CLOCK_REALTIME, &wall0);
     rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
     if (live)
         fputs("\r\033[K", stderr);
@@ -289,11 +287,6 @@ int yb_cmd_run(int argc, char **argv)
         json_decref(j);
     }
     if (hgrm && yb_report_hgrm(hgrm, &rec, err, sizeof err) < 0) {
-        yb_errorf("%s", err);
-        ret = YB_EXIT_RUNTIME;
-    }
-    if (hlog && yb_report_hlog(hlog, &rec, (double)wall0.tv_sec + (double)wall0.tv_nsec / 1e9,
-                               err, sizeof err) < 0) {
         yb_errorf("%s", err);
         ret = YB_EXIT_RUNTIME;
     }

@@ -100,9 +100,10 @@ int yb_report_hgrm(const char *path, const yb_recorder *r, char *err, size_t err
  * in ms), start_unix_s being the wall-clock start.  Returns 0 or -1. */
 int yb_report_hlog(const char *path, const yb_recorder *r, double start_unix_s, char *err,
                    size_t errlen);
-/* Its parts, for a writer that streams the log as the run goes: the
- * header (StartTime, legend), and the line of one second (nothing for a
- * second in which nothing completed).  Each returns 0 or -1. */
+/* Its parts, for the writer that streams the log as the run goes (run
+ * --hlog, report/stream.h), which so writes what yb_report_hlog writes:
+ * the header (StartTime, legend), and the line of one second (nothing for
+ * a second in which nothing completed).  Each returns 0 or -1. */
 int yb_report_hlog_header(FILE *f, double start_unix_s);
 int yb_report_hlog_interval(FILE *f, const yb_interval *iv);
 

@@ -18,7 +18,7 @@ echo '{"protocol":"restconf","method":"GET","path":"/x"}' > "$T/one.jsonl"
 CAP=$C/h1-keepalive.pcap
 
 # Every output option to /dev/null.
-for opt in --json --hgrm --hlog --csv; do
+for opt in --json --hgrm --hlog --csv --log --series; do
     run "$YB" run "$T/c.ybc" --target "$RURL" "$opt" /dev/null -q
     is "run $opt /dev/null: exit 0" "$RC" 0
     dev_ok "run $opt /dev/null"
@@ -51,6 +51,9 @@ is "run --json FIFO: the reader got valid JSON" "$(jget "$T/fifo.out" "r['summar
 fifo_case "run --hgrm" "$YB" run "$T/c.ybc" --target "$RURL" --hgrm "$T/fifo" -q
 fifo_case "run --hlog" "$YB" run "$T/c.ybc" --target "$RURL" --hlog "$T/fifo" -q
 fifo_case "run --csv" "$YB" run "$T/c.ybc" --target "$RURL" --csv "$T/fifo" -q
+fifo_case "run --log" "$YB" run "$T/c.ybc" --target "$RURL" --log "$T/fifo" -q
+is "run --log FIFO: the reader got a line per request" "$(grep -c '^{"record"' "$T/fifo.out")" 4
+fifo_case "run --series" "$YB" run "$T/c.ybc" --target "$RURL" --series "$T/fifo" -q
 fifo_case "synth -o" "$YB" synth acl -n 2 -o "$T/fifo"
 fifo_case "corpus import -o" "$YB" corpus import "$T/one.jsonl" -o "$T/fifo"
 [ -r "$CAP" ] && fifo_case "capture -o" "$YB" capture -r "$CAP" -o "$T/fifo" -q
@@ -75,7 +78,7 @@ is "a replaced file keeps its mode" "$(stat -c %a "$T/real.json")" 600
 "$YB" run "$T/c.ybc" --target "$RURL" --json - -q 2>"$T/text" | /usr/bin/python3 -m json.tool > "$T/pretty"
 is "--json - | python3 -m json.tool: exit 0" "${PIPESTATUS[1]}" 0
 like "--json -: the text report went to stderr" "$(cat "$T/text")" "# Requests"
-for opt in --hgrm --hlog --csv; do
+for opt in --hgrm --hlog --csv --log --series; do
     run "$YB" run "$T/c.ybc" --target "$RURL" "$opt" - -q
     is "run $opt -: exit 0" "$RC" 0
     like "run $opt -: text report on stderr" "$ERR" "# Requests"
@@ -88,7 +91,7 @@ like "two outputs to '-': says why" "$ERR" "at most one output can be standard o
 # A bad output path costs milliseconds, not the run: refused before any request.
 : > "$T/afile"
 for bad in "$T/nodir/x.json" "$T/afile/x.json" "$T/sub" ""; do
-    for opt in --json --hgrm --hlog --csv; do
+    for opt in --json --hgrm --hlog --csv --log --series; do
         run "$YB" run "$T/c.ybc" --target "$RURL" "$opt" "$bad" -q
         is "run $opt '$bad': exit 2" "$RC" 2
         like "run $opt '$bad': names the path" "$ERR" "^yangblast run: .*(${bad:-empty})"
@@ -103,8 +106,8 @@ run "$YB" serve --stats "$T/nodir/s.json"
 is "serve --stats in a missing directory: exit 2 at once" "$RC" 2
 yb_serve_stop
 connections=$(jget "$T/stats.json" "r['connections']['restconf']")
-# 4 --run /dev/null + 4 FIFO + 2 link + 1 '-' + 3 '-' + 1 two-'-' (refused) ... count what ran:
-# runs that ran: 4 + 4 + 2 + 1 + 3 = 14 one-session runs; experiments: 2 x (1 reuse + 2 per-request)
-is "serve saw only the runs that ran (14 runs + 2 experiments of 1+2 sessions)" "$connections" 20
+# 6 --run /dev/null + 6 FIFO + 2 link + 1 '-' + 5 '-' + 1 two-'-' (refused) ... count what ran:
+# runs that ran: 6 + 6 + 2 + 1 + 5 = 20 one-session runs; experiments: 2 x (1 reuse + 2 per-request)
+is "serve saw only the runs that ran (20 runs + 2 experiments of 1+2 sessions)" "$connections" 26
 
 done_testing

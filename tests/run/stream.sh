@@ -5,6 +5,7 @@
 # reader cannot keep up: tests/unit/test_stream.c.)
 . "$YB_SRCDIR/tests/lib.sh"
 PY=/usr/bin/python3
+HLOG_CHECK=${YB_BUILDDIR:-.}/tests/tools/hlog_check
 
 "$YB" synth acl -n 200 -r 2 -o "$T/a.ybc" >/dev/null
 yb_serve "$T/serve.out" --restconf 127.0.0.1:0 --gnmi off --stats "$T/stats.json" ||
@@ -115,7 +116,19 @@ is "--series: the seconds add up to the requests" \
     "$($PY -c 'import json,sys; print(sum(json.loads(l)["requests"] for l in open(sys.argv[1])))' "$T/s.jsonl")" \
     "$(jget "$T/s.json" 'r["summary"]["requests_completed"]')"
 
-# 5. the series grows while the run goes (tail -f), a second at a time
+# 5. --hlog, streamed: decodes, one line per second with completions, the
+#    same counts as the series (no errors here), the total is the report's
+"$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 200 -D 3s -q --series "$T/h.jsonl" \
+    --hlog "$T/h.hlog" --json "$T/h.json" >/dev/null
+check "--hlog: decodes with the project's decoder" "$HLOG_CHECK" "$T/h.hlog"
+is "--hlog: per-second counts are the series' requests" \
+    "$("$HLOG_CHECK" "$T/h.hlog" | awk '$1!="total"{printf "%d:%d ", $1, $4}')" \
+    "$($PY -c 'import json,sys; print(" ".join("%d:%d" % (s["t_s"], s["requests"]) for s in map(json.loads, open(sys.argv[1])) if s["requests"]), end=" ")' "$T/h.jsonl")"
+is "--hlog: the total is the report's ok requests" \
+    "$("$HLOG_CHECK" "$T/h.hlog" | awk '$1=="total"{print $2}')" \
+    "$(jget "$T/h.json" 'r["summary"]["requests_ok"]')"
+
+# 6. the series grows while the run goes (tail -f), a second at a time
 "$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 100 -D 4s -q --series "$T/g.jsonl" >/dev/null 2>&1 &
 gpid=$!
 sleep 2.5
@@ -125,10 +138,10 @@ end=$(grep -c . "$T/g.jsonl")
 check "--series: seconds written while the run went ($mid lines at 2.5 s, $end at the end)" \
     test "$mid" -ge 1 -a "$mid" -le 3 -a "$end" -ge 5
 
-# 6. kill -9 mid-run: every output holds whole lines only, and all that
+# 7. kill -9 mid-run: every output holds whole lines only, and all that
 #    was measured up to a moment before the kill
 "$YB" run "$T/a.ybc" --target "$RURL" -c 2 --rate 300 -D 30s -q --log "$T/k.jsonl" \
-    --series "$T/k.series" >/dev/null 2>&1 &
+    --series "$T/k.series" --hlog "$T/k.hlog" >/dev/null 2>&1 &
 kpid=$!
 sleep 3.5
 before=$(grep -c . "$T/k.jsonl")
@@ -145,5 +158,9 @@ d = open(sys.argv[1]).read()
 S = [json.loads(l) for l in d.splitlines()]
 print(d.endswith("\n"), [s["t_s"] for s in S][:3], len(S) in (3, 4), all(250 <= s["requests"] <= 350 for s in S[:3]))' "$T/k.series")" \
     "True [0, 1, 2] True True"
+check "kill -9: --hlog decodes, every line whole" "$HLOG_CHECK" "$T/k.hlog"
+is "kill -9: --hlog holds seconds 0, 1, 2 with the series' counts" \
+    "$("$HLOG_CHECK" "$T/k.hlog" | awk '$1!="total" && NR<=3{printf "%d:%d ", $1, $4}')" \
+    "$($PY -c 'import json,sys; print(" ".join("%d:%d" % (s["t_s"], s["requests"]) for s in list(map(json.loads, open(sys.argv[1])))[:3]), end=" ")' "$T/k.series")"
 
 done_testing
