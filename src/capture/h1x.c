@@ -6,7 +6,8 @@
  *
  * After a hole in either direction the parser is reset and scans for the
  * next line that starts like a request ("METHOD /") or a status line
- * ("HTTP/1."), so a gap costs only the message it cuts. */
+ * ("HTTP/1."), so a gap costs only the message it cuts.  A line start too
+ * short to tell (a segment ending in "GE") is kept until more bytes come. */
 #include "config.h"
 #include "capture/capture_priv.h"
 #include "codec/h1.h"
@@ -18,6 +19,14 @@
 /* Requests waiting for their response; more are released without one
  * (a server that never answers must not hold records forever). */
 #define MAX_WAITING 1024
+/* Longest line start the resync must see to tell: "OPTIONS /". */
+#define CARRY_MAX 16
+
+/* A line start kept by the resync until it can tell. */
+typedef struct {
+    uint8_t b[CARRY_MAX];
+    size_t n;
+} carry;
 
 typedef struct {
     yb_cap_slot *slot;
@@ -33,10 +42,12 @@ struct yb_cap_h1 {
     int in_req;         /* bytes of a request have been fed */
     int req_resync;
     int req_last_lf;    /* the byte before the next chunk was '\n' */
+    carry req_carry;
     yb_h1_resp *rs;
     int resp_active;
     int resp_resync;
     int resp_last_lf;
+    carry resp_carry;
     waiting wait[MAX_WAITING];
     size_t wait_head, nwait;
 };
@@ -54,25 +65,99 @@ static int starts_request(const uint8_t *d, size_t n)
     return 0;
 }
 
+/* 1 when d[0..n), n > 0, is too short to tell whether it starts a
+ * request: a prefix of some "METHOD /". */
+static int maybe_request(const uint8_t *d, size_t n)
+{
+    for (size_t i = 0; i < sizeof METHODS / sizeof METHODS[0]; i++)
+        if (n <= strlen(METHODS[i]) && !memcmp(d, METHODS[i], n))
+            return 1;
+    return 0;
+}
+
 static int starts_status(const uint8_t *d, size_t n)
 {
     return n >= 8 && !memcmp(d, "HTTP/1.", 7);
 }
 
-/* Finds the first line start in d[0..n) at which match() holds; *last_lf
- * says whether offset 0 is a line start and is updated.  Returns the
- * offset or n.  A message head split across two chunks at the resync point
- * is missed; the next one is found. */
-static size_t resync(const uint8_t *d, size_t n, int *last_lf,
-                     int (*match)(const uint8_t *, size_t))
+static int maybe_status(const uint8_t *d, size_t n)
 {
+    return n < 8 && !memcmp(d, "HTTP/1.", n < 7 ? n : 7);
+}
+
+typedef int (*line_test)(const uint8_t *d, size_t n);
+
+/* Finds the first line start in d[0..n) at which match() holds, or from
+ * which the bytes are too few to tell (maybe(): *held = 1); *last_lf says
+ * whether offset 0 is a line start and is updated.  Returns the offset or
+ * n. */
+static size_t resync(const uint8_t *d, size_t n, int *last_lf, line_test match,
+                     line_test maybe, int *held)
+{
+    *held = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((i == 0 ? *last_lf : d[i - 1] == '\n') && match(d + i, n - i))
+        if (!(i == 0 ? *last_lf : d[i - 1] == '\n'))
+            continue;
+        if (match(d + i, n - i))
             return i;
+        if (maybe(d + i, n - i)) {
+            *held = 1;
+            return i;
+        }
     }
     if (n)
         *last_lf = d[n - 1] == '\n';
     return n;
+}
+
+/* The resync of one direction over d[0..n), with the line start kept in
+ * cy from the previous chunk.  Skipped bytes are counted as unparsed.
+ * Returns the offset in d where the next message starts, or n when none
+ * starts yet (everything was skipped or kept).  When the message starts in
+ * the kept bytes, they are copied to first (*first_n of them, else 0): the
+ * caller parses them before d. */
+static size_t resync_dir(yb_cap_h1 *h, carry *cy, int *last_lf, const uint8_t *d, size_t n,
+                         line_test match, line_test maybe, uint8_t first[CARRY_MAX],
+                         size_t *first_n)
+{
+    yb_capture_stats *st = yb_cap_stats(h->c);
+    *first_n = 0;
+    if (cy->n) {
+        uint8_t t[2 * CARRY_MAX];
+        size_t add = n < CARRY_MAX ? n : CARRY_MAX, tn = cy->n + add;
+        memcpy(t, cy->b, cy->n);
+        memcpy(t + cy->n, d, add);
+        if (match(t, tn)) {
+            memcpy(first, cy->b, cy->n);
+            *first_n = cy->n;
+            cy->n = 0;
+            return 0;
+        }
+        if (maybe(t, tn)) { /* still too short: tn < CARRY_MAX, so add == n */
+            memcpy(cy->b + cy->n, d, n);
+            cy->n += n;
+            return n;
+        }
+        st->dropped_unparsed_bytes += cy->n;
+        cy->n = 0;
+        *last_lf = 0; /* the kept bytes had no line end */
+    }
+    int held;
+    size_t off = resync(d, n, last_lf, match, maybe, &held);
+    st->dropped_unparsed_bytes += off;
+    if (held) {
+        memcpy(cy->b, d + off, n - off); /* maybe() holds: fewer than 9 bytes */
+        cy->n = n - off;
+        return n;
+    }
+    return off;
+}
+
+/* Kept bytes that never got their rest are unparsed. */
+static void drop_carry(yb_cap_h1 *h, carry *cy)
+{
+    yb_cap_stats(h->c)->dropped_unparsed_bytes += cy->n;
+    cy->n = 0;
 }
 
 yb_cap_h1 *yb_cap_h1_new(yb_capture *c, uint64_t conn_id, const char *scheme, int midstream)
@@ -190,13 +275,18 @@ static void client_data(yb_cap_h1 *h, const uint8_t *d, size_t n)
     yb_capture_stats *st = yb_cap_stats(h->c);
     while (n) {
         if (h->req_resync) {
-            size_t off = resync(d, n, &h->req_last_lf, starts_request);
-            st->dropped_unparsed_bytes += off;
+            uint8_t first[CARRY_MAX];
+            size_t fn, off = resync_dir(h, &h->req_carry, &h->req_last_lf, d, n,
+                                        starts_request, maybe_request, first, &fn);
             d += off;
             n -= off;
-            if (!n)
+            if (!n && !fn)
                 return;
             h->req_resync = 0;
+            if (fn) {
+                client_data(h, first, fn); /* the request's start, kept */
+                continue;
+            }
         }
         if (!h->in_req) {
             h->in_req = 1;
@@ -232,13 +322,18 @@ static void server_data(yb_cap_h1 *h, const uint8_t *d, size_t n)
     yb_capture_stats *st = yb_cap_stats(h->c);
     while (n) {
         if (h->resp_resync) {
-            size_t off = resync(d, n, &h->resp_last_lf, starts_status);
-            st->dropped_unparsed_bytes += off;
+            uint8_t first[CARRY_MAX];
+            size_t fn, off = resync_dir(h, &h->resp_carry, &h->resp_last_lf, d, n,
+                                        starts_status, maybe_status, first, &fn);
             d += off;
             n -= off;
-            if (!n)
+            if (!n && !fn)
                 return;
             h->resp_resync = 0;
+            if (fn) {
+                server_data(h, first, fn); /* the status line's start, kept */
+                continue;
+            }
         }
         if (!h->resp_active) {
             yb_h1_resp_reset(h->rs, h->nwait ? h->wait[h->wait_head].head : 0);
@@ -277,6 +372,7 @@ void yb_cap_h1_data(yb_cap_h1 *h, int dir, const uint8_t *d, size_t n)
 
 void yb_cap_h1_gap(yb_cap_h1 *h, int dir)
 {
+    drop_carry(h, dir == 0 ? &h->req_carry : &h->resp_carry); /* cut by the hole */
     if (dir == 0) {
         int was_in = h->in_req;
         if (h->in_req)
@@ -330,6 +426,8 @@ void yb_cap_h1_free(yb_cap_h1 *h)
     if (!h)
         return;
     if (h->c) {
+        drop_carry(h, &h->req_carry);
+        drop_carry(h, &h->resp_carry);
         yb_cap_h1_fin(h, 0);
         yb_cap_h1_fin(h, 1);
         while (h->nwait)
