@@ -1187,12 +1187,13 @@ static int blocked(const yb_tls_flow *f, int dir)
 static int step(yb_tls_flow *f, int dir)
 {
     struct dirst *s = &f->d[dir];
-    const uint8_t *p = s->q + s->qoff;
     size_t avail = s->qlen - s->qoff, len;
+    const uint8_t *p;
     int rc;
 
     if (avail < REC_HDR)
         return 0;
+    p = s->q + s->qoff; /* not before: q is NULL while nothing was queued */
     len = (size_t)p[3] << 8 | p[4];
     if (p[0] < CT_CCS || p[0] > CT_APPDATA || p[1] != 3 || p[2] > 4 || len > REC_MAX)
         return fail(f, s->records == 0 ? "no handshake captured" : "bad record header");

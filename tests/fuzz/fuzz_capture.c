@@ -5,17 +5,52 @@
  * each a 2-byte big-endian length and that many bytes (the last one takes
  * what is left).  Every 8th input is instead treated as a pcapng image for
  * the Decryption Secrets Block walker.  Records are validated as the
- * corpus writer would, then discarded. */
+ * corpus writer would, then discarded.
+ *
+ * TLS flows are decrypted with the key logs listed (colon-separated) in
+ * YB_FUZZ_KEYLOGS, e.g. the committed captures' (tests/capture/fuzz.sh
+ * sets it), so that seeds made of TLS captures reach the handshake, the
+ * records and the protocol inside; without it the key log is empty and
+ * only the handshake up to the key lookup is exercised.  Inputs with bit
+ * 0x20 of byte 0 (and not DSB mode) run without any key log. */
 #include "config.h"
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
+#include "capture/tls_decrypt.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const int LINKS[] = {YB_LINK_ETHERNET, YB_LINK_RAW, YB_LINK_SLL, YB_LINK_SLL2,
                             YB_LINK_NULL, YB_LINK_LOOP, YB_LINK_IPV4, YB_LINK_IPV6};
+
+static yb_keylog *keylog; /* for the whole run (borrowed by every pipeline) */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    keylog = yb_keylog_new();
+    const char *list = getenv("YB_FUZZ_KEYLOGS");
+    char path[4096];
+    while (keylog && list && *list) {
+        size_t n = strcspn(list, ":");
+        if (n < sizeof path) {
+            memcpy(path, list, n);
+            path[n] = 0;
+            FILE *f = fopen(path, "rb");
+            static uint8_t buf[1 << 20];
+            size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
+            if (f)
+                fclose(f);
+            yb_keylog_add_text(keylog, buf, got);
+        }
+        list += n + (list[n] == ':');
+    }
+    return 0;
+}
 
 static int emit(void *ud, const yb_request *r)
 {
@@ -46,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.max_flow_buffer = 64 << 10; /* small caps: exercise the limits */
     o.max_total_buffer = 1 << 20;
     o.keep_credentials = data[0] & 0x40;
+    o.keylog = data[0] & 0x20 ? NULL : (struct yb_keylog *)keylog;
     yb_capture *c = yb_capture_new(&o, emit, NULL);
     if (!c)
         return 0;
