@@ -80,7 +80,9 @@ static inline void yb_mem_give(yb_mem_budget *b, uint64_t n)
 }
 
 /* One request in flight: what the codec must fill in res (sent,
- * first_byte, done, bytes_out/in, status, grpc_status, err). */
+ * first_byte, done, bytes_out/in, status, grpc_status, err, and for a
+ * failure it detected, reason: "http 409", "grpc 3 INVALID_ARGUMENT:
+ * ...", "protocol: ..."). */
 typedef struct yb_exchange {
     const yb_prepared *req;
     yb_result res;
@@ -104,8 +106,11 @@ typedef struct {
     /* Exchange x finished (res complete, res.done set). */
     void (*done)(void *host, yb_exchange *x);
     /* The session should close after in-flight work (Connection: close,
-     * GOAWAY) or at once (fatal = 1, protocol error). */
-    void (*close)(void *host, int fatal, yb_err_class why);
+     * GOAWAY) or at once (fatal = 1, protocol error).  reason (NULL = none;
+     * copied) is given to the exchanges the close fails that have none of
+     * their own, e.g. "protocol: the server answered the HTTP/2 preface in
+     * HTTP/1.1 (it does not speak HTTP/2 without TLS)". */
+    void (*close)(void *host, int fatal, yb_err_class why, const char *reason);
     /* HTTP/2 session ready (SETTINGS exchanged): more capacity now. */
     void (*ready)(void *host);
     /* A Subscribe notification arrived at now (uv_hrtime) carrying

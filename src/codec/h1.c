@@ -295,6 +295,7 @@ struct yb_h1_resp {
     int complete;
     int truncated;
     int too_large;
+    int head_done;  /* the final (non-1xx) response head was parsed */
     const char *err; /* static; NULL = no error */
     /* the first bytes of a non-2xx body (for the report), fixed size */
     uint8_t err_head[YB_H1_RESP_HEAD_KEEP];
@@ -321,6 +322,7 @@ static int resp_on_headers_complete(http_parser *hp)
     }
     /* RFC 9112 6.3: these never have a body, whatever the headers say
      * (http_parser would otherwise honour a Content-Length on 204/304). */
+    p->head_done = st / 100 != 1;
     if (st / 100 == 1 || st == 204 || st == 304 || p->head)
         return 1;
     if (!(hp->flags & F_CHUNKED) && hp->content_length != UINT64_MAX &&
@@ -399,6 +401,7 @@ void yb_h1_resp_reset(yb_h1_resp *p, int head)
     p->truncated = 0;
     p->too_large = 0;
     p->head_len = 0;
+    p->head_done = 0;
     p->err = NULL;
 }
 
@@ -462,6 +465,16 @@ const uint8_t *yb_h1_resp_body_head(const yb_h1_resp *p, size_t *len)
 {
     *len = p->head_len;
     return p->head_len ? p->err_head : NULL;
+}
+
+int yb_h1_resp_head_done(const yb_h1_resp *p) { return p->head_done; }
+
+uint64_t yb_h1_resp_body_expected(const yb_h1_resp *p)
+{
+    /* http_parser counts content_length down as the body arrives */
+    if (!p->head_done || (p->parser.flags & F_CHUNKED) || p->parser.content_length == UINT64_MAX)
+        return UINT64_MAX;
+    return p->body_len + p->parser.content_length;
 }
 
 /* ---- request parsing (server role) ------------------------------------ */

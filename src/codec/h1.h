@@ -58,6 +58,12 @@ int yb_h1_resp_keep_alive(const yb_h1_resp *p);
 uint64_t yb_h1_resp_body_len(const yb_h1_resp *p);
 /* A static description of the last error ("" if none). */
 const char *yb_h1_resp_error(const yb_h1_resp *p);
+/* 1 once the final (non-1xx) response head has been parsed. */
+int yb_h1_resp_head_done(const yb_h1_resp *p);
+/* After the head: the body length its Content-Length announced, or
+ * UINT64_MAX when unknown (head incomplete, chunked or close-delimited
+ * body).  With yb_h1_resp_body_len, says how much of a cut-off body came. */
+uint64_t yb_h1_resp_body_expected(const yb_h1_resp *p);
 /* After YB_H1_ERROR: 1 when the error was the connection closing before
  * the response was complete (yb_h1_resp_eof; YB_ERR_CLOSED for the
  * engine), 0 for a malformed or oversized response (YB_ERR_PROTOCOL). */

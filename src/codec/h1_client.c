@@ -127,8 +127,14 @@ static void finish(yb_codec *c, uint64_t now)
     /* A recorded expected status is the reference; without one, 4xx and
      * 5xx answers are errors. */
     if (x->req->expected_status ? (uint32_t)x->res.status != x->req->expected_status
-                                : x->res.status >= 400)
+                                : x->res.status >= 400) {
         x->res.err = YB_ERR_STATUS;
+        if (x->req->expected_status)
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d (expected %u)",
+                          x->res.status, (unsigned)x->req->expected_status);
+        else
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d", x->res.status);
+    }
     if (x->res.err != YB_ERR_NONE)
         x->err_body = yb_h1_resp_body_head(c->resp, &x->err_body_len);
     int keep = yb_h1_resp_keep_alive(c->resp);
@@ -136,7 +142,15 @@ static void finish(yb_codec *c, uint64_t now)
         c->closing = 1;
     c->host->done(c->hostdata, x);
     if (!keep)
-        c->host->close(c->hostdata, 0, YB_ERR_NONE);
+        c->host->close(c->hostdata, 0, YB_ERR_NONE, NULL);
+}
+
+/* 1 when a response starts like an HTTP/2 server's first frame (SETTINGS
+ * or GOAWAY on stream 0) rather than "HTTP/1.x". */
+static int looks_h2(const uint8_t *d, size_t n)
+{
+    return n >= 9 && d[0] == 0 && (d[3] == 0x04 || d[3] == 0x07) && !d[5] && !d[6] && !d[7] &&
+           !(d[8] & 0x7f);
 }
 
 static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
@@ -145,7 +159,8 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
         /* Bytes nobody asked for: the peer is not speaking HTTP/1.1 the
          * way we are (or pipelines).  The session cannot be trusted. */
         c->closing = 1;
-        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL,
+                       "protocol: response bytes with no request outstanding");
         return -EPROTO;
     }
     yb_exchange *x = c->cur;
@@ -157,10 +172,17 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
     if (rc == YB_H1_ERROR) {
         x->res.err = yb_h1_resp_too_large(c->resp) ? YB_ERR_TOO_LARGE : YB_ERR_PROTOCOL;
         x->res.done = now;
+        yb_reason_fmt(x->res.reason, sizeof x->res.reason,
+                      x->res.err == YB_ERR_TOO_LARGE ? "too large: %s" : "protocol: %s",
+                      yb_h1_resp_error(c->resp));
+        if (x->res.bytes_in == n && looks_h2(d, n))
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason,
+                          "protocol: the server answered in HTTP/2 frames, not HTTP/1.1 "
+                          "(it does not speak HTTP/1.1)");
         c->closing = 1;
         c->cur = NULL;
         c->host->done(c->hostdata, x);
-        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL, NULL);
         return -EPROTO;
     }
     if (rc == YB_H1_COMPLETE) {
@@ -168,7 +190,8 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
         finish(c, now);
         if (used < n && !c->closing) {
             c->closing = 1;
-            c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+            c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL,
+                           "protocol: bytes after the end of a response");
             return -EPROTO;
         }
     }
@@ -177,8 +200,25 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
 
 static void h1_on_eof(yb_codec *c, uint64_t now)
 {
-    if (c->cur && c->cur->res.first_byte && yb_h1_resp_eof(c->resp) == YB_H1_COMPLETE)
+    if (c->cur && c->cur->res.first_byte && yb_h1_resp_eof(c->resp) == YB_H1_COMPLETE) {
         finish(c, now);
+    } else if (c->cur && c->cur->res.first_byte) {
+        /* the session fails it as closed: say how far the response got */
+        yb_exchange *x = c->cur;
+        uint64_t got = yb_h1_resp_body_len(c->resp), want = yb_h1_resp_body_expected(c->resp);
+        if (!yb_h1_resp_head_done(c->resp))
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason,
+                          "closed by peer inside the response head, after %llu bytes",
+                          (unsigned long long)x->res.bytes_in);
+        else if (want != UINT64_MAX)
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason,
+                          "closed by peer after %llu of %llu response body bytes",
+                          (unsigned long long)got, (unsigned long long)want);
+        else
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason,
+                          "closed by peer after %llu response body bytes (chunked, unfinished)",
+                          (unsigned long long)got);
+    }
     c->closing = 1;
 }
 

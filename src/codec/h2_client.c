@@ -63,6 +63,8 @@ typedef struct stream {
     int grpc_status;          /* -1 = not seen */
     int got_headers;
     int bad;                  /* a protocol/validation problem was found */
+    const char *bad_why;      /* static: what it was */
+    char grpc_msg[YB_REASON_MAX]; /* grpc-message, percent-decoded, sanitized */
     unsigned messages;
     struct stream *next, *prev; /* the codec's open streams */
 } stream;
@@ -77,6 +79,7 @@ struct yb_codec {
     int got_settings, got_ack, ready;
     int goaway;
     int dead;
+    int got_bytes;            /* the peer has sent something */
     unsigned active;
     stream *streams;
     uint64_t now;
@@ -134,6 +137,14 @@ static void stream_done(yb_codec *c, stream *st)
     c->host->done(c->hostdata, x);
     stream_drop_body(c, st);
     free(st);
+}
+
+/* Marks st's response as malformed, keeping the first reason. */
+static void mark_bad(stream *st, const char *why)
+{
+    if (!st->bad_why)
+        st->bad_why = why;
+    st->bad = 1;
 }
 
 /* ---- prepare ------------------------------------------------------------ */
@@ -443,6 +454,36 @@ static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
     }
 }
 
+/* "grpc 3 INVALID_ARGUMENT: <grpc-message>" (or what stands for the
+ * message: the reset, the HTTP status), then the expected code if one was
+ * recorded. */
+static void grpc_reason(yb_exchange *x, const stream *st, int g, uint32_t error_code)
+{
+    char *r = x->res.reason;
+    size_t rl = sizeof x->res.reason;
+    const char *name = yb_grpc_name(g);
+    char more[64] = "";
+    if (name)
+        yb_reason_fmt(r, rl, "grpc %d %s", g, name);
+    else
+        yb_reason_fmt(r, rl, "grpc %d", g);
+    if (st->grpc_msg[0]) {
+        yb_reason_append(r, rl, (const uint8_t *)": ", 2);
+        yb_reason_append(r, rl, (const uint8_t *)st->grpc_msg, strlen(st->grpc_msg));
+    } else if (error_code != NGHTTP2_NO_ERROR && st->grpc_status < 0) {
+        snprintf(more, sizeof more, ": stream reset by the server (%s)",
+                 nghttp2_http2_strerror(error_code));
+    } else if (st->http_status && st->http_status != 200) {
+        snprintf(more, sizeof more, ": http %d", st->http_status);
+    } else if (st->grpc_status < 0) {
+        snprintf(more, sizeof more, ": the response has no grpc-status");
+    }
+    if (x->req->expected_grpc >= 0)
+        snprintf(more + strlen(more), sizeof more - strlen(more), " (expected %d)",
+                 (int)x->req->expected_grpc);
+    yb_reason_append(r, rl, (const uint8_t *)more, strlen(more));
+}
+
 static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
 {
     yb_exchange *x = st->x;
@@ -472,24 +513,49 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
             g = GRPC_INTERNAL; /* no grpc-status: the call did not finish properly */
         x->res.grpc_status = g;
         if (g == GRPC_OK && (st->pre_len || st->msg_need))
-            st->bad = 1; /* ended inside a message */
+            mark_bad(st, "the call ended inside a gRPC message");
         if (g == GRPC_OK && !st->bad && h->rpc != RPC_SUBSCRIBE && h->rpc != RPC_OTHER &&
             (!st->have_msg || !check_unary(h, st->msg, st->msg_len)))
-            st->bad = 1;
-        if (st->too_large)
+            mark_bad(st, !st->have_msg        ? "the call ended OK without a response message"
+                         : h->rpc == RPC_SET ? "SetResponse does not decode or does not answer "
+                                               "every operation of the SetRequest"
+                         : h->rpc == RPC_GET ? "GetResponse does not decode"
+                                             : "CapabilityResponse does not decode");
+        if (st->too_large) {
             x->res.err = YB_ERR_TOO_LARGE;
-        else if (st->bad)
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "too large: %s",
+                          st->bad_why ? st->bad_why : "response over --max-body");
+        } else if (st->bad) {
             x->res.err = YB_ERR_PROTOCOL;
-        else if (x->req->expected_grpc >= 0 ? g != x->req->expected_grpc : g != GRPC_OK)
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "protocol: %s",
+                          st->bad_why ? st->bad_why : "malformed gRPC response");
+        } else if (x->req->expected_grpc >= 0 ? g != x->req->expected_grpc : g != GRPC_OK) {
             x->res.err = YB_ERR_STATUS;
+            grpc_reason(x, st, g, error_code);
+        }
     } else {
-        if (st->too_large)
+        if (st->too_large) {
             x->res.err = YB_ERR_TOO_LARGE;
-        else if (error_code != NGHTTP2_NO_ERROR || !st->http_status)
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "too large: %s",
+                          st->bad_why ? st->bad_why : "response over --max-body");
+        } else if (error_code != NGHTTP2_NO_ERROR) {
             x->res.err = YB_ERR_PROTOCOL;
-        else if (x->req->expected_status ? (uint32_t)st->http_status != x->req->expected_status
-                                         : st->http_status >= 400)
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason,
+                          "protocol: stream reset by the server (%s)",
+                          nghttp2_http2_strerror(error_code));
+        } else if (!st->http_status || st->bad) {
+            x->res.err = YB_ERR_PROTOCOL;
+            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "protocol: %s",
+                          st->bad_why ? st->bad_why : "the stream ended without a :status");
+        } else if (x->req->expected_status ? (uint32_t)st->http_status != x->req->expected_status
+                                           : st->http_status >= 400) {
             x->res.err = YB_ERR_STATUS;
+            if (x->req->expected_status)
+                yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d (expected %u)",
+                              st->http_status, (unsigned)x->req->expected_status);
+            else
+                yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d", st->http_status);
+        }
     }
     if (x->res.err != YB_ERR_NONE && x->res.err != YB_ERR_TOO_LARGE) {
         /* what the server said, for the report: a unary gRPC call's
@@ -539,12 +605,15 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
     if (namelen == 7 && !memcmp(name, ":status", 7)) {
         int s = parse_status(value, valuelen);
         if (s < 0)
-            st->bad = 1;
+            mark_bad(st, ":status is not a 3-digit number");
         else if (s >= 200 || !st->http_status)
             st->http_status = s;
     } else if (namelen == 11 && !memcmp(name, "grpc-status", 11)) {
         int s = parse_status(value, valuelen);
         st->grpc_status = s < 0 ? GRPC_UNKNOWN : s;
+    } else if (namelen == 12 && !memcmp(name, "grpc-message", 12)) {
+        st->grpc_msg[0] = 0;
+        yb_reason_append_pct(st->grpc_msg, sizeof st->grpc_msg, value, valuelen);
     }
     return 0;
 }
@@ -577,10 +646,20 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
             c->host->ready(c->hostdata);
         }
         break;
-    case NGHTTP2_GOAWAY:
+    case NGHTTP2_GOAWAY: {
+        /* exchanges the GOAWAY did not cover are retried; the reason is for
+         * those that fail when the server then closes */
+        char why[YB_REASON_MAX];
+        yb_reason_fmt(why, sizeof why, "closed: the server sent GOAWAY (%s)",
+                      nghttp2_http2_strerror(f->goaway.error_code));
+        if (f->goaway.opaque_data_len) {
+            yb_reason_append(why, sizeof why, (const uint8_t *)": ", 2);
+            yb_reason_append(why, sizeof why, f->goaway.opaque_data, f->goaway.opaque_data_len);
+        }
         c->goaway = 1;
-        c->host->close(c->hostdata, 0, YB_ERR_NONE);
+        c->host->close(c->hostdata, 0, YB_ERR_NONE, why);
         break;
+    }
     case NGHTTP2_HEADERS: {
         stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
         if (st)
@@ -641,7 +720,7 @@ static void sub_message(yb_codec *c, stream *st, int32_t sid, const uint8_t *m, 
     Gnmi__SubscribeResponse *r = gnmi__subscribe_response__unpack(NULL, n, m);
     st->messages++;
     if (!r) {
-        st->bad = 1;
+        mark_bad(st, "SubscribeResponse does not decode");
         return;
     }
     if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE && r->update) {
@@ -665,9 +744,9 @@ static void sub_message(yb_codec *c, stream *st, int32_t sid, const uint8_t *m, 
 /* Stops st: its response cannot be kept (too_large = 1: over --max-body
  * or the budget) or is not valid.  Its memory goes back at once; our
  * RST_STREAM ends the stream and on_stream_close completes it. */
-static void stream_stop(yb_codec *c, stream *st, int32_t sid, int too_large)
+static void stream_stop(yb_codec *c, stream *st, int32_t sid, int too_large, const char *why)
 {
-    st->bad = 1;
+    mark_bad(st, why);
     st->too_large = too_large;
     stream_drop_body(c, st);
     nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_CANCEL);
@@ -682,24 +761,26 @@ static int msg_begin(yb_codec *c, stream *st, int32_t sid, int unary)
     if (p[0] != 0 || (unary && st->have_msg)) {
         /* compressed (we never offer compression), or a second message on
          * a unary call */
-        stream_stop(c, st, sid, 0);
+        stream_stop(c, st, sid, 0,
+                    p[0] ? "compressed gRPC message (never offered)"
+                         : "a second response message on a unary call");
         return -1;
     }
     if (ml > c->cfg->max_body) {
-        stream_stop(c, st, sid, 1);
+        stream_stop(c, st, sid, 1, "gRPC message larger than --max-body");
         return -1;
     }
     if (ml > st->msg_cap) {
         /* the whole announced length is taken from the budget up front:
          * a server cannot make us hold more than it allows */
         if (yb_mem_take(c->host->budget, ml - st->msg_cap) < 0) {
-            stream_stop(c, st, sid, 1);
+            stream_stop(c, st, sid, 1, "gRPC message over the worker's response memory budget");
             return -1;
         }
         uint8_t *nb = realloc(st->msg, (size_t)ml);
         if (!nb) {
             yb_mem_give(c->host->budget, ml - st->msg_cap);
-            stream_stop(c, st, sid, 1);
+            stream_stop(c, st, sid, 1, "out of memory keeping a gRPC message");
             return -1;
         }
         st->msg = nb;
@@ -972,16 +1053,29 @@ static void h2_flush(yb_codec *c, uint64_t now)
 static int h2_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
 {
     c->now = now;
+    if (!c->got_bytes && n) {
+        c->got_bytes = 1;
+        if (n >= 5 && !memcmp(d, "HTTP/", 5)) {
+            /* our preface was read as an HTTP/1.x request */
+            c->dead = 1;
+            c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL,
+                           "protocol: the server answered the HTTP/2 preface in HTTP/1.x: it "
+                           "does not speak HTTP/2 here (h2c needs prior-knowledge support)");
+            return -EPROTO;
+        }
+    }
     ssize_t rc = nghttp2_session_mem_recv(c->ng, d, n);
     if (rc < 0) {
+        char why[YB_REASON_MAX];
+        yb_reason_fmt(why, sizeof why, "protocol: HTTP/2: %s", nghttp2_strerror((int)rc));
         c->dead = 1;
-        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL);
+        c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL, why);
         return -EPROTO;
     }
     if (flush(c) < 0)
         return -EPIPE;
     if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
-        c->host->close(c->hostdata, 0, YB_ERR_NONE);
+        c->host->close(c->hostdata, 0, YB_ERR_NONE, NULL);
     return 0;
 }
 

@@ -18,6 +18,7 @@ typedef struct session {
     int closing;         /* close requested; on_close pending */
     int one_shot;        /* per-request: closed after its exchange */
     yb_err_class close_why; /* class given to exchanges failed by our close */
+    char why_text[YB_REASON_MAX]; /* their reason ("" = from the transport or the close) */
     yb_exchange *inflight; /* submitted to the codec (doubly linked) */
     unsigned n_inflight;
     yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
@@ -96,12 +97,23 @@ static yb_exchange *fifo_pop(yb_exchange **h, yb_exchange **t)
     return x;
 }
 
-/* Ends x with error class why and gives it back to the host. */
-static void x_fail(yb_pool *p, yb_exchange *x, yb_err_class why)
+/* Ends x with error class why and gives it back to the host.  text (NULL
+ * or "" = none) becomes x's reason unless a lower layer gave one first. */
+static void x_fail(yb_pool *p, yb_exchange *x, yb_err_class why, const char *text)
 {
     x->res.err = why == YB_ERR_NONE ? YB_ERR_CLOSED : why;
     x->res.done = uv_hrtime();
+    if (!x->res.reason[0] && text && *text)
+        snprintf(x->res.reason, sizeof x->res.reason, "%s", text);
     p->host.done(p->ud, x);
+}
+
+/* "timeout after 30s (PHASE)" into buf. */
+static const char *timeout_reason(char *buf, size_t len, uint64_t to, const char *phase)
+{
+    char d[32];
+    return yb_reason_fmt(buf, len, "timeout after %s (%s)", yb_reason_duration(d, sizeof d, to),
+                         phase);
 }
 
 /* ---- sessions ---------------------------------------------------------- */
@@ -128,12 +140,20 @@ static void sess_to_front(yb_pool *p, session *s)
     p->sessions = s;
 }
 
-static void sess_close(session *s, yb_err_class why)
+/* Keeps the first reason given for s's end (NULL or "" = none). */
+static void sess_why(session *s, const char *text)
+{
+    if (!s->why_text[0] && text && *text)
+        snprintf(s->why_text, sizeof s->why_text, "%s", text);
+}
+
+static void sess_close(session *s, yb_err_class why, const char *text)
 {
     if (s->closing)
         return;
     s->closing = 1;
     s->close_why = why;
+    sess_why(s, text);
     yb_transport_close(s->t);
 }
 
@@ -196,7 +216,7 @@ static void sess_drain_pending(session *s)
     while (s->pend_head && sess_has_room(s)) {
         yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
         if (sess_submit(s, x, now) < 0)
-            x_fail(s->p, x, YB_ERR_OTHER);
+            x_fail(s->p, x, YB_ERR_OTHER, "the session refused the request");
     }
 }
 
@@ -221,6 +241,7 @@ static void host_done(void *hd, yb_exchange *x)
         x->res.done = x->res.first_byte = x->res.sent = 0;
         x->res.conn_start = x->res.connected = x->res.tls_done = x->res.h2_ready = 0;
         x->res.bytes_in = 0;
+        x->res.reason[0] = '\0';
         p->host.retried(p->ud, x);
         fifo_push(&p->wait_head, &p->wait_tail, x);
         p->n_wait++;
@@ -228,7 +249,7 @@ static void host_done(void *hd, yb_exchange *x)
         p->host.done(p->ud, x);
     }
     if (s->one_shot && !s->n_inflight && !s->pend_head)
-        sess_close(s, YB_ERR_NONE);
+        sess_close(s, YB_ERR_NONE, NULL);
     else if (!s->closing) {
         sess_to_front(p, s);
         if (s->ready && s->pend_head)
@@ -236,11 +257,12 @@ static void host_done(void *hd, yb_exchange *x)
     }
 }
 
-static void host_close(void *hd, int fatal, yb_err_class why)
+static void host_close(void *hd, int fatal, yb_err_class why, const char *reason)
 {
     session *s = hd;
+    sess_why(s, reason);
     if (fatal || !s->n_inflight)
-        sess_close(s, why);
+        sess_close(s, why, NULL);
     /* else: close once the last in-flight exchange is done (HTTP/2 GOAWAY) */
 }
 
@@ -273,8 +295,20 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
         s->opener->res.tls_done = yb_transport_t_tls_done(t);
         s->opener->res.tls_resumed = yb_transport_tls_resumed(t);
     }
+    if (p->tls && p->cfg.ops == &yb_h2_client_ops && strcmp(yb_transport_alpn(t), "h2")) {
+        /* HTTP/2 over TLS is agreed through ALPN: a server that did not
+         * choose h2 speaks something else on this connection */
+        char why[YB_REASON_MAX];
+        const char *got = yb_transport_alpn(t);
+        yb_reason_fmt(why, sizeof why,
+                      "protocol: the TLS server does not speak HTTP/2 (ALPN: it chose %s, not h2) "
+                      "(%s)",
+                      *got ? got : "no protocol", yb_transport_peer(t));
+        sess_close(s, YB_ERR_PROTOCOL, why);
+        return;
+    }
     if (p->cfg.ops->start(s->codec) < 0) {
-        sess_close(s, YB_ERR_PROTOCOL);
+        sess_close(s, YB_ERR_PROTOCOL, "protocol: the session could not start");
         return;
     }
     s->ready = 1;
@@ -299,22 +333,49 @@ static void on_drain(yb_transport *t, void *ud)
     s->p->cfg.ops->on_drain(s->codec, uv_hrtime());
 }
 
+/* Why x failed when its session ended with no reason of its own: the
+ * peer closed (or we did) at some point of x's exchange. */
+static const char *closed_reason(char *buf, size_t len, const yb_exchange *x, int by_peer,
+                                 const char *peer)
+{
+    const char *who = by_peer ? "closed by peer" : "closed";
+    if (x->res.first_byte)
+        return yb_reason_fmt(buf, len, "%s after %llu response bytes (%s)", who,
+                             (unsigned long long)x->res.bytes_in, peer);
+    if (x->res.sent)
+        return yb_reason_fmt(buf, len, "%s before the response (%s)", who, peer);
+    return yb_reason_fmt(buf, len, "%s before the request was sent (%s)", who, peer);
+}
+
 static void on_close(yb_transport *t, void *ud, yb_err_class reason)
 {
-    (void)t;
     session *s = ud;
     yb_pool *p = s->p;
     if (reason == YB_ERR_CLOSED && !s->closing)
         p->cfg.ops->on_eof(s->codec, uv_hrtime());
     yb_err_class why = s->closing && s->close_why != YB_ERR_NONE ? s->close_why
                        : reason != YB_ERR_NONE ? reason : s->close_why;
+    /* The session's reason: what closed it (a codec, a timeout), else
+     * what the transport saw, with the peer's address. */
+    char tbuf[YB_REASON_MAX];
+    const char *text = s->why_text;
+    if (!*text && *yb_transport_error_text(t))
+        text = yb_reason_fmt(tbuf, sizeof tbuf, "%s (%s)", yb_transport_error_text(t),
+                             yb_transport_peer(t));
+    int by_peer = reason == YB_ERR_CLOSED && !(s->closing && s->close_why != YB_ERR_NONE);
     while (s->inflight) {
         yb_exchange *x = s->inflight;
+        char xbuf[YB_REASON_MAX];
         list_unlink(&s->inflight, x);
-        x_fail(p, x, why);
+        x_fail(p, x, why,
+               *text ? text : closed_reason(xbuf, sizeof xbuf, x, by_peer, yb_transport_peer(t)));
     }
-    while (s->pend_head)
-        x_fail(p, fifo_pop(&s->pend_head, &s->pend_tail), why);
+    while (s->pend_head) {
+        yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
+        char xbuf[YB_REASON_MAX];
+        x_fail(p, x, why,
+               *text ? text : closed_reason(xbuf, sizeof xbuf, x, by_peer, yb_transport_peer(t)));
+    }
     sess_unlink(p, s);
     conn_unmap(p, s);
     if (s->dirty) {
@@ -340,7 +401,7 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
 {
     session *s = calloc(1, sizeof *s);
     if (!s) {
-        x_fail(p, x, YB_ERR_OTHER);
+        x_fail(p, x, YB_ERR_OTHER, "out of memory");
         return -ENOMEM;
     }
     s->p = p;
@@ -349,7 +410,7 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
     s->codec = p->cfg.ops->create(p->cfg.codec, &p->codec_host, s);
     if (!s->codec) {
         free(s);
-        x_fail(p, x, YB_ERR_OTHER);
+        x_fail(p, x, YB_ERR_OTHER, "out of memory");
         return -ENOMEM;
     }
     uint64_t now = uv_hrtime();
@@ -380,7 +441,12 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
             p->n_oneshot--;
         p->cfg.ops->destroy(s->codec);
         free(s);
-        x_fail(p, x, ec == YB_ERR_NONE ? YB_ERR_OTHER : ec);
+        if (ec == YB_ERR_NONE)
+            ec = YB_ERR_OTHER;
+        char why[YB_REASON_MAX];
+        yb_reason_fmt(why, sizeof why, "connect: could not start (%s) (%s)", yb_err_name(ec),
+                      tg->authority);
+        x_fail(p, x, ec, why);
         return -1;
     }
     return 0;
@@ -393,7 +459,11 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
 static void wait_push(yb_pool *p, yb_exchange *x)
 {
     if (p->n_wait >= p->cfg.max_wait) {
-        x_fail(p, x, YB_ERR_OVERFLOW);
+        char why[YB_REASON_MAX];
+        yb_reason_fmt(why, sizeof why,
+                      "backlog overflow: %llu requests were already waiting for a session",
+                      (unsigned long long)p->n_wait);
+        x_fail(p, x, YB_ERR_OVERFLOW, why);
         return;
     }
     fifo_push(&p->wait_head, &p->wait_tail, x);
@@ -515,7 +585,7 @@ void yb_pool_drain(yb_pool *p)
         if (s) {
             yb_exchange *x = wait_pop(p);
             if (sess_submit(s, x, now) < 0)
-                x_fail(p, x, YB_ERR_OTHER);
+                x_fail(p, x, YB_ERR_OTHER, "the session refused the request");
         } else if (p->n_persistent < p->cfg.sess_limit) {
             sess_open(p, wait_pop(p), 0);
         } else {
@@ -553,7 +623,11 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
          * the pending exchanges. */
         if (s->pend_head && s->pend_head == s->opener && s->opener->res.conn_start &&
             now - s->opener->res.conn_start >= to) {
-            sess_close(s, YB_ERR_CONNECT_TIMEOUT);
+            char why[YB_REASON_MAX];
+            const char *phase = !yb_transport_t_connected(s->t) ? "connect"
+                                : p->tls && !yb_transport_t_tls_done(s->t) ? "TLS handshake"
+                                                                          : "HTTP/2 settings";
+            sess_close(s, YB_ERR_CONNECT_TIMEOUT, timeout_reason(why, sizeof why, to, phase));
             continue;
         }
         for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
@@ -567,9 +641,19 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
             list_unlink(&s->inflight, x);
             s->n_inflight--;
             int keep = p->cfg.ops->cancel(s->codec, x);
-            x_fail(p, x, YB_ERR_TIMEOUT);
+            char why[YB_REASON_MAX], ph[64];
+            if (!x->res.sent)
+                snprintf(ph, sizeof ph, "sending the request");
+            else if (!x->res.first_byte)
+                snprintf(ph, sizeof ph, "waiting for first byte");
+            else
+                snprintf(ph, sizeof ph, "response body, %llu bytes received",
+                         (unsigned long long)x->res.bytes_in);
+            x_fail(p, x, YB_ERR_TIMEOUT, timeout_reason(why, sizeof why, to, ph));
             if (!keep) {
-                sess_close(s, YB_ERR_TIMEOUT);
+                /* the rest of this session's exchanges did not time out:
+                 * they end because we close it */
+                sess_close(s, YB_ERR_TIMEOUT, "closed: another request on the session timed out");
                 break;
             }
         }
@@ -589,7 +673,8 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
             p->wait_tail = x->prev;
         x->next = x->prev = NULL;
         p->n_wait--;
-        x_fail(p, x, YB_ERR_TIMEOUT);
+        char why[YB_REASON_MAX];
+        x_fail(p, x, YB_ERR_TIMEOUT, timeout_reason(why, sizeof why, to, "waiting for a session"));
     }
 }
 
@@ -640,12 +725,12 @@ void yb_pool_cut_off(yb_pool *p)
         s->n_inflight = 0;
         while (s->pend_head)
             p->host.drop(p->ud, fifo_pop(&s->pend_head, &s->pend_tail));
-        sess_close(s, YB_ERR_NONE);
+        sess_close(s, YB_ERR_NONE, NULL);
     }
 }
 
 void yb_pool_close_all(yb_pool *p)
 {
     for (session *s = p->sessions; s; s = s->next)
-        sess_close(s, YB_ERR_NONE);
+        sess_close(s, YB_ERR_NONE, "closed: the run ended");
 }

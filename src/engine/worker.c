@@ -101,7 +101,8 @@ static void live_add(worker *w, const yb_result *res)
     uint64_t sec = (res->done - w->rec.run_start) / 1000000000ull;
     if (sec != w->live_sec)
         live_roll(w, sec);
-    if (res->due && res->done > res->due)
+    /* like the report: latency is of successful requests */
+    if (res->err == YB_ERR_NONE && res->due && res->done > res->due)
         yb_hdr_record(w->live_h, (int64_t)((res->done - res->due) / 1000));
     atomic_fetch_add_explicit(&w->live.completed, 1, memory_order_relaxed);
     if (res->err != YB_ERR_NONE)

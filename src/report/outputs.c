@@ -116,7 +116,7 @@ int yb_report_csv(const char *path, const yb_recorder *r, const yb_run_info *inf
     struct stat st;
     /* a header only where a file starts: not on a device or pipe */
     int need_header = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
-    double d = yb_report_duration_s(r), mb = (double)r->bytes_out / 1e6;
+    double d = yb_report_duration_s(r), mb = (double)r->ok_bytes_out / 1e6;
     const yb_hdr *e = r->h[YB_H_E2E], *sv = r->h[YB_H_SERVICE];
     char corpus[512], target[512], proto[64], sess[64];
     csv_field(corpus, sizeof corpus, info->corpus);

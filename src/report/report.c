@@ -19,14 +19,7 @@
 
 static const char *const PHASE_LABEL[YB_H__COUNT] = {
     "end-to-end", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
-    "sample late",
-};
-
-static const char *const GRPC_NAMES[YB_GRPC_CODES] = {
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-    "UNAUTHENTICATED",
+    "sample late", "failed e2e",
 };
 
 double yb_report_duration_s(const yb_recorder *r)
@@ -46,7 +39,9 @@ static summary summarize(const yb_recorder *r)
     summary s;
 
     s.duration_s = yb_report_duration_s(r);
-    s.data_mb = (double)r->bytes_out / 1e6;
+    /* The study's Data and Avg Speed: what successful requests carried
+     * (a run where everything failed moved no data worth the name). */
+    s.data_mb = (double)r->ok_bytes_out / 1e6;
     s.speed_mbps = s.duration_s > 0.0 ? s.data_mb / s.duration_s : 0.0;
     s.rate_per_s = s.duration_s > 0.0 ? (double)r->ok / s.duration_s : 0.0;
     return s;
@@ -199,6 +194,10 @@ static void text_latency(FILE *f, const yb_recorder *r)
                 (double)yb_hdr_percentile(h, 99.9) / 1e3, (double)yb_hdr_max(h) / 1e3,
                 yb_hdr_mean(h) / 1e3);
     }
+    if (yb_hdr_count(r->h[YB_H_E2E_FAILED]))
+        fprintf(f, "(latencies are of the %" PRIu64 " successful requests; \"failed e2e\" is how "
+                   "long the failed ones took to fail)\n",
+                r->ok);
     if (clamped)
         fprintf(f, "(%" PRIu64 " values outside 1 us .. 1 h were clamped)\n", clamped);
 }
@@ -223,6 +222,45 @@ static void text_subscribe(FILE *f, const yb_recorder *r)
         fprintf(f, "  sample lateness (ms): p50 %.3f, p99 %.3f, max %.3f\n",
                 (double)yb_hdr_percentile(la, 50.0) / 1e3, (double)yb_hdr_percentile(la, 99.0) / 1e3,
                 (double)yb_hdr_max(la) / 1e3);
+}
+
+/* Fills idx with the indices of r's reasons, most frequent first (ties:
+ * first seen first).  Returns how many. */
+static size_t reasons_sorted(const yb_recorder *r, size_t idx[YB_REASONS])
+{
+    size_t n = r->n_reasons < YB_REASONS ? r->n_reasons : YB_REASONS;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i;
+        /* insertion sort: at most 64 entries */
+        while (k > 0) {
+            const yb_reason_count *a = &r->reasons[idx[k - 1]], *b = &r->reasons[i];
+            if (a->count > b->count || (a->count == b->count && a->first <= b->first))
+                break;
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = i;
+    }
+    return n;
+}
+
+static void text_reasons(FILE *f, const yb_recorder *r)
+{
+    size_t idx[YB_REASONS], n = reasons_sorted(r, idx);
+    int any_other = 0;
+    for (int c = 1; c < YB_ERR__COUNT; c++)
+        any_other |= r->reasons_other[c] != 0;
+    if (!n && !any_other)
+        return;
+    fprintf(f, "Error reasons:\n");
+    for (size_t i = 0; i < n; i++) {
+        const yb_reason_count *e = &r->reasons[idx[i]];
+        fprintf(f, "  %10" PRIu64 "  %s\n", e->count, e->text);
+    }
+    for (int c = 1; c < YB_ERR__COUNT; c++)
+        if (r->reasons_other[c])
+            fprintf(f, "  %10" PRIu64 "  other (%s; beyond the first %d distinct reasons)\n",
+                    r->reasons_other[c], yb_err_name((yb_err_class)c), YB_REASONS);
 }
 
 static void text_counts(FILE *f, const yb_recorder *r)
@@ -254,7 +292,7 @@ static void text_counts(FILE *f, const yb_recorder *r)
         if (*sep == ' ')
             fprintf(f, "gRPC status:");
         if (i < YB_GRPC_CODES)
-            fprintf(f, "%s%d %s: %" PRIu64, sep, i, GRPC_NAMES[i], r->grpc[i]);
+            fprintf(f, "%s%d %s: %" PRIu64, sep, i, yb_grpc_name(i), r->grpc[i]);
         else
             fprintf(f, "%sother: %" PRIu64, sep, r->grpc[i]);
         sep = ", ";
@@ -271,6 +309,7 @@ static void text_counts(FILE *f, const yb_recorder *r)
         }
     }
     fprintf(f, "%s\n", *sep == ' ' ? " none" : "");
+    text_reasons(f, r);
 }
 
 int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
@@ -390,6 +429,47 @@ static json_t *json_hist(const yb_hdr *h, int *bad)
     return o;
 }
 
+/* errors.reasons: [{class, reason, count, first_s}], most frequent first,
+ * then one {class, reason: "other"} per class with reasons beyond the
+ * first YB_REASONS. */
+static json_t *json_reasons(const yb_recorder *r, int *bad)
+{
+    json_t *a = json_array();
+    size_t idx[YB_REASONS], n = reasons_sorted(r, idx);
+    if (!a) {
+        *bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const yb_reason_count *e = &r->reasons[idx[i]];
+        json_t *o = json_object();
+        if (o) {
+            put(o, "class", json_string(yb_err_name(e->cls)), bad);
+            put(o, "reason", jstr(e->text), bad);
+            put(o, "count", juint(e->count), bad);
+            put(o, "first_s", json_real(e->first > r->run_start && r->run_start
+                                            ? (double)(e->first - r->run_start) / 1e9
+                                            : 0.0),
+                bad);
+        }
+        if (!o || json_array_append_new(a, o) < 0)
+            *bad = 1;
+    }
+    for (int c = 1; c < YB_ERR__COUNT; c++) {
+        if (!r->reasons_other[c])
+            continue;
+        json_t *o = json_object();
+        if (o) {
+            put(o, "class", json_string(yb_err_name((yb_err_class)c)), bad);
+            put(o, "reason", json_string("other"), bad);
+            put(o, "count", juint(r->reasons_other[c]), bad);
+        }
+        if (!o || json_array_append_new(a, o) < 0)
+            *bad = 1;
+    }
+    return a;
+}
+
 json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
 {
     json_t *root = NULL, *o;
@@ -416,8 +496,10 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         put(o, "requests_unsent", juint(r->unsent), &bad);
         put(o, "requests_error", juint(error_total(r)), &bad);
         put(o, "requests_retried", juint(r->retried), &bad);
-        put(o, "data_bytes", juint(r->bytes_out), &bad);
-        put(o, "data_in_bytes", juint(r->bytes_in), &bad);
+        put(o, "data_bytes", juint(r->ok_bytes_out), &bad);
+        put(o, "data_in_bytes", juint(r->ok_bytes_in), &bad);
+        put(o, "all_data_bytes", juint(r->bytes_out), &bad);
+        put(o, "all_data_in_bytes", juint(r->bytes_in), &bad);
         put(o, "duration_s", json_real(s.duration_s), &bad);
         put(o, "avg_speed_mbps", json_real(s.speed_mbps), &bad);
         put(o, "rate_per_s", json_real(s.rate_per_s), &bad);
@@ -474,6 +556,8 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
     o = json_object();
     for (int i = 1; o && i < YB_ERR__COUNT; i++)
         put(o, yb_err_name((yb_err_class)i), juint(r->errors[i]), &bad);
+    if (o)
+        put(o, "reasons", json_reasons(r, &bad), &bad);
     put(root, "errors", o, &bad);
 
     o = json_object();

@@ -17,7 +17,7 @@ int yb_report_study_table(FILE *f, const char *title, const yb_recorder *const *
     fprintf(f, "---------: | ---------------: | --------: | -----------: | ---------:\n");
     for (size_t i = 0; i < n; i++) {
         const yb_recorder *r = runs[i];
-        double d = yb_report_duration_s(r), mb = (double)r->bytes_out / 1e6;
+        double d = yb_report_duration_s(r), mb = (double)r->ok_bytes_out / 1e6;
         fprintf(f, "%10" PRIu64 " | %16.2f | %9.2f | %12.3f | %10.1f\n", r->ok,
                 d > 0 ? mb / d : 0.0, mb, d, d > 0 ? (double)r->ok / d : 0.0);
     }
@@ -25,14 +25,14 @@ int yb_report_study_table(FILE *f, const char *title, const yb_recorder *const *
 }
 
 /* Mean of histogram id per request of the run (ms): the phase's total time
- * spread over every completed request, so phases paid by few requests
- * weigh what they cost on average. */
+ * spread over every successful request (the histograms hold only those),
+ * so phases paid by few requests weigh what they cost on average. */
 static double per_request_ms(const yb_recorder *r, yb_hist_id id)
 {
-    if (!r->completed || !r->h[id])
+    if (!r->ok || !r->h[id])
         return 0;
     double total_us = yb_hdr_mean(r->h[id]) * (double)yb_hdr_count(r->h[id]);
-    return total_us / (double)r->completed / 1000.0;
+    return total_us / (double)r->ok / 1000.0;
 }
 
 int yb_report_phase_breakdown(FILE *f, const char *const *labels, const yb_recorder *const *runs,

@@ -4,6 +4,7 @@
 #include "stats/recorder.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@
 
 static const char *const HIST_NAMES[YB_H__COUNT] = {
     "e2e", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
-    "sample_lateness",
+    "sample_lateness", "e2e_failed",
 };
 
 const char *yb_hist_name(yb_hist_id id)
@@ -23,11 +24,76 @@ const char *yb_hist_name(yb_hist_id id)
     return (unsigned)id < YB_H__COUNT ? HIST_NAMES[id] : "unknown";
 }
 
+const char *yb_result_reason(const yb_result *res)
+{
+    if (res->err == YB_ERR_NONE)
+        return "";
+    return res->reason[0] ? res->reason : yb_err_name(res->err);
+}
+
+/* FNV-1a: a cheap first test before comparing reason texts. */
+static uint32_t text_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* Counts n occurrences of (cls, text) first seen at `first`: into its
+ * entry, a new entry while there is room, else reasons_other[cls].  Only
+ * the owner thread calls this; a new entry is published (release) after it
+ * is written. */
+static void reason_count(yb_recorder *r, yb_err_class cls, const char *text, uint64_t n,
+                         uint64_t first)
+{
+    uint32_t h = text_hash(text);
+    for (size_t i = 0; i < r->n_reasons; i++) {
+        yb_reason_count *e = &r->reasons[i];
+        if (e->hash == h && e->cls == cls && !strcmp(e->text, text)) {
+            e->count += n;
+            if (first && (!e->first || first < e->first))
+                e->first = first; /* merging: never for a published entry's reader */
+            return;
+        }
+    }
+    if (r->n_reasons >= YB_REASONS) {
+        r->reasons_other[cls] += n;
+        return;
+    }
+    yb_reason_count *e = &r->reasons[r->n_reasons];
+    e->count = n;
+    e->first = first;
+    e->hash = h;
+    e->cls = cls;
+    snprintf(e->text, sizeof e->text, "%s", text);
+    r->n_reasons++;
+    atomic_store_explicit(&r->reasons_pub, r->n_reasons, memory_order_release);
+}
+
+void yb_recorder_errors(yb_recorder *r, yb_err_class cls, const char *reason, uint64_t n,
+                        uint64_t now)
+{
+    if (!n)
+        return;
+    if ((unsigned)cls >= YB_ERR__COUNT || cls == YB_ERR_NONE)
+        cls = YB_ERR_OTHER;
+    r->completed += n;
+    r->errors[cls] += n;
+    reason_count(r, cls, reason && *reason ? reason : yb_err_name(cls), n, now);
+}
+
+size_t yb_recorder_reasons_published(const yb_recorder *r)
+{
+    return atomic_load_explicit(&((yb_recorder *)r)->reasons_pub, memory_order_acquire);
+}
+
 int yb_recorder_init(yb_recorder *r)
 {
     int i;
 
     memset(r, 0, sizeof(*r));
+    atomic_init(&r->reasons_pub, 0);
     for (i = 0; i < YB_H__COUNT; i++) {
         r->h[i] = yb_hdr_new_default();
         if (!r->h[i])
@@ -227,6 +293,17 @@ int yb_result_phase(const yb_result *res, yb_hist_id id, uint64_t *ns)
     return 1;
 }
 
+/* Records a duration rounded up to whole µs, so a sub-microsecond phase
+ * still counts as the histogram's 1 µs floor rather than vanishing. */
+static void record_ns(yb_recorder *r, yb_hist_id id, uint64_t ns)
+{
+    uint64_t us = (ns + 999) / 1000;
+    yb_hdr_record(r->h[id], us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us));
+}
+
+static void add_success_phases(yb_recorder *r, const yb_result *res);
+static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err);
+
 void yb_recorder_add(yb_recorder *r, const yb_result *res)
 {
     yb_err_class err = res->err;
@@ -235,10 +312,14 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
     if ((unsigned)err >= YB_ERR__COUNT)
         err = YB_ERR_OTHER;
     r->completed++;
-    if (err == YB_ERR_NONE)
+    if (err == YB_ERR_NONE) {
         r->ok++;
-    else
+        r->ok_bytes_out += res->bytes_out;
+        r->ok_bytes_in += res->bytes_in;
+    } else {
         r->errors[err]++;
+        reason_count(r, err, res->reason[0] ? res->reason : yb_err_name(err), 1, res->done);
+    }
     if (res->status >= 0 && res->status < YB_MAX_STATUS)
         r->status[res->status]++;
     else
@@ -258,18 +339,38 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
     if (res->done > r->run_end)
         r->run_end = res->done;
 
-    /* Durations are rounded up to whole µs, so a sub-microsecond phase
-     * still counts as the histogram's 1 µs floor rather than vanishing. */
-    for (int id = YB_H_E2E; id <= YB_H_LATENESS; id++)
-        if (yb_result_phase(res, (yb_hist_id)id, &ns)) {
-            uint64_t us = (ns + 999) / 1000;
-            yb_hdr_record(r->h[id], us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us));
-        }
+    /* Lateness is the generator's (when it sent), whatever the answer. */
+    if (yb_result_phase(res, YB_H_LATENESS, &ns))
+        record_ns(r, YB_H_LATENESS, ns);
+    if (err != YB_ERR_NONE) {
+        /* A failure is no latency sample of the target: how long it took
+         * to fail is a figure of its own. */
+        if (yb_result_phase(res, YB_H_E2E, &ns))
+            record_ns(r, YB_H_E2E_FAILED, ns);
+    } else {
+        add_success_phases(r, res);
+    }
+    interval_add(r, res, err);
+}
+
+/* The latency histograms of a successful request. */
+static void add_success_phases(yb_recorder *r, const yb_result *res)
+{
+    uint64_t ns;
+
+    for (int id = YB_H_E2E; id < YB_H_LATENESS; id++)
+        if (yb_result_phase(res, (yb_hist_id)id, &ns))
+            record_ns(r, (yb_hist_id)id, ns);
     if (res->sync_ns) {
         uint64_t us = (res->sync_ns + 999) / 1000;
         yb_hdr_record(r->h[YB_H_SYNC], us > INT64_MAX ? INT64_MAX : (int64_t)us);
     }
+}
 
+/* The per-second series: every completion counts; only successes enter
+ * the second's end-to-end histogram (the .hlog). */
+static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err)
+{
     if (res->done) {
         uint64_t sec = second_of(r, res->done);
 
@@ -288,7 +389,7 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
             /* A second is sealed once a later one starts (completions come
              * in time order). */
             seal_to(r, sec);
-            if (res->due && res->done >= res->due) {
+            if (err == YB_ERR_NONE && res->due && res->done >= res->due) {
                 uint64_t us = (res->done - res->due + 999) / 1000;
                 yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
             }
@@ -373,6 +474,13 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
         dst->grpc[i] += src->grpc[i];
     dst->bytes_out += src->bytes_out;
     dst->bytes_in += src->bytes_in;
+    dst->ok_bytes_out += src->ok_bytes_out;
+    dst->ok_bytes_in += src->ok_bytes_in;
+    for (size_t k = 0; k < src->n_reasons; k++)
+        reason_count(dst, src->reasons[k].cls, src->reasons[k].text, src->reasons[k].count,
+                     src->reasons[k].first);
+    for (i = 0; i < YB_ERR__COUNT; i++)
+        dst->reasons_other[i] += src->reasons_other[i];
     dst->sessions_opened += src->sessions_opened;
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;

@@ -6,6 +6,8 @@
 #ifndef YB_RECORDER_H
 #define YB_RECORDER_H
 
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "stats/hdr.h"
 #include "util/errors.h"
@@ -37,7 +39,17 @@ typedef struct {
     yb_err_class err;    /* YB_ERR_NONE on success */
     uint64_t session;    /* the session that carried it, numbered from 1 in
                           * its pool in opening order; 0 = none (never sent) */
+    /* Why it failed, in one line (see util/errors.h): filled by whoever
+     * detected the failure (transport, codec, pool) with yb_reason_fmt,
+     * "" when none was given.  The first reason given wins: later layers
+     * only fill an empty one.  Read it with yb_result_reason. */
+    char reason[YB_REASON_MAX];
 } yb_result;
+
+/* The reason of a finished result, for reports and per-request logs:
+ * res->reason when given, else the class name for an error ("closed"),
+ * "" for a success.  Points into res or to static text. */
+const char *yb_result_reason(const yb_result *res);
 
 /* Histograms kept, in µs. */
 typedef enum {
@@ -51,6 +63,7 @@ typedef enum {
     YB_H_LATENESS, /* send_start - due (how late the generator was) */
     YB_H_SYNC,     /* Subscribe: first sync_response - send_start */
     YB_H_SAMPLE_LATENESS, /* Subscribe: arrival (wall clock) - Notification.timestamp */
+    YB_H_E2E_FAILED, /* failed requests: done - due (the only figure they enter) */
     YB_H__COUNT
 } yb_hist_id;
 
@@ -81,6 +94,18 @@ typedef struct {
 #define YB_MAX_STATUS 600
 #define YB_GRPC_CODES 17
 
+/* Distinct error reasons kept per recorder; the rest are counted per class
+ * in reasons_other. */
+#define YB_REASONS 64
+
+typedef struct {
+    uint64_t count;
+    uint64_t first;          /* uv_hrtime of its first occurrence */
+    uint32_t hash;
+    yb_err_class cls;
+    char text[YB_REASON_MAX];
+} yb_reason_count;
+
 typedef struct yb_recorder {
     yb_hdr *h[YB_H__COUNT];
     uint64_t started;          /* requests handed to a session */
@@ -89,7 +114,8 @@ typedef struct yb_recorder {
     uint64_t errors[YB_ERR__COUNT];
     uint64_t status[YB_MAX_STATUS];   /* by exact HTTP status; [0] = no status */
     uint64_t grpc[YB_GRPC_CODES + 1]; /* by gRPC code; [17] = out of range */
-    uint64_t bytes_out, bytes_in;
+    uint64_t bytes_out, bytes_in;   /* every completed request */
+    uint64_t ok_bytes_out, ok_bytes_in; /* successful requests only */
     uint64_t sessions_opened, tls_full, tls_resumed;
     uint64_t cut_off;          /* in flight when the run was stopped */
     uint64_t unsent;           /* due before the stop or -D, never written to a session */
@@ -103,6 +129,16 @@ typedef struct yb_recorder {
     uint64_t iv_sec;           /* which second iv_h holds */
     uint64_t sealed;           /* seconds before it are sealed (yb_recorder_seal)
                                 * and never change again */
+    /* Error reasons: the first YB_REASONS distinct (class, text) pairs with
+     * their counts; for every class c, the sum of its reasons' counts plus
+     * reasons_other[c] equals errors[c].  Entries are appended, never
+     * moved; an entry's text, cls and first never change once written and
+     * published, so another thread may read entries [0,
+     * yb_recorder_reasons_published()) while the owner records. */
+    yb_reason_count reasons[YB_REASONS];
+    size_t n_reasons;
+    _Atomic size_t reasons_pub;
+    uint64_t reasons_other[YB_ERR__COUNT];
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
@@ -112,15 +148,29 @@ void yb_recorder_cleanup(yb_recorder *r);
 /* Records one finished request.  Never allocates except to grow the
  * per-second series (amortised).  It counts in the second of res->done
  * (since run_start), or in the open second when that one is sealed.
- * Counts completed, ok / errors[class], status ([0] also takes statuses
- * outside 0..599), grpc (unless grpc_status == -1), bytes, and the set-up
- * the request paid: sessions_opened when conn_start != 0, tls_full or
- * tls_resumed when tls_done != 0, and YB_H_SYNC when sync_ns != 0.  Raises run_end to done.  It does not
- * touch started, cut_off or unsent: the engine counts those itself.
+ * Counts completed, ok / errors[class] and its reason, status ([0] also
+ * takes statuses outside 0..599), grpc (unless grpc_status == -1), bytes
+ * (ok_bytes_* too for a success), and the set-up the request paid:
+ * sessions_opened when conn_start != 0, tls_full or tls_resumed when
+ * tls_done != 0.  Raises run_end to done.  It does not touch started,
+ * cut_off or unsent: the engine counts those itself.
+ * Latency histograms are for successful requests: a success records
+ * end-to-end, service, each phase it paid and YB_H_SYNC (sync_ns != 0),
+ * and its end-to-end in the per-second series; a failure records only
+ * YB_H_E2E_FAILED.  Both record YB_H_LATENESS (the generator's delay,
+ * whatever the answer).
  * Durations are rounded up to whole µs (a sub-µs phase records 1 µs); a
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* Counts n requests that completed as errors of class cls without an
+ * exchange (e.g. records the codec cannot send), with reason (NULL or ""
+ * = the class name), first seen at now (uv_hrtime). */
+void yb_recorder_errors(yb_recorder *r, yb_err_class cls, const char *reason, uint64_t n,
+                        uint64_t now);
+/* How many entries of r->reasons are published: any thread may read their
+ * text, cls and first (not count) once this says so (acquire). */
+size_t yb_recorder_reasons_published(const yb_recorder *r);
 /* Records one Subscribe notification received at now (uv_hrtime)
  * carrying n_updates updates: counts it (totals and the per-second
  * series) and, when lateness_ns >= 0, records it in YB_H_SAMPLE_LATENESS
@@ -139,7 +189,9 @@ int yb_interval_add(yb_interval *dst, const yb_interval *src);
  * result is in, before merging or reporting).  Returns 0 or -ENOMEM. */
 int yb_recorder_finish(yb_recorder *r);
 /* Adds src into dst (histograms, counters, intervals aligned on
- * run_start; dst->run_start/run_end become the min/max).  Returns 0 or
+ * run_start; dst->run_start/run_end become the min/max; src's reasons
+ * join dst's, up to YB_REASONS distinct, the rest counted in
+ * reasons_other).  Returns 0 or
  * -ENOMEM. */
 int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src);
 

@@ -89,7 +89,8 @@ struct yb_transport {
     unsigned resumed : 1;
 
     char alpn[32];
-    char errtext[192];
+    char errtext[YB_REASON_MAX]; /* a reason (util/errors.h) without the peer */
+    uint64_t connect_timeout_ns;
     char peer[64];
 };
 
@@ -308,13 +309,32 @@ static int submit(yb_transport *t)
     return 0;
 }
 
+/* Words a socket error as a reason: what it means for the request first
+ * ("reset: ...", "connect: ..."), then what we were doing. */
+static void uv_reason(yb_transport *t, int uverr, const char *doing)
+{
+    switch (yb_err_from_uv(uverr)) {
+    case YB_ERR_RESET:
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "reset: %s (while %s)", uv_strerror(uverr),
+                      doing);
+        break;
+    case YB_ERR_REFUSED:
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "connect: %s", uv_strerror(uverr));
+        break;
+    default:
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "%s: %s",
+                      !strcmp(doing, "connecting") ? "connect" : doing, uv_strerror(uverr));
+        break;
+    }
+}
+
 static void write_error(yb_transport *t, int uverr)
 {
     if (t->closing) {
         close_handles(t);
         return;
     }
-    snprintf(t->errtext, sizeof t->errtext, "write: %s", uv_strerror(uverr));
+    uv_reason(t, uverr, "writing");
     fail(t, yb_err_from_uv(uverr));
 }
 
@@ -417,7 +437,7 @@ static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t t
             continue;
         ERR_clear_error();
         if (!SSL_write_ex(t->ssl, bufs[i].base, bufs[i].len, &w)) {
-            snprintf(t->errtext, sizeof t->errtext, "TLS write failed");
+            yb_reason_fmt(t->errtext, sizeof t->errtext, "tls: write failed");
             ERR_clear_error();
             fail(t, YB_ERR_TLS);
             return UV_EPROTO;
@@ -465,7 +485,7 @@ static int write_plain(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t
     return 0;
 
 nomem:
-    snprintf(t->errtext, sizeof t->errtext, "write queue full or out of memory");
+    yb_reason_fmt(t->errtext, sizeof t->errtext, "write queue full or out of memory");
     fail(t, YB_ERR_OTHER);
     return UV_ENOMEM;
 }
@@ -541,7 +561,7 @@ static int report_ready(yb_transport *t)
         return -1;
     r = set_reading(t, !t->paused);
     if (r < 0) {
-        snprintf(t->errtext, sizeof t->errtext, "read: %s", uv_strerror(r));
+        uv_reason(t, r, "reading");
         fail(t, yb_err_from_uv(r));
         return -1;
     }
@@ -555,17 +575,17 @@ static void tls_fail(yb_transport *t, int sslerr)
 {
     long vr = SSL_get_verify_result(t->ssl);
     unsigned long e = ERR_peek_last_error();
-    const char *what = t->hs_done ? "TLS error" : "TLS handshake failed";
+    const char *what = t->hs_done ? "tls: error" : "tls: handshake failed";
 
     if (vr != X509_V_OK && (SSL_get_verify_mode(t->ssl) & SSL_VERIFY_PEER))
-        snprintf(t->errtext, sizeof t->errtext, "certificate verify failed: %s",
-                 X509_verify_cert_error_string(vr));
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "tls: certificate verify failed: %s",
+                      X509_verify_cert_error_string(vr));
     else if (e && ERR_reason_error_string(e))
-        snprintf(t->errtext, sizeof t->errtext, "%s: %s", what, ERR_reason_error_string(e));
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "%s: %s", what, ERR_reason_error_string(e));
     else if (sslerr == SSL_ERROR_SYSCALL)
-        snprintf(t->errtext, sizeof t->errtext, "%s: unexpected end of stream", what);
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "%s: unexpected end of stream", what);
     else
-        snprintf(t->errtext, sizeof t->errtext, "%s (SSL error %d)", what, sslerr);
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "%s (SSL error %d)", what, sslerr);
     ERR_clear_error();
     flush_best_effort(t);
     fail(t, YB_ERR_TLS);
@@ -637,11 +657,11 @@ static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread < 0) {
         if (nread == UV_EOF) {
             if (t->ssl && !t->hs_done)
-                snprintf(t->errtext, sizeof t->errtext,
-                         "peer closed the connection during the TLS handshake");
+                yb_reason_fmt(t->errtext, sizeof t->errtext,
+                              "tls: peer closed the connection during the handshake");
             fail(t, YB_ERR_CLOSED);
         } else {
-            snprintf(t->errtext, sizeof t->errtext, "read: %s", uv_strerror((int)nread));
+            uv_reason(t, (int)nread, "reading");
             fail(t, yb_err_from_uv((int)nread));
         }
         return;
@@ -652,7 +672,7 @@ static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     if (BIO_write(t->rbio, buf->base, (int)nread) != (int)nread) {
-        snprintf(t->errtext, sizeof t->errtext, "out of memory");
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "out of memory");
         fail(t, YB_ERR_OTHER);
         return;
     }
@@ -668,11 +688,14 @@ static void on_timer(uv_timer_t *tm)
 
     t->tmode = TM_NONE;
     switch (mode) {
-    case TM_CONNECT:
-        snprintf(t->errtext, sizeof t->errtext, "%s timed out",
-                 t->connected ? "TLS handshake" : "TCP connect");
+    case TM_CONNECT: {
+        char d[32];
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "timeout after %s (%s)",
+                      yb_reason_duration(d, sizeof d, t->connect_timeout_ns),
+                      t->connected ? "TLS handshake" : "connect");
         fail(t, YB_ERR_CONNECT_TIMEOUT);
         break;
+    }
     case TM_ACCEPT_READY:
         (void)report_ready(t);
         break;
@@ -696,7 +719,7 @@ static void on_connect(uv_connect_t *req, int status)
     if (t->closing)
         return;                 /* includes UV_ECANCELED from uv_close */
     if (status < 0) {
-        snprintf(t->errtext, sizeof t->errtext, "connect: %s", uv_strerror(status));
+        uv_reason(t, status, "connecting");
         fail(t, yb_err_from_uv(status));
         return;
     }
@@ -708,7 +731,7 @@ static void on_connect(uv_connect_t *req, int status)
     }
     r = set_reading(t, 1);
     if (r < 0) {
-        snprintf(t->errtext, sizeof t->errtext, "read: %s", uv_strerror(r));
+        uv_reason(t, r, "reading");
         fail(t, yb_err_from_uv(r));
         return;
     }
@@ -784,6 +807,7 @@ yb_transport *yb_transport_connect(uv_loop_t *loop, const struct sockaddr *addr,
         close_handles(t);
         return NULL;
     }
+    t->connect_timeout_ns = connect_timeout_ns;
     if (connect_timeout_ns) {
         uint64_t ms = (connect_timeout_ns + 999999) / 1000000;
         start_timer(t, TM_CONNECT, ms);

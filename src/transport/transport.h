@@ -103,8 +103,11 @@ uint64_t yb_transport_t_tls_done(const yb_transport *t);
 int yb_transport_tls_resumed(const yb_transport *t);
 /* Negotiated ALPN protocol ("" when none). */
 const char *yb_transport_alpn(const yb_transport *t);
-/* The last error text (certificate verification, TLS alert, connect or
- * read failure, timeout), "" if none.  Valid until on_close returns. */
+/* The last error as a request's reason (util/errors.h), without the peer
+ * address: "tls: certificate verify failed: self-signed certificate",
+ * "connect: connection refused", "reset: connection reset by peer (while
+ * reading)", "timeout after 5s (TLS handshake)"; "" if none (a clean
+ * EOF, a local close).  Valid until on_close returns. */
 const char *yb_transport_error_text(const yb_transport *t);
 /* Peer address as text "ip:port" for logs. */
 const char *yb_transport_peer(const yb_transport *t);

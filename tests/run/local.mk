@@ -16,3 +16,6 @@ EXTRA_DIST += tests/run/memory.sh
 ## Outputs written while the run goes: --log (and --series, streamed --hlog).
 SH_TESTS += tests/run/stream.sh
 EXTRA_DIST += tests/run/stream.sh
+## Every failure has a reason (text and errors.reasons), failures out of the success figures.
+SH_TESTS += tests/run/reasons.sh
+EXTRA_DIST += tests/run/reasons.sh

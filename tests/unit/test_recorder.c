@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "stats/recorder.h"
@@ -244,7 +245,9 @@ static void test_merge_different_start(void **st)
     assert_int_equal(a->sessions_opened, 4);
     assert_int_equal(a->errors[YB_ERR_CLOSED], 1);
     assert_int_equal(a->status[204], 4);
-    assert_int_equal(yb_hdr_count(a->h[YB_H_E2E]), 4);
+    /* the failure is in no success histogram, only in its own */
+    assert_int_equal(yb_hdr_count(a->h[YB_H_E2E]), 3);
+    assert_int_equal(yb_hdr_count(a->h[YB_H_E2E_FAILED]), 1);
 
     /* b later than the aggregate: b's second 0 lands at a's second 3 */
     yb_recorder_cleanup(&b);
@@ -271,6 +274,105 @@ static void test_merge_different_start(void **st)
     yb_recorder_cleanup(&b);
 }
 
+/* A failed request enters no success figure: not end-to-end, service, any
+ * phase, the per-second end-to-end (.hlog) or the ok byte counts; only
+ * e2e_failed and the generator's lateness. */
+static void test_failure_kept_apart(void **st)
+{
+    yb_recorder *r = *st;
+    yb_result res = reused(T0);
+    res.conn_start = res.send_start;
+    res.connected = res.conn_start + 1 * MS;
+    res.tls_done = res.connected + 1 * MS;
+    res.status = 409;
+    res.err = YB_ERR_STATUS;
+    snprintf(res.reason, sizeof res.reason, "http 409");
+    yb_recorder_add(r, &res);
+    assert_int_equal(r->completed, 1);
+    assert_int_equal(r->ok, 0);
+    assert_int_equal(r->errors[YB_ERR_STATUS], 1);
+    for (int i = 0; i < YB_H__COUNT; i++)
+        if (i != YB_H_E2E_FAILED && i != YB_H_LATENESS)
+            assert_int_equal(yb_hdr_count(r->h[i]), 0);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_E2E_FAILED]), 1);
+    assert_int_equal(yb_hdr_percentile(r->h[YB_H_E2E_FAILED], 50), 16007);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_LATENESS]), 1);
+    assert_int_equal(r->bytes_out, 14500);
+    assert_int_equal(r->ok_bytes_out, 0);
+    assert_int_equal(r->ok_bytes_in, 0);
+    /* the session it opened still counts: it was paid */
+    assert_int_equal(r->sessions_opened, 1);
+    assert_int_equal(yb_recorder_finish(r), 0);
+    assert_int_equal(r->iv[0].requests, 1);
+    assert_int_equal(r->iv[0].errors, 1);
+    assert_null(r->iv[0].hist); /* no success completed in that second */
+    assert_string_equal(yb_result_reason(&res), "http 409");
+    res.reason[0] = 0;
+    assert_string_equal(yb_result_reason(&res), "status");
+    res.err = YB_ERR_NONE;
+    assert_string_equal(yb_result_reason(&res), "");
+}
+
+/* Reasons: counted per (class, text); the first YB_REASONS distinct kept,
+ * the rest counted per class as other; per class, reasons + other ==
+ * errors; merged across recorders under the same bound. */
+static void test_reasons_bounded(void **st)
+{
+    yb_recorder *r = *st, b;
+    yb_result res = reused(T0);
+    uint64_t sum[YB_ERR__COUNT] = {0};
+
+    res.err = YB_ERR_CLOSED;
+    for (int i = 0; i < 100; i++) {
+        snprintf(res.reason, sizeof res.reason, "closed by peer after %d response bytes", i);
+        res.done = T0 + (uint64_t)i * MS;
+        yb_recorder_add(r, &res);
+        yb_recorder_add(r, &res); /* twice each */
+    }
+    res.err = YB_ERR_TLS;
+    snprintf(res.reason, sizeof res.reason, "tls: certificate verify failed");
+    yb_recorder_add(r, &res); /* table full: other, in its own class */
+    yb_recorder_errors(r, YB_ERR_PROTOCOL, NULL, 7, T0);
+    assert_int_equal(r->n_reasons, YB_REASONS);
+    assert_int_equal(yb_recorder_reasons_published(r), YB_REASONS);
+    assert_string_equal(r->reasons[0].text, "closed by peer after 0 response bytes");
+    assert_int_equal(r->reasons[0].count, 2);
+    assert_int_equal(r->reasons[0].first, T0);
+    assert_int_equal(r->reasons[63].count, 2);
+    assert_int_equal(r->reasons_other[YB_ERR_CLOSED], (100 - 64) * 2);
+    assert_int_equal(r->reasons_other[YB_ERR_TLS], 1);
+    assert_int_equal(r->reasons_other[YB_ERR_PROTOCOL], 7);
+    assert_int_equal(r->errors[YB_ERR_PROTOCOL], 7);
+    assert_int_equal(r->completed, 208);
+    for (size_t i = 0; i < r->n_reasons; i++)
+        sum[r->reasons[i].cls] += r->reasons[i].count;
+    for (int c = 1; c < YB_ERR__COUNT; c++)
+        assert_int_equal(sum[c] + r->reasons_other[c], r->errors[c]);
+
+    /* merge: a reason both know adds up (first = the earlier); new ones
+     * beyond the bound go to other */
+    assert_int_equal(yb_recorder_init(&b), 0);
+    b.run_start = T0;
+    res.err = YB_ERR_CLOSED;
+    snprintf(res.reason, sizeof res.reason, "closed by peer after 5 response bytes");
+    res.done = T0 + 1 * MS;
+    yb_recorder_add(&b, &res);
+    snprintf(res.reason, sizeof res.reason, "something new");
+    yb_recorder_add(&b, &res);
+    yb_recorder_errors(&b, YB_ERR_PROTOCOL, "protocol: x", 2, T0);
+    assert_int_equal(yb_recorder_merge(r, &b), 0);
+    assert_int_equal(r->reasons[5].count, 3);
+    assert_int_equal(r->reasons[5].first, T0 + 1 * MS);
+    assert_int_equal(r->reasons_other[YB_ERR_CLOSED], (100 - 64) * 2 + 1);
+    assert_int_equal(r->reasons_other[YB_ERR_PROTOCOL], 9);
+    memset(sum, 0, sizeof sum);
+    for (size_t i = 0; i < r->n_reasons; i++)
+        sum[r->reasons[i].cls] += r->reasons[i].count;
+    for (int c = 1; c < YB_ERR__COUNT; c++)
+        assert_int_equal(sum[c] + r->reasons_other[c], r->errors[c]);
+    yb_recorder_cleanup(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +382,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intervals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_different_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_kept_apart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reasons_bounded, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,8 @@
 
 /* 1000 ok requests of 14,500 bytes over exactly 2 s (500 completing in
  * each second), each 4 ms end to end; 10 of them opened a TLS session;
- * plus 3 timeouts and 2 refusals that sent nothing. */
+ * plus 3 timeouts (each after sending 999 bytes) and 2 refusals that
+ * sent nothing; the failures' bytes are in no study figure. */
 static int setup(void **st)
 {
     yb_recorder *r = test_malloc(sizeof(*r));
@@ -60,6 +61,9 @@ static int setup(void **st)
         res.done = res.due + 50 * MS;
         res.grpc_status = -1;
         res.err = i < 3 ? YB_ERR_TIMEOUT : YB_ERR_REFUSED;
+        res.bytes_out = i < 3 ? 999 : 0;
+        if (i < 3)
+            snprintf(res.reason, sizeof res.reason, "timeout after 50ms (waiting for first byte)");
         yb_recorder_add(r, &res);
     }
     r->started = 1007;
@@ -153,7 +157,7 @@ static void test_table_study_numbers(void **st)
     r.run_start = T0;
     r.run_end = T0 + 2 * SEC;
     r.ok = r.completed = r.started = 1000;
-    r.bytes_out = 1000 * 14500;
+    r.bytes_out = r.ok_bytes_out = 1000 * 14500;
     text = render(table_plain, &r, &info);
     assert_memory_equal(text, "# Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) |      ACL/s\n",
                         70);
@@ -212,7 +216,9 @@ static void test_text_sections(void **st)
     assert_non_null(strstr(text, "cut off 2, unsent 0, retried 4\n"));
     assert_non_null(strstr(text, "Latency (ms)"));
     assert_non_null(strstr(text, "\nend-to-end "));
-    assert_int_equal(row_count(text, "end-to-end"), 1005);
+    /* latencies are of the 1000 successes; the 5 failures have their row */
+    assert_int_equal(row_count(text, "end-to-end"), 1000);
+    assert_int_equal(row_count(text, "failed e2e"), 5);
     assert_int_equal(row_count(text, "connect"), 10);
     assert_int_equal(row_count(text, "tls"), 10);
     assert_int_equal(row_count(text, "h2"), -1); /* nobody paid it: row omitted */
@@ -223,6 +229,10 @@ static void test_text_sections(void **st)
     assert_non_null(strstr(text, "HTTP status: 200: 1000, none: 5\n"));
     assert_null(strstr(text, "gRPC status"));
     assert_non_null(strstr(text, "Errors: refused 2, timeout 3\n"));
+    /* distinct reasons, most frequent first; a reasonless error shows its class */
+    assert_non_null(strstr(text, "Error reasons:\n"
+                                 "           3  timeout after 50ms (waiting for first byte)\n"
+                                 "           2  refused\n"));
     /* 1.0 s of CPU over 1005 completed requests */
     assert_non_null(strstr(text, "= 1.000 s; 995.0 us per request"));
     free(text);
@@ -278,6 +288,8 @@ static void test_json(void **st)
     assert_int_equal(jint(j, "summary.requests_retried"), 4);
     assert_int_equal(jint(j, "summary.data_bytes"), 1000 * 14500);
     assert_int_equal(jint(j, "summary.data_in_bytes"), 1000 * 100);
+    assert_int_equal(jint(j, "summary.all_data_bytes"), 1000 * 14500 + 3 * 999);
+    assert_int_equal(jint(j, "summary.all_data_in_bytes"), 1000 * 100);
     assert_true(jnum(j, "summary.duration_s") == 2.0);
     assert_true(jnum(j, "summary.avg_speed_mbps") == 7.25);
     assert_true(jnum(j, "summary.rate_per_s") == 500.0);
@@ -295,13 +307,17 @@ static void test_json(void **st)
         assert_non_null(json_object_get(v, "mean"));
     }
     /* 1000 x 4 ms + 5 x 50 ms; 4000 µs is exact in the default layout */
-    assert_int_equal(jint(j, "latency_us.e2e.count"), 1005);
+    assert_int_equal(jint(j, "latency_us.e2e.count"), 1000);
     assert_int_equal(jint(j, "latency_us.e2e.min"), 4000);
     assert_int_equal(jint(j, "latency_us.e2e.p50"), 4001);
     assert_int_equal(jint(j, "latency_us.e2e.p99"), 4001);
-    assert_int_equal(jint(j, "latency_us.e2e.max"), 50015); /* 50000 in a 32-wide slot */
-    /* slot middles: 4001 for [4000, 4001], 50000 for [49984, 50015] */
-    assert_true(fabs(jnum(j, "latency_us.e2e.mean") - (1000 * 4001.0 + 5 * 50000.0) / 1005) < 1e-6);
+    assert_int_equal(jint(j, "latency_us.e2e.max"), 4001);
+    /* slot middles: 4001 for [4000, 4001] */
+    assert_true(fabs(jnum(j, "latency_us.e2e.mean") - 4001.0) < 1e-6);
+    /* the failures: 5 x 50 ms, 50000 in a 32-wide slot */
+    assert_int_equal(jint(j, "latency_us.e2e_failed.count"), 5);
+    assert_int_equal(jint(j, "latency_us.e2e_failed.max"), 50015);
+    assert_int_equal(jint(j, "latency_us.service.count"), 1000);
     assert_int_equal(jint(j, "latency_us.connect.count"), 10);
     assert_int_equal(jint(j, "latency_us.connect.p50"), 1000);
     assert_int_equal(jint(j, "latency_us.h2.count"), 0);
@@ -317,10 +333,27 @@ static void test_json(void **st)
     assert_int_equal(jint(j, "status.none"), 5);
     assert_int_equal(json_object_size(json_object_get(j, "grpc_status")), 0);
     json_object_foreach(json_object_get(j, "errors"), k, v) {
+        if (!strcmp(k, "reasons"))
+            continue;
         assert_true(json_is_integer(v));
         n_err++;
     }
     assert_int_equal(n_err, YB_ERR__COUNT - 1); /* every class but "none" */
+    {
+        json_t *rs = json_object_get(json_object_get(j, "errors"), "reasons");
+        assert_true(json_is_array(rs));
+        assert_int_equal(json_array_size(rs), 2);
+        json_t *e0 = json_array_get(rs, 0), *e1 = json_array_get(rs, 1);
+        assert_string_equal(json_string_value(json_object_get(e0, "class")), "timeout");
+        assert_string_equal(json_string_value(json_object_get(e0, "reason")),
+                            "timeout after 50ms (waiting for first byte)");
+        assert_int_equal(jint(e0, "count"), 3);
+        /* first seen 150 ms after T0, the run started at T0 + 4 ms */
+        assert_true(fabs(jnum(e0, "first_s") - 0.146) < 1e-9);
+        assert_string_equal(json_string_value(json_object_get(e1, "class")), "refused");
+        assert_string_equal(json_string_value(json_object_get(e1, "reason")), "refused");
+        assert_int_equal(jint(e1, "count"), 2);
+    }
     assert_int_equal(jint(j, "errors.refused"), 2);
     assert_int_equal(jint(j, "errors.timeout"), 3);
     assert_int_equal(jint(j, "errors.tls"), 0);

@@ -6,6 +6,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <string.h>
+
+#include "util/errors.h"
 #include "util/util.h"
 
 static uint64_t dur(const char *s)
@@ -98,6 +102,47 @@ static void test_double_and_u64(void **st)
     assert_int_equal(yb_parse_u64(" 1", 0, 10, &v), -1);
 }
 
+/* Reasons: printable, bounded, UTF-8 kept whole, grpc-message decoded. */
+static void test_reasons(void **st)
+{
+    char b[YB_REASON_MAX], small[8], d[32];
+    (void)st;
+    yb_reason_fmt(b, sizeof b, "http %d", 409);
+    assert_string_equal(b, "http 409");
+    /* control characters: whitespace as a space, others as '?' */
+    yb_reason_fmt(b, sizeof b, "a\tb\nc\x1b[31md\x7f");
+    assert_string_equal(b, "a b c?[31md?");
+    /* invalid UTF-8 byte -> '?'; a valid character kept */
+    yb_reason_fmt(b, sizeof b, "x\xff\xc3\xa9y");
+    assert_string_equal(b, "x?\xc3\xa9y");
+    /* cut to fit, never inside a character */
+    yb_reason_fmt(small, sizeof small, "abcdef\xc3\xa9");
+    assert_string_equal(small, "abcdef");
+    yb_reason_fmt(small, sizeof small, "abcdefghijk");
+    assert_string_equal(small, "abcdefg");
+    /* a long text is capped at YB_REASON_MAX - 1 */
+    char big[400];
+    memset(big, 'z', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    yb_reason_fmt(b, sizeof b, "%s", big);
+    assert_int_equal(strlen(b), YB_REASON_MAX - 1);
+    /* percent-decoding (grpc-message), with a malformed escape kept */
+    b[0] = 0;
+    const char *m = "bad%20value%3A%0A%C3%A9 100%";
+    yb_reason_append_pct(b, sizeof b, (const uint8_t *)m, strlen(m));
+    assert_string_equal(b, "bad value: \xc3\xa9 100%");
+    snprintf(b, sizeof b, "grpc 3: ");
+    yb_reason_append(b, sizeof b, (const uint8_t *)"x\0y", 3);
+    assert_string_equal(b, "grpc 3: x");
+    assert_string_equal(yb_reason_duration(d, sizeof d, 30 * 1000000000ull), "30s");
+    assert_string_equal(yb_reason_duration(d, sizeof d, 1500000000ull), "1.5s");
+    assert_string_equal(yb_reason_duration(d, sizeof d, 250000000ull), "250ms");
+    assert_string_equal(yb_reason_duration(d, sizeof d, 150 * 1000000000ull), "2m30s");
+    assert_string_equal(yb_reason_duration(d, sizeof d, 12000), "12us");
+    assert_string_equal(yb_grpc_name(3), "INVALID_ARGUMENT");
+    assert_null(yb_grpc_name(17));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_size),
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_double_and_u64),
+        cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

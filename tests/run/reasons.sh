@@ -1,0 +1,113 @@
+#!/bin/bash
+# Every failure has a reason: yangblast run against real peers that fail in
+# known ways, checking the reason text in the text report and in JSON
+# (errors.reasons), that the reasons' counts add up to the class counts,
+# and that failed requests stay out of the success figures.  Every run is
+# bounded by `timeout 60`; exit 124 would mean a hang.
+. "${YB_SRCDIR:-.}/tests/lib.sh"
+. "$YB_SRCDIR/tests/peers/peer.sh"
+. "$YB_SRCDIR/tests/peers/nginx.sh"
+
+RC_CORPUS=$YB_SRCDIR/corpus/restconf-acl-1000.ybc
+GN_CORPUS=$YB_SRCDIR/corpus/gnmi-acl-1000.ybc
+
+# yb NAME ARGS...: runs yangblast with --json $T/NAME.json, text report in
+# $T/NAME.out, exit in $rc.
+yb() {
+    local n=$1
+    shift
+    timeout 60 "$YB" run -q --json "$T/$n.json" "$@" >"$T/$n.out" 2>&1
+    rc=$?
+    cat "$T/$n.out" >>"$T/all.out"
+}
+# reasons NAME: the JSON's errors.reasons as [[class, reason, count], ...].
+reasons() {
+    jget "$T/$1.json" '[[e["class"], e["reason"], e["count"]] for e in r["errors"]["reasons"]]'
+}
+# adds_up NAME: for every class, its reasons' counts add up to its count.
+adds_up() {
+    jget "$T/$1.json" 'all(sum(e["count"] for e in r["errors"]["reasons"] if e["class"] == c) == n for c, n in r["errors"].items() if c != "reasons")'
+}
+
+# ---- yangblast serve: TLS without the CA, 409 ------------------------------
+yb_serve "$T/serve.out" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --self-signed \
+    --fault status:409@1 || exit 1
+rport=${RURL##*:}
+
+yb tls "$RC_CORPUS" --target "$RURL" -n 4 -c 2
+is "self-signed, no --cacert: exit 1" "$rc" 1
+is "self-signed: the TLS reason names the check and the peer" "$(reasons tls)" \
+    "[[\"tls\",\"tls: certificate verify failed: self-signed certificate (127.0.0.1:$rport)\",4]]"
+like "self-signed: the text report lists it" "$(cat "$T/tls.out")" \
+    "^ +4  tls: certificate verify failed: self-signed certificate \\(127\\.0\\.0\\.1:$rport\\)$"
+is "self-signed: reasons add up to the classes" "$(adds_up tls)" true
+
+yb conflict "$RC_CORPUS" --target "$RURL" --insecure -n 6 -c 2
+is "409 on every request: exit 1" "$rc" 1
+is "409: reason http 409" "$(reasons conflict)" '[["status","http 409",6]]'
+is "409: reasons add up" "$(adds_up conflict)" true
+# all failed: no success figure (table, latency, .hgrm) holds them
+row=$(sed -n '3p' "$T/conflict.out")
+like "all failed: the table shows 0 requests, 0 MB/s, 0 MB" "$row" \
+    '^ +0 \| +0\.00 \| +0\.00 \| '
+is "all failed: JSON data 0 but all_data counts what was sent" \
+    "$(jget "$T/conflict.json" '[r["summary"]["data_bytes"], r["summary"]["avg_speed_mbps"], r["summary"]["all_data_bytes"] > 0]')" \
+    '[0,0.0,true]'
+is "all failed: e2e empty, e2e_failed holds the 6" \
+    "$(jget "$T/conflict.json" '[r["latency_us"]["e2e"]["count"], r["latency_us"]["service"]["count"], r["latency_us"]["e2e_failed"]["count"]]')" \
+    '[0,0,6]'
+like "all failed: the text shows the failed e2e row" "$(cat "$T/conflict.out")" '^failed e2e +6 '
+yb_serve_stop
+
+# ---- nothing listening --------------------------------------------------------
+dead=$(free_port)
+yb refused "$RC_CORPUS" --target "http://127.0.0.1:$dead" -n 3
+is "refused: reason names the address" "$(reasons refused)" \
+    "[[\"refused\",\"connect: connection refused (127.0.0.1:$dead)\",3]]"
+is "refused: reasons add up" "$(adds_up refused)" true
+
+# ---- grpcio: a status with a percent-encoded message ----------------------------
+if peer_start "$T/g3" gnmi_server.py --status-code 3 --max-seconds 60; then
+    yb grpc3 "$GN_CORPUS" --target "grpc://127.0.0.1:$(peer_port "$T/g3")" -n 5
+    peer_stop "$T/g3"
+fi
+# the server's message is "bad thing: 100%", sent as "bad thing: 100%25"
+is "grpc status 3: code, name and the decoded grpc-message" "$(reasons grpc3)" \
+    '[["status","grpc 3 INVALID_ARGUMENT: bad thing: 100%",5]]'
+is "grpc status 3: reasons add up" "$(adds_up grpc3)" true
+
+# ---- silent peers: which phase timed out ---------------------------------------
+if peer_start "$T/stall" badhttp.py stall --max-seconds 60; then
+    yb stall "$RC_CORPUS" --target "http://127.0.0.1:$(peer_port "$T/stall")" -n 2 -c 2 --timeout 1s
+    peer_stop "$T/stall"
+fi
+is "HTTP/1.1 peer that never answers: timeout waiting for first byte" "$(reasons stall)" \
+    '[["timeout","timeout after 1s (waiting for first byte)",2]]'
+if peer_start "$T/silent" h2bad.py --mode silent --max-seconds 60; then
+    yb silent "$GN_CORPUS" --target "grpc://127.0.0.1:$(peer_port "$T/silent")" -n 2 -c 2 \
+        --timeout 1s
+    peer_stop "$T/silent"
+fi
+is "HTTP/2 peer that never sends SETTINGS: timeout in the HTTP/2 settings phase" \
+    "$(reasons silent)" '[["connect_timeout","timeout after 1s (HTTP/2 settings)",2]]'
+
+# ---- a response cut short -------------------------------------------------------
+if peer_start "$T/trunc" badhttp.py truncated --max-seconds 60; then
+    yb trunc "$RC_CORPUS" --target "http://127.0.0.1:$(peer_port "$T/trunc")" -n 2
+    peer_stop "$T/trunc"
+fi
+is "truncated body: how much of it came" "$(reasons trunc)" \
+    '[["closed","closed by peer after 10 of 100 response body bytes",2]]'
+
+# ---- a server that does not speak what the corpus needs ---------------------------
+nport=$(free_port)
+if check "nginx (HTTP/1.1 only) starts" nginx_start "$T/ng" "$nport"; then
+    yb h1only "$GN_CORPUS" --target "http://127.0.0.1:$nport" -n 3
+    nginx_stop "$T/ng"
+fi
+like "gNMI against an HTTP/1.1-only server: it does not speak HTTP/2" "$(reasons h1only)" \
+    '^\[\["protocol","protocol: the server answered the HTTP/2 preface in HTTP/1.x: it does not speak HTTP/2 here[^"]*",3\]\]$'
+is "h1-only: reasons add up" "$(adds_up h1only)" true
+
+check "no sanitizer reports in any run" sh -c "! grep -E 'Sanitizer|runtime error:' '$T/all.out'"
+done_testing
