@@ -39,6 +39,16 @@ static void show_progress(const yb_progress *p, void *ud)
     fflush(stderr);
 }
 
+/* -v: a new distinct error reason (stderr; clears the live line, which
+ * the next progress tick redraws). */
+static void show_reason(double t_s, yb_err_class cls, const char *reason, void *ud)
+{
+    const int *live = ud;
+    fprintf(stderr, "%s[+%.3f s] new error reason (%s): %s\n", *live ? "\r\033[K" : "", t_s,
+            yb_err_name(cls), reason);
+    fflush(stderr);
+}
+
 static void help(void)
 {
     printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n\n"
@@ -211,6 +221,10 @@ int yb_cmd_run(int argc, char **argv)
     int live = !ro.quiet && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
     if (live)
         o.progress = show_progress;
+    if (ro.verbose) {
+        o.on_reason = show_reason;
+        o.reason_ud = &live;
+    }
 
     /* Outputs written as the run goes, opened now: a file that cannot be
      * opened stops the run before its first request. */

@@ -107,6 +107,8 @@ static const opt_def OPTS[] = {
      "append one row per run (header when new)"},
     {NULL, "quiet", 'q', no_argument, BOTH, "-q, --quiet", "no progress on stderr (run: the live line, shown\n"
      "only on a terminal; experiment: one line per run)"},
+    {NULL, "verbose", 'v', no_argument, RUN, "-v, --verbose",
+     "print each new distinct error reason on stderr when\nit first happens, with its time"},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -338,6 +340,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_SERIES: r->series = arg; break;
     case 'q': r->quiet = 1; break;
+    case 'v': r->verbose = 1; break;
     default: return 1;
     }
     return rc;

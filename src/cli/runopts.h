@@ -37,6 +37,7 @@ typedef struct {
     const char *user, *pwfile, *tokfile;
     int no_credentials;
     int quiet;
+    int verbose;             /* -v: announce new error reasons */
     uint64_t max_errors, subscriptions;
     yb_header extra[YB_RO_MAX_HEADERS];
     size_t n_extra;

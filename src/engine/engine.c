@@ -12,11 +12,43 @@
 #include <string.h>
 #include <time.h>
 
-/* Calls o->progress about once a second until every worker has ended. */
-static void progress_loop(const yb_engine_opts *o, yb_worker **ws, unsigned n, uint64_t start)
+/* -v: announces each distinct error reason once, across workers.  It
+ * keeps pointers to the workers' own published entries (immutable, alive
+ * until yb_worker_free): at most YB_REASONS per worker. */
+typedef struct {
+    const yb_engine_opts *o;
+    uint64_t start;
+    size_t *seen;                   /* per worker: entries already looked at */
+    const yb_reason_count **told;   /* announced, YB_REASONS x workers */
+    size_t n_told;
+} reason_watch;
+
+static void reason_seen(const yb_reason_count *e, void *ud)
+{
+    reason_watch *rw = ud;
+    for (size_t i = 0; i < rw->n_told; i++)
+        if (rw->told[i]->cls == e->cls && !strcmp(rw->told[i]->text, e->text))
+            return;
+    rw->told[rw->n_told++] = e;
+    double t = e->first > rw->start ? (double)(e->first - rw->start) / 1e9 : 0.0;
+    rw->o->on_reason(t, e->cls, e->text, rw->o->reason_ud);
+}
+
+static void reasons_poll(reason_watch *rw, yb_worker **ws, unsigned n)
+{
+    if (rw->told)
+        for (unsigned i = 0; i < n; i++)
+            yb_worker_new_reasons(ws[i], &rw->seen[i], reason_seen, rw);
+}
+
+/* Until every worker has ended: calls o->progress about once a second and
+ * announces new error reasons (rw) every 50 ms. */
+static void watch_loop(const yb_engine_opts *o, yb_worker **ws, unsigned n, uint64_t start,
+                       reason_watch *rw)
 {
     uint64_t next = start + 1000000000ull;
     for (;;) {
+        reasons_poll(rw, ws, n);
         yb_worker_live l;
         unsigned running = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -26,7 +58,7 @@ static void progress_loop(const yb_engine_opts *o, yb_worker **ws, unsigned n, u
         if (!running)
             return;
         uint64_t now = uv_hrtime();
-        if (now >= next) {
+        if (o->progress && now >= next) {
             yb_progress p;
             memset(&p, 0, sizeof p);
             p.elapsed_s = (double)(now - start) / 1e9;
@@ -89,10 +121,24 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
             started++;
         }
     }
-    if (o->progress && !rc)
-        progress_loop(o, ws, started, start);
+    reason_watch rw = {o, start, NULL, NULL, 0};
+    if (o->on_reason && !rc) {
+        rw.seen = calloc(started ? started : 1, sizeof *rw.seen);
+        rw.told = calloc((size_t)YB_REASONS * (started ? started : 1), sizeof *rw.told);
+        if (!rw.seen || !rw.told) { /* -v is a courtesy: the run goes on */
+            free(rw.seen);
+            free(rw.told);
+            rw.seen = NULL;
+            rw.told = NULL;
+        }
+    }
+    if ((o->progress || rw.told) && !rc)
+        watch_loop(o, ws, started, start, &rw);
     for (unsigned i = 0; i < started; i++)
         yb_worker_join(ws[i]);
+    reasons_poll(&rw, ws, started); /* those of the last moments */
+    free(rw.seen);
+    free(rw.told);
     out->run_start = start;
     for (unsigned i = 0; i < started; i++) {
         const char *werr = yb_worker_error(ws[i]);

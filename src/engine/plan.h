@@ -53,6 +53,13 @@ typedef struct {
      * goes on (NULL = no progress). */
     void (*progress)(const yb_progress *p, void *ud);
     void *progress_ud;
+    /* Called from the calling thread (never a worker's) within about 50 ms
+     * of each new distinct error reason's first occurrence, with its time
+     * since the start (s), class and text (NULL = not wanted).  Workers
+     * only publish reasons (yb_recorder_reasons_published); they never
+     * wait for this. */
+    void (*on_reason)(double t_s, yb_err_class cls, const char *reason, void *ud);
+    void *reason_ud;
     uint64_t grace_ns;       /* in-flight grace period after a stop */
     /* Outputs written as the run goes (per-request log, per-second series,
      * .hlog), opened by the caller; the engine feeds them and ends them

@@ -641,6 +641,14 @@ void yb_worker_live_read(const yb_worker *w, yb_worker_live *out)
     out->p99_us = atomic_load_explicit(&l->p99_us, memory_order_relaxed);
 }
 
+void yb_worker_new_reasons(const yb_worker *w, size_t *seen,
+                           void (*fn)(const yb_reason_count *e, void *ud), void *ud)
+{
+    size_t n = yb_recorder_reasons_published(&w->rec);
+    for (; *seen < n; (*seen)++)
+        fn(&w->rec.reasons[*seen], ud);
+}
+
 void yb_worker_join(yb_worker *w)
 {
     pthread_join(w->thread, NULL);

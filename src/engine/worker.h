@@ -46,6 +46,10 @@ void yb_worker_set_lane(yb_worker *w, struct yb_stream_lane *lane);
 int yb_worker_start(yb_worker *w);
 /* Reads what a started worker publishes (any thread). */
 void yb_worker_live_read(const yb_worker *w, yb_worker_live *out);
+/* Calls fn for each error reason w has published since *seen (any
+ * thread; entries are immutable once published) and advances *seen. */
+void yb_worker_new_reasons(const yb_worker *w, size_t *seen,
+                           void (*fn)(const yb_reason_count *e, void *ud), void *ud);
 /* Waits for a started worker's thread to end. */
 void yb_worker_join(yb_worker *w);
 /* After the join: the corpus error that stopped the worker, or NULL. */

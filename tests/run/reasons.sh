@@ -57,6 +57,12 @@ is "all failed: e2e empty, e2e_failed holds the 6" \
     "$(jget "$T/conflict.json" '[r["latency_us"]["e2e"]["count"], r["latency_us"]["service"]["count"], r["latency_us"]["e2e_failed"]["count"]]')" \
     '[0,0,6]'
 like "all failed: the text shows the failed e2e row" "$(cat "$T/conflict.out")" '^failed e2e +6 '
+# -v: each new distinct reason once, when it first happens, across threads
+yb verbose "$RC_CORPUS" --target "$RURL" --insecure -n 8 -c 2 -t 2 -v
+like "-v: the new reason announced with its time and class" "$(cat "$T/verbose.out")" \
+    '^\[\+[0-9]+\.[0-9]{3} s\] new error reason \(status\): http 409$'
+is "-v: announced once for 8 failures on 2 threads" "$(grep -c 'new error reason' "$T/verbose.out")" 1
+is "without -v: no announcement" "$(grep -c 'new error reason' "$T/conflict.out")" 0
 yb_serve_stop
 
 # ---- nothing listening --------------------------------------------------------
