@@ -4,11 +4,17 @@
 #   ./setup.sh demo   runs the demo (the main job), or
 #   ./setup.sh test   runs the whole test suite and ends with
 #                     "tests: N passed, N failed" (exit 1 on any failure
-#                     or when nothing ran).
+#                     or when nothing ran), or
+#   ./setup.sh test valgrind
+#                     runs it under valgrind on a build without sanitizers
+#                     (make check-valgrind, in build-valgrind/; exit 1 when
+#                     valgrind reports memory errors or leaks).
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-demo}
-case "$mode" in demo|test|build) ;; *) echo "usage: $0 demo|test|build" >&2; exit 2 ;; esac
+variant=${2:-}
+case "$mode$variant" in demo|test|build|testvalgrind) ;;
+*) echo "usage: $0 demo|test|build, or $0 test valgrind" >&2; exit 2 ;; esac
 
 BUILD_PKGS="gcc make autoconf automake pkg-config libc6-dev
   libuv1-dev libnghttp2-dev libssl-dev libprotobuf-c-dev protobuf-c-compiler
@@ -34,6 +40,13 @@ fi
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "== building"
 autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+if [ "$variant" = valgrind ]; then
+    # valgrind cannot run sanitizer-instrumented code: a plain build.
+    rm -rf build-valgrind && mkdir build-valgrind && cd build-valgrind
+    ../configure -q && make -j"$jobs" >/dev/null
+    echo "== running the test suite under valgrind (slow: about half an hour)"
+    exec make -j"$jobs" check-valgrind
+fi
 if [ "$mode" = test ]; then
     # The suite runs on a strict, sanitizer-instrumented build.  A build
     # that fails is a failed test, reported in the same closing line.

@@ -14,6 +14,15 @@ _on_exit() {
 }
 trap _on_exit EXIT
 
+# YB_WRAP (set by `make check-valgrind`): a command that prefixes every
+# yangblast invocation; $YB then names a wrapper script that execs it.
+if [ -n "${YB_WRAP:-}" ]; then
+    mkdir -p "$T/.wrap"
+    printf '#!/bin/sh\nexec %s %q "$@"\n' "$YB_WRAP" "$YB" >"$T/.wrap/yangblast"
+    chmod +x "$T/.wrap/yangblast"
+    YB=$T/.wrap/yangblast
+fi
+
 # at_exit FN: run FN when the test script exits.
 at_exit() { _cleanup_hooks="$_cleanup_hooks $1"; }
 
@@ -79,8 +88,9 @@ yb_serve() {
     "$YB" serve "$@" > "$out" 2>&1 &
     SPID=$!
     _cleanup_hooks="$_cleanup_hooks yb_serve_stop"
-    local i
-    for i in $(seq 100); do grep -q '^serve:' "$out" && break; sleep 0.1; done
+    local i tries=100
+    [ -z "${YB_WRAP:-}" ] || tries=1200 # valgrind: TLS set-up alone takes seconds
+    for i in $(seq $tries); do grep -q '^serve:' "$out" && break; sleep 0.1; done
     read -r _ _ RURL _ GURL < <(grep '^serve:' "$out" | head -1) || true
     [ -n "${GURL:-}" ] || { cat "$out" >&2; return 1; }
 }
