@@ -4,14 +4,15 @@
 ## Adding one is one line here: `make check` runs each .fuzz through the
 ## shared runner (build.sh, then a short FUZZ_SECONDS run);
 ## tests/fuzz/campaign.sh DURATION runs them all for longer.
-FUZZ_TESTS = tests/fuzz/ybc.fuzz tests/fuzz/jsonl.fuzz tests/fuzz/h1.fuzz tests/fuzz/h2.fuzz
+FUZZ_TESTS = tests/fuzz/ybc.fuzz tests/fuzz/jsonl.fuzz tests/fuzz/h1.fuzz tests/fuzz/h2.fuzz \
+	tests/fuzz/gnmi_path.fuzz
 TEST_EXTENSIONS += .fuzz
 FUZZ_LOG_DRIVER = $(LOG_DRIVER)
 FUZZ_LOG_COMPILER = $(SHELL) $(srcdir)/tests/fuzz/run.sh
 TESTS += $(FUZZ_TESTS)
 EXTRA_DIST += $(FUZZ_TESTS) tests/fuzz/local.mk tests/fuzz/build.sh tests/fuzz/run.sh \
 	tests/fuzz/campaign.sh tests/fuzz/capture.fuzz tests/fuzz/fuzz_capture.c tests/fuzz/fuzz_ybc.c tests/fuzz/fuzz_jsonl.c tests/fuzz/jsonl.dict \
-	tests/fuzz/fuzz_h1.c tests/fuzz/fuzz_h2.c \
+	tests/fuzz/fuzz_h1.c tests/fuzz/fuzz_h2.c tests/fuzz/fuzz_gnmi_path.c \
 	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/stub_host.h tests/fuzz/h1.dict
 ## serve's RESTCONF and gNMI front ends over a stub transport (no sockets).
 FUZZ_TESTS += tests/fuzz/serve_restconf.fuzz tests/fuzz/serve_gnmi.fuzz
