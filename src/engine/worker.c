@@ -127,7 +127,7 @@ static void x_finish(worker *w, yb_exchange *x)
         uint64_t sess = x->res.session
                             ? (x->res.session - 1) * w->share.workers + w->share.worker + 1
                             : 0;
-        yb_stream_result(w->lane, &x->res, x->req->record, sess, NULL);
+        yb_stream_result(w->lane, &x->res, x->req->record, sess);
     }
     yb_source_release(w->src, (yb_prepared *)x->req);
     w->outstanding--;

@@ -30,9 +30,8 @@
 
 /* One finished request, as a worker hands it over. */
 typedef struct {
-    yb_result res;
+    yb_result res;       /* its reason included */
     uint64_t record, session;
-    char reason[YB_STREAM_REASON_MAX];
 } log_entry;
 
 struct yb_stream_lane {
@@ -185,7 +184,7 @@ static const yb_hist_id LOG_PHASES[] = {YB_H_E2E, YB_H_SERVICE, YB_H_LATENESS, Y
 
 /* A growing line with a cap: appends never overrun, a line that would
  * is cut (it cannot be: LINE_MAX covers every field at its widest). */
-#define LINE_MAX_BYTES (1024 + 6 * YB_STREAM_REASON_MAX)
+#define LINE_MAX_BYTES (1024 + 6 * YB_REASON_MAX)
 typedef struct {
     char b[LINE_MAX_BYTES];
     size_t n;
@@ -309,8 +308,9 @@ static void format_entry(line *l, const yb_stream *s, unsigned worker, const log
     else
         add(l, csv ? "%s%s" : "\"%s\"%s", yb_err_name(r->err), sep);
     KEY();
-    if (e->reason[0])
-        add_reason(l, csv, e->reason);
+    const char *reason = yb_result_reason(r);
+    if (reason[0])
+        add_reason(l, csv, reason);
     else if (!csv)
         add(l, "null");
     add(l, csv ? "\n" : "}\n");
@@ -533,7 +533,7 @@ int yb_stream_logs(const yb_stream_lane *l)
 }
 
 void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
-                      uint64_t session, const char *reason)
+                      uint64_t session)
 {
     if (!l->ring)
         return;
@@ -547,9 +547,6 @@ void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
     e->res = *res;
     e->record = record;
     e->session = session;
-    e->reason[0] = 0;
-    if (reason)
-        snprintf(e->reason, sizeof e->reason, "%s", reason);
     atomic_store_explicit(&l->head, head + 1, memory_order_release);
 }
 

@@ -35,7 +35,6 @@
 
 #define YB_STREAM_RING 8192       /* log lines a worker may have waiting */
 #define YB_STREAM_POLL_MS 10      /* the writer's pass interval */
-#define YB_STREAM_REASON_MAX 160  /* bytes of an error reason kept per line */
 
 typedef struct {
     const char *log;     /* --log FILE ("-" = stdout) or NULL */
@@ -73,12 +72,12 @@ yb_stream_lane *yb_stream_lane_of(yb_stream *s, unsigned worker);
 int yb_stream_logs(const yb_stream_lane *l);
 
 /* Worker side (the lane's own worker thread only; never blocks).  Hands
- * over one finished request: res (times absolute, uv_hrtime), the corpus
- * record it came from, its run-wide session number (0 = none) and its
- * error reason (NULL or "" = none; truncated to YB_STREAM_REASON_MAX - 1
- * bytes).  A full ring counts the line as dropped. */
+ * over one finished request: res (times absolute, uv_hrtime; its reason
+ * as yb_result_reason gives it), the corpus record it came from and its
+ * run-wide session number (0 = none).  A full ring counts the line as
+ * dropped. */
 void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
-                      uint64_t session, const char *reason);
+                      uint64_t session);
 /* Hands over the worker's next sealed second (iv->t must be the second
  * after the last one handed over; iv is copied).  Returns 0, or -1 when
  * the queue is full or memory short: hand it over again later. */

@@ -82,9 +82,14 @@ yb_serve_stop
 read -r lines okl < <(checklog "$T/l.csv" csv)
 is "--log-format csv: a header and one row per request" "$lines" 300
 is "--log-format csv: ok rows match the report" "$okl" "$(jget "$T/c.json" 'r["summary"]["requests_ok"]')"
-is "--log-format csv: failed rows carry class 'status' and HTTP 409" \
-    "$($PY -c 'import csv,sys; R=list(csv.DictReader(open(sys.argv[1]))); print(all(r["status"]=="409" for r in R if r["error"]), sum(1 for r in R if r["error"]=="status"))' "$T/l.csv")" \
-    "True $(jget "$T/c.json" 'r["errors"]["status"]')"
+is "--log-format csv: failed rows carry class 'status', HTTP 409 and reason 'http 409'" \
+    "$($PY -c 'import csv,sys; R=list(csv.DictReader(open(sys.argv[1]))); print(all(r["status"]=="409" and r["reason"]=="http 409" for r in R if r["error"]), all(r["reason"]=="" for r in R if not r["error"]), sum(1 for r in R if r["error"]=="status"))' "$T/l.csv")" \
+    "True True $(jget "$T/c.json" 'r["errors"]["status"]')"
+dead=$(free_port)
+"$YB" run "$T/a.ybc" --target "http://127.0.0.1:$dead" -n 3 -q --log "$T/r.jsonl" --max-errors 3 >/dev/null
+is "--log: a refused connection: its class, its reason, no session, no sent time" \
+    "$($PY -c 'import json,sys; L=[json.loads(l) for l in open(sys.argv[1])]; print(len(L), {(d["error"], d["reason"], d["session"], d["t_sent_ns"]) for d in L})' "$T/r.jsonl")" \
+    "3 {('refused', 'connect: connection refused (127.0.0.1:$dead)', None, None)}"
 
 # 3. '-' is standard output; the text report then goes to standard error
 yb_serve "$T/serve.out" --restconf 127.0.0.1:0 --gnmi off || { echo "Bail out! serve did not start"; exit 1; }
