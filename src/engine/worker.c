@@ -120,6 +120,8 @@ static void x_finish(worker *w, yb_exchange *x)
     if (x->res.send_start)
         w->rec.started++;
     yb_recorder_add(&w->rec, &x->res);
+    if (x->err_body_len) /* valid only now (see yb_exchange) */
+        yb_recorder_error_body(&w->rec, &x->res, x->err_body, x->err_body_len);
     if (w->live_h)
         live_add(w, &x->res);
     if (yb_stream_logs(w->lane)) {

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "report/report.h"
 #include "util/outfile.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -263,6 +264,42 @@ static void text_reasons(FILE *f, const yb_recorder *r)
                     r->reasons_other[c], yb_err_name((yb_err_class)c), YB_REASONS);
 }
 
+/* Seconds from the run's start to t (0 when before it or unknown). */
+static double since_start(const yb_recorder *r, uint64_t t)
+{
+    return r->run_start && t > r->run_start ? (double)(t - r->run_start) / 1e9 : 0.0;
+}
+
+/* The first error responses with their bodies: text shown line by line
+ * (indented, control characters but newlines as '?'), anything else
+ * summarized (its bytes are in the JSON report). */
+static void text_samples(FILE *f, const yb_recorder *r)
+{
+    if (!r->n_samples)
+        return;
+    fprintf(f, "Error responses (the first %zu, with up to %d bytes of each body):\n",
+            r->n_samples, YB_ERR_SAMPLE_BODY);
+    for (size_t i = 0; i < r->n_samples; i++) {
+        const yb_err_sample *s = &r->samples[i];
+        fprintf(f, "  [+%.3f s] %s\n", since_start(r, s->done), s->reason);
+        if (!yb_utf8_valid(s->body, s->body_len)) {
+            fprintf(f, "    (%zu bytes, not text: base64 in the JSON report)\n", s->body_len);
+            continue;
+        }
+        fputs("    ", f);
+        for (size_t k = 0; k < s->body_len; k++) {
+            uint8_t c = s->body[k];
+            if (c == '\n') {
+                if (k + 1 < s->body_len)
+                    fputs("\n    ", f);
+            } else if (c != '\r') { /* CRLF line ends read as LF */
+                fputc((c >= 0x20 && c != 0x7f) || c == '\t' ? (int)c : '?', f);
+            }
+        }
+        fprintf(f, "%s\n", s->body_len == YB_ERR_SAMPLE_BODY ? " [...]" : "");
+    }
+}
+
 static void text_counts(FILE *f, const yb_recorder *r)
 {
     const char *sep;
@@ -310,6 +347,7 @@ static void text_counts(FILE *f, const yb_recorder *r)
     }
     fprintf(f, "%s\n", *sep == ' ' ? " none" : "");
     text_reasons(f, r);
+    text_samples(f, r);
 }
 
 int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
@@ -447,10 +485,7 @@ static json_t *json_reasons(const yb_recorder *r, int *bad)
             put(o, "class", json_string(yb_err_name(e->cls)), bad);
             put(o, "reason", jstr(e->text), bad);
             put(o, "count", juint(e->count), bad);
-            put(o, "first_s", json_real(e->first > r->run_start && r->run_start
-                                            ? (double)(e->first - r->run_start) / 1e9
-                                            : 0.0),
-                bad);
+            put(o, "first_s", json_real(since_start(r, e->first)), bad);
         }
         if (!o || json_array_append_new(a, o) < 0)
             *bad = 1;
@@ -463,6 +498,39 @@ static json_t *json_reasons(const yb_recorder *r, int *bad)
             put(o, "class", json_string(yb_err_name((yb_err_class)c)), bad);
             put(o, "reason", json_string("other"), bad);
             put(o, "count", juint(r->reasons_other[c]), bad);
+        }
+        if (!o || json_array_append_new(a, o) < 0)
+            *bad = 1;
+    }
+    return a;
+}
+
+/* error_responses: the first error responses with their bodies. */
+static json_t *json_samples(const yb_recorder *r, int *bad)
+{
+    json_t *a = json_array();
+    if (!a) {
+        *bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < r->n_samples; i++) {
+        const yb_err_sample *s = &r->samples[i];
+        json_t *o = json_object();
+        if (o) {
+            put(o, "t_s", json_real(since_start(r, s->done)), bad);
+            put(o, "class", json_string(yb_err_name(s->cls)), bad);
+            put(o, "reason", jstr(s->reason), bad);
+            put(o, "status", s->status > 0 ? json_integer(s->status) : json_null(), bad);
+            put(o, "grpc_status",
+                s->grpc_status >= 0 ? json_integer(s->grpc_status) : json_null(), bad);
+            put(o, "body_kept_bytes", juint(s->body_len), bad);
+            if (yb_utf8_valid(s->body, s->body_len)) {
+                put(o, "body", json_stringn((const char *)s->body, s->body_len), bad);
+            } else {
+                char *b64 = yb_base64_encode(s->body, s->body_len);
+                put(o, "body_base64", b64 ? json_string(b64) : NULL, bad);
+                free(b64);
+            }
         }
         if (!o || json_array_append_new(a, o) < 0)
             *bad = 1;
@@ -559,6 +627,7 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
     if (o)
         put(o, "reasons", json_reasons(r, &bad), &bad);
     put(root, "errors", o, &bad);
+    put(root, "error_responses", json_samples(r, &bad), &bad);
 
     o = json_object();
     if (o) {

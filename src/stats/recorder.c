@@ -83,6 +83,39 @@ void yb_recorder_errors(yb_recorder *r, yb_err_class cls, const char *reason, ui
     reason_count(r, cls, reason && *reason ? reason : yb_err_name(cls), n, now);
 }
 
+void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t *body, size_t len)
+{
+    if (r->n_samples >= YB_ERR_SAMPLES || res->err == YB_ERR_NONE || !body || !len)
+        return;
+    yb_err_sample *s = &r->samples[r->n_samples++];
+    s->done = res->done;
+    s->cls = res->err;
+    s->status = res->status;
+    s->grpc_status = res->grpc_status;
+    snprintf(s->reason, sizeof s->reason, "%s", yb_result_reason(res));
+    s->body_len = len < sizeof s->body ? len : sizeof s->body;
+    memcpy(s->body, body, s->body_len);
+}
+
+/* Adds src's samples to dst's, keeping the first YB_ERR_SAMPLES of both
+ * by completion time (each side is already in completion order). */
+static void merge_samples(yb_recorder *dst, const yb_recorder *src)
+{
+    for (size_t k = 0; k < src->n_samples; k++) {
+        const yb_err_sample *s = &src->samples[k];
+        size_t at = dst->n_samples;
+        while (at > 0 && dst->samples[at - 1].done > s->done)
+            at--;
+        if (at >= YB_ERR_SAMPLES)
+            break; /* later than every kept one, and so are the rest */
+        size_t n = dst->n_samples < YB_ERR_SAMPLES ? dst->n_samples : YB_ERR_SAMPLES - 1;
+        memmove(&dst->samples[at + 1], &dst->samples[at], (n - at) * sizeof *s);
+        dst->samples[at] = *s;
+        if (dst->n_samples < YB_ERR_SAMPLES)
+            dst->n_samples++;
+    }
+}
+
 size_t yb_recorder_reasons_published(const yb_recorder *r)
 {
     return atomic_load_explicit(&((yb_recorder *)r)->reasons_pub, memory_order_acquire);
@@ -481,6 +514,7 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
                      src->reasons[k].first);
     for (i = 0; i < YB_ERR__COUNT; i++)
         dst->reasons_other[i] += src->reasons_other[i];
+    merge_samples(dst, src);
     dst->sessions_opened += src->sessions_opened;
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;

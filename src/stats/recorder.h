@@ -98,6 +98,20 @@ typedef struct {
  * in reasons_other. */
 #define YB_REASONS 64
 
+/* The first error responses kept with their body, per recorder and per
+ * run (the first by completion time), and how much of each body. */
+#define YB_ERR_SAMPLES 8
+#define YB_ERR_SAMPLE_BODY 1024
+
+typedef struct {
+    uint64_t done;           /* uv_hrtime of the completion */
+    yb_err_class cls;
+    int status, grpc_status; /* as in yb_result (0 / -1 = none) */
+    char reason[YB_REASON_MAX];
+    size_t body_len;         /* bytes kept, at most YB_ERR_SAMPLE_BODY */
+    uint8_t body[YB_ERR_SAMPLE_BODY];
+} yb_err_sample;
+
 typedef struct {
     uint64_t count;
     uint64_t first;          /* uv_hrtime of its first occurrence */
@@ -139,6 +153,9 @@ typedef struct yb_recorder {
     size_t n_reasons;
     _Atomic size_t reasons_pub;
     uint64_t reasons_other[YB_ERR__COUNT];
+    /* The first error responses that carried a body, in completion order. */
+    yb_err_sample samples[YB_ERR_SAMPLES];
+    size_t n_samples;
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
@@ -168,6 +185,10 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res);
  * = the class name), first seen at now (uv_hrtime). */
 void yb_recorder_errors(yb_recorder *r, yb_err_class cls, const char *reason, uint64_t n,
                         uint64_t now);
+/* Keeps the body of failed response res (its first YB_ERR_SAMPLE_BODY
+ * bytes of body[0..len)) while fewer than YB_ERR_SAMPLES are kept; call it
+ * besides yb_recorder_add.  Copies; never allocates. */
+void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t *body, size_t len);
 /* How many entries of r->reasons are published: any thread may read their
  * text, cls and first (not count) once this says so (acquire). */
 size_t yb_recorder_reasons_published(const yb_recorder *r);
@@ -191,7 +212,8 @@ int yb_recorder_finish(yb_recorder *r);
 /* Adds src into dst (histograms, counters, intervals aligned on
  * run_start; dst->run_start/run_end become the min/max; src's reasons
  * join dst's, up to YB_REASONS distinct, the rest counted in
- * reasons_other).  Returns 0 or
+ * reasons_other; the error responses kept are the first YB_ERR_SAMPLES of
+ * both by completion time).  Returns 0 or
  * -ENOMEM. */
 int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src);
 

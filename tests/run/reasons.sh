@@ -46,6 +46,13 @@ yb conflict "$RC_CORPUS" --target "$RURL" --insecure -n 6 -c 2
 is "409 on every request: exit 1" "$rc" 1
 is "409: reason http 409" "$(reasons conflict)" '[["status","http 409",6]]'
 is "409: reasons add up" "$(adds_up conflict)" true
+# the error responses keep their bodies (what the switch disliked)
+is "409: the 6 error responses kept with their RESTCONF error body" \
+    "$(jget "$T/conflict.json" '[(e["status"], e["reason"], "ietf-restconf:errors" in e["body"] and "injected fault" in e["body"], e["body_kept_bytes"] == len(e["body"])) for e in r["error_responses"]]')" \
+    "$(printf '%s' '[[409,"http 409",true,true]'; for i in 2 3 4 5 6; do printf '%s' ',[409,"http 409",true,true]'; done; printf ']')"
+like "409: the text report shows a body under its reason" "$(cat "$T/conflict.out")" \
+    '^  \[\+[0-9.]+ s\] http 409$'
+like "409: ... and the body itself" "$(cat "$T/conflict.out")" '^    \{"ietf-restconf:errors":.*"injected fault"'
 # all failed: no success figure (table, latency, .hgrm) holds them
 row=$(sed -n '3p' "$T/conflict.out")
 like "all failed: the table shows 0 requests, 0 MB/s, 0 MB" "$row" \
@@ -58,10 +65,13 @@ is "all failed: e2e empty, e2e_failed holds the 6" \
     '[0,0,6]'
 like "all failed: the text shows the failed e2e row" "$(cat "$T/conflict.out")" '^failed e2e +6 '
 # -v: each new distinct reason once, when it first happens, across threads
-yb verbose "$RC_CORPUS" --target "$RURL" --insecure -n 8 -c 2 -t 2 -v
+yb verbose "$RC_CORPUS" --target "$RURL" --insecure -n 12 -c 2 -t 2 -v
 like "-v: the new reason announced with its time and class" "$(cat "$T/verbose.out")" \
     '^\[\+[0-9]+\.[0-9]{3} s\] new error reason \(status\): http 409$'
-is "-v: announced once for 8 failures on 2 threads" "$(grep -c 'new error reason' "$T/verbose.out")" 1
+is "-v: announced once for 12 failures on 2 threads" "$(grep -c 'new error reason' "$T/verbose.out")" 1
+is "at most 8 error responses kept, the first by time, merged over 2 threads" \
+    "$(jget "$T/verbose.json" '[len(r["error_responses"]), [e["t_s"] for e in r["error_responses"]] == sorted(e["t_s"] for e in r["error_responses"])]')" \
+    '[8,true]'
 is "without -v: no announcement" "$(grep -c 'new error reason' "$T/conflict.out")" 0
 yb_serve_stop
 

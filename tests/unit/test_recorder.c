@@ -373,6 +373,49 @@ static void test_reasons_bounded(void **st)
     yb_recorder_cleanup(&b);
 }
 
+/* Error responses: the first YB_ERR_SAMPLES kept with at most
+ * YB_ERR_SAMPLE_BODY bytes of body each; merged, the first by time. */
+static void test_error_samples(void **st)
+{
+    yb_recorder *r = *st, b;
+    yb_result res = reused(T0);
+    uint8_t big[3000];
+
+    memset(big, 'x', sizeof big);
+    res.err = YB_ERR_STATUS;
+    res.status = 409;
+    snprintf(res.reason, sizeof res.reason, "http 409");
+    for (int i = 0; i < 10; i++) {
+        res.done = T0 + (uint64_t)(2 * i) * MS; /* r: 0, 2, 4, ... ms */
+        yb_recorder_error_body(r, &res, big, i == 0 ? sizeof big : 5);
+    }
+    assert_int_equal(r->n_samples, YB_ERR_SAMPLES);
+    assert_int_equal(r->samples[0].body_len, YB_ERR_SAMPLE_BODY); /* capped */
+    assert_int_equal(r->samples[1].body_len, 5);
+    assert_int_equal(r->samples[7].done, T0 + 14 * MS);
+    assert_string_equal(r->samples[0].reason, "http 409");
+    assert_int_equal(r->samples[0].status, 409);
+    /* a success or an empty body is never kept */
+    assert_int_equal(yb_recorder_init(&b), 0);
+    res.err = YB_ERR_NONE;
+    yb_recorder_error_body(&b, &res, big, 5);
+    res.err = YB_ERR_STATUS;
+    yb_recorder_error_body(&b, &res, big, 0);
+    assert_int_equal(b.n_samples, 0);
+    /* b: 1, 3, 5 ms; merged, the first 8 by time are 0 1 2 3 4 5 6 8 */
+    for (int i = 0; i < 3; i++) {
+        res.done = T0 + (uint64_t)(2 * i + 1) * MS;
+        yb_recorder_error_body(&b, &res, (const uint8_t *)"b", 1);
+    }
+    assert_int_equal(yb_recorder_merge(r, &b), 0);
+    assert_int_equal(r->n_samples, YB_ERR_SAMPLES);
+    static const int want[] = {0, 1, 2, 3, 4, 5, 6, 8};
+    for (int i = 0; i < YB_ERR_SAMPLES; i++)
+        assert_int_equal(r->samples[i].done, T0 + (uint64_t)want[i] * MS);
+    assert_memory_equal(r->samples[1].body, "b", 1);
+    yb_recorder_cleanup(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +427,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge_different_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_kept_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_samples, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

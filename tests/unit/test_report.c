@@ -66,6 +66,19 @@ static int setup(void **st)
             snprintf(res.reason, sizeof res.reason, "timeout after 50ms (waiting for first byte)");
         yb_recorder_add(r, &res);
     }
+    {
+        /* two error responses kept: a text body and a binary one */
+        yb_result res;
+        memset(&res, 0, sizeof(res));
+        res.err = YB_ERR_STATUS;
+        res.status = 409;
+        res.grpc_status = -1;
+        res.done = T0 + 500 * MS;
+        snprintf(res.reason, sizeof res.reason, "http 409");
+        yb_recorder_error_body(r, &res, (const uint8_t *)"{\"e\":\r\n1}\n", 10);
+        res.done = T0 + 600 * MS;
+        yb_recorder_error_body(r, &res, (const uint8_t *)"\xff\x00\x01", 3);
+    }
     r->started = 1007;
     r->cut_off = 2;
     r->retried = 4;
@@ -229,6 +242,12 @@ static void test_text_sections(void **st)
     assert_non_null(strstr(text, "HTTP status: 200: 1000, none: 5\n"));
     assert_null(strstr(text, "gRPC status"));
     assert_non_null(strstr(text, "Errors: refused 2, timeout 3\n"));
+    assert_non_null(strstr(text, "Error responses (the first 2, with up to 1024 bytes of each body):\n"
+                                 "  [+0.496 s] http 409\n"
+                                 "    {\"e\":\n"
+                                 "    1}\n"
+                                 "  [+0.596 s] http 409\n"
+                                 "    (3 bytes, not text: base64 in the JSON report)\n"));
     /* distinct reasons, most frequent first; a reasonless error shows its class */
     assert_non_null(strstr(text, "Error reasons:\n"
                                  "           3  timeout after 50ms (waiting for first byte)\n"
@@ -362,6 +381,18 @@ static void test_json(void **st)
     assert_true(fabs(jnum(j, "cpu.per_request_us") - 1e6 / 1005.0) < 1e-6);
     assert_int_equal(jint(j, "cut_off"), 2);
 
+    {
+        json_t *er = json_object_get(j, "error_responses");
+        assert_int_equal(json_array_size(er), 2);
+        json_t *e0 = json_array_get(er, 0), *e1 = json_array_get(er, 1);
+        assert_string_equal(json_string_value(json_object_get(e0, "body")), "{\"e\":\r\n1}\n");
+        assert_int_equal(jint(e0, "status"), 409);
+        assert_true(json_is_null(json_object_get(e0, "grpc_status")));
+        assert_int_equal(jint(e0, "body_kept_bytes"), 10);
+        assert_true(fabs(jnum(e0, "t_s") - 0.496) < 1e-9);
+        assert_null(json_object_get(e1, "body"));
+        assert_string_equal(json_string_value(json_object_get(e1, "body_base64")), "/wAB");
+    }
     iv = json_object_get(j, "intervals");
     assert_true(json_is_array(iv));
     assert_int_equal(json_array_size(iv), 2);
