@@ -15,8 +15,9 @@ static void help(void)
     printf("Usage: yangblast serve [OPTIONS]\n\n"
            "Run an embedded switch target: RESTCONF (HTTP/1.1) and gNMI (gRPC over HTTP/2)\n"
            "over one in-memory openconfig-acl datastore, with a cost model and faults.\n"
-           "Prints \"serve: restconf URL gnmi URL\" once listening; SIGTERM/SIGINT stop it\n"
-           "and print what was served.\n\n"
+           "Prints \"serve: restconf URL gnmi URL\" once listening (with --devices: a\n"
+           "\"serve: swK restconf URL gnmi URL\" line per device, then \"serve: N devices\n"
+           "ready\"); SIGTERM/SIGINT stop it and print what was served.\n\n"
            "  --restconf ADDR:PORT    RESTCONF listener (default 127.0.0.1:8443; :PORT =\n"
            "                          loopback; port 0 = any free port; off = disabled)\n"
            "  --gnmi ADDR:PORT        gNMI listener (default 127.0.0.1:8080; same forms)\n"
@@ -45,7 +46,16 @@ static void help(void)
            "  --seed N                seed of the service-time and fault RNG (default 1)\n"
            "  --sink                  answer at once with empty bodies, parse nothing\n"
            "  --max-body SIZE         request body cap in bytes, k/M suffixes (default 16M)\n"
-           "  --stats FILE            write the statistics as JSON on exit\n"
+           "  --stats FILE            write the statistics as JSON on exit (with --devices:\n"
+           "                          the totals and each device's)\n"
+           "  --devices N             emulate N switches (1..4096) in this process, each\n"
+           "                          with its own listeners, datastore, workers and queue:\n"
+           "                          device k listens on the --restconf and --gnmi ports\n"
+           "                          + k-1 (port 0: any free port each)\n"
+           "  --device-addresses IP   instead, device k listens on IP + k-1 (IPv4 in\n"
+           "                          127.0.0.0/8, e.g. 127.0.1.1) on the same ports\n"
+           "  --write-inventory FILE  write the devices (sw1..swN) as a yangblast run\n"
+           "                          --targets inventory; secrets by reference only\n"
            "  -h, --help              this help\n\n"
            "See yangblast-serve(1).\n");
 }
@@ -72,7 +82,8 @@ int yb_cmd_serve(int argc, char **argv)
 {
     enum {
         O_RESTCONF = 256, O_GNMI, O_CERT, O_KEY, O_SELF, O_WCERT, O_SVC, O_WORKERS, O_AUTH,
-        O_PWFILE, O_AUTHCOST, O_SESSCOST, O_NORESUME, O_MAXSESS, O_IDLE, O_FAULT, O_SEED, O_SINK, O_MAXBODY, O_STATS
+        O_PWFILE, O_AUTHCOST, O_SESSCOST, O_NORESUME, O_MAXSESS, O_IDLE, O_FAULT, O_SEED, O_SINK, O_MAXBODY, O_STATS,
+        O_DEVICES, O_DEVADDR, O_WINV
     };
     static const struct option opts[] = {
         {"restconf", required_argument, NULL, O_RESTCONF},
@@ -95,6 +106,9 @@ int yb_cmd_serve(int argc, char **argv)
         {"sink", no_argument, NULL, O_SINK},
         {"max-body", required_argument, NULL, O_MAXBODY},
         {"stats", required_argument, NULL, O_STATS},
+        {"devices", required_argument, NULL, O_DEVICES},
+        {"device-addresses", required_argument, NULL, O_DEVADDR},
+        {"write-inventory", required_argument, NULL, O_WINV},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     yb_serve_opts o;
@@ -172,6 +186,14 @@ int yb_cmd_serve(int argc, char **argv)
                                       ", at most 4G", optarg);
             break;
         case O_STATS: o.stats_path = optarg; break;
+        case O_DEVICES:
+            if (yb_parse_u64(optarg, 1, YB_SERVE_MAX_DEVICES, &v) < 0)
+                return yb_usage_error("serve", "--devices must be an integer in 1..%d",
+                                      YB_SERVE_MAX_DEVICES);
+            o.devices = (unsigned)v;
+            break;
+        case O_DEVADDR: o.device_addresses = optarg; break;
+        case O_WINV: o.write_inventory = optarg; break;
         case 'h': help(); return YB_EXIT_OK;
         default: return yb_bad_option("serve", c, argv);
         }
@@ -199,9 +221,12 @@ int yb_cmd_serve(int argc, char **argv)
         yb_outfile_is_stdout(o.write_cert))
         return yb_usage_error("serve", "--stats - and --write-cert - would both write to "
                               "standard output");
+    if (o.write_inventory && yb_outfile_is_stdout(o.write_inventory))
+        return yb_usage_error("serve", "--write-inventory needs a file: standard output carries "
+                              "the serve: lines");
     char cerr[600];
-    const char *outs[] = {o.stats_path, o.write_cert};
-    for (size_t i = 0; i < 2; i++)
+    const char *outs[] = {o.stats_path, o.write_cert, o.write_inventory};
+    for (size_t i = 0; i < 3; i++)
         if (outs[i] && yb_outfile_check(outs[i], 0, cerr, sizeof cerr) < 0)
             return yb_usage_error("serve", "%s", cerr);
     char *pw = NULL;

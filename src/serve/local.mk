@@ -5,10 +5,11 @@ libyangblast_a_SOURCES += \
 	src/serve/cost.c src/serve/cost.h \
 	src/serve/restconf.c src/serve/gnmi_server.c \
 	src/serve/server.c src/serve/server.h src/serve/serve_priv.h \
+	src/serve/stats.c src/serve/inventory.c \
 	src/cli/serve.c
 dist_man_MANS += man/yangblast-serve.1
 
 SH_TESTS += tests/serve/restconf.sh tests/serve/gnmi.sh tests/serve/faults.sh \
 	tests/serve/badinput.sh tests/serve/tls.sh tests/serve/paths.sh \
-	tests/serve/goaway.sh tests/serve/auth.sh
+	tests/serve/goaway.sh tests/serve/auth.sh tests/serve/devices.sh
 EXTRA_DIST += tests/serve/common.sh src/serve/local.mk

@@ -43,6 +43,7 @@ typedef struct yb_sconn {
     struct yb_sconn *next, *prev;
 } yb_sconn;
 
+/* One emulated device (the only one without --devices). */
 typedef struct yb_server {
     const yb_serve_opts *o;
     uv_loop_t *loop;
@@ -50,7 +51,8 @@ typedef struct yb_server {
     yb_sched sched;
     yb_rng rng;
     yb_serve_stats st;
-    char *basic_auth;           /* expected "Basic base64(user:pass)" or NULL */
+    const char *basic_auth;     /* expected "Basic base64(user:pass)" or NULL; shared
+                                   by every device, owned by server.c's runner */
     yb_sconn *conns;
     unsigned nconns;
     int stopping;
@@ -74,6 +76,39 @@ int yb_gnmi_accept(yb_server *s, uv_stream_t *listener, yb_tls_ctx *tls);
 /* gnmi_server.c: closes a connection politely (GOAWAY) on shutdown or
  * idle timeout. */
 void yb_gnmi_shutdown_conn(yb_sconn *c);
+
+/* server.c: writes data to path through yb_outfile (a regular file by
+ * temporary file + rename, created with mode; a device or pipe in place;
+ * "-" to stdout).  Returns 0 or -errno. */
+int yb_serve_write_file(const char *path, const void *data, size_t len, int mode);
+
+/* Device k (0-based) of a fleet is named "sw<k+1>". */
+#define YB_SERVE_DEVICE_NAME "sw%u"
+
+/* What stats.c and inventory.c are told about one device. */
+typedef struct {
+    char name[16];              /* "sw1" */
+    const char *url[2];         /* RESTCONF and gNMI URL (by YB_SP_*), or "off" */
+    const yb_serve_stats *st;
+    size_t qmax;                /* queue depth: maximum and time-weighted mean */
+    double qmean;
+} yb_serve_device_info;
+
+/* stats.c: prints the SIGTERM summary of d[0..n) after secs seconds: one
+ * device as the totals block; a fleet as the totals of all devices in the
+ * same block followed by one line per device. */
+void yb_serve_print_summary(FILE *f, const yb_serve_device_info *d, unsigned n, double secs);
+/* stats.c: writes the --stats JSON to path (one device: its figures; a
+ * fleet: the totals plus a "devices" array).  Returns 0 or -errno. */
+int yb_serve_write_stats(const char *path, const yb_serve_device_info *d, unsigned n,
+                         double secs);
+
+/* inventory.c: writes o->write_inventory, the fleet d[0..n) in the native
+ * inventory shape that `yangblast run --targets` reads: credentials by reference
+ * only (password-env), the CA the --write-cert file.  Returns 0 or -1
+ * with a message naming the file in err. */
+int yb_serve_write_inventory(const yb_serve_opts *o, const yb_serve_device_info *d, unsigned n,
+                             char *err, size_t errlen);
 
 /* restconf.c: the RESTCONF view of the datastore, shared with nothing
  * else; the gNMI side of JSON values lives in gnmi_server.c. */

@@ -1,6 +1,7 @@
 /* `yangblast serve`: listeners, TLS set-up (including an in-memory
  * self-signed certificate), connection registry with --max-sessions and
- * --idle-timeout, signals, statistics. */
+ * --idle-timeout, signals, and the fleet of --devices: one listener pair,
+ * datastore and queue per device on one loop. */
 #include "config.h"
 #include "serve/serve_priv.h"
 #include "util/outfile.h"
@@ -13,6 +14,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@ void yb_serve_defaults(yb_serve_opts *o)
     o->seed = 1;
     o->max_body = 16u << 20;
     o->out = stdout;
+    o->devices = 1;
 }
 
 /* ---- registry / counters -------------------------------------------------------- */
@@ -125,7 +128,7 @@ static int bound_name(uv_tcp_t *h, char *buf, size_t cap)
 /* Writes data to path through yb_outfile (a regular file by temp +
  * rename, with mode; a device or pipe in place; "-" to stdout).  Returns 0
  * or -errno. */
-static int write_file_atomic(const char *path, const void *data, size_t len, int mode)
+int yb_serve_write_file(const char *path, const void *data, size_t len, int mode)
 {
     yb_outfile o;
     char err[256];
@@ -237,13 +240,13 @@ static int make_tls(const yb_serve_opts *o, yb_tls_ctx **rc_tls, yb_tls_ctx **gn
         have_dir = 1;
         snprintf(cpath, sizeof cpath, "%s/cert.pem", dir);
         snprintf(kpath, sizeof kpath, "%s/key.pem", dir);
-        if (write_file_atomic(cpath, cert, strlen(cert), 0600) < 0 ||
-            write_file_atomic(kpath, key, strlen(key), 0600) < 0) {
+        if (yb_serve_write_file(cpath, cert, strlen(cert), 0600) < 0 ||
+            yb_serve_write_file(kpath, key, strlen(key), 0600) < 0) {
             snprintf(err, errlen, "cannot write the temporary certificate");
             goto out;
         }
         if (o->write_cert) {
-            int w = write_file_atomic(o->write_cert, cert, strlen(cert), 0644);
+            int w = yb_serve_write_file(o->write_cert, cert, strlen(cert), 0644);
             if (w < 0) {
                 snprintf(err, errlen, "--write-cert %s: %s", o->write_cert, strerror(-w));
                 goto out;
@@ -284,24 +287,44 @@ out:
 
 /* ---- run ---------------------------------------------------------------------------- */
 
+typedef struct runner runner;
+
+/* One emulated device: its server state (datastore, workers and queue,
+ * fault sequence, statistics) and its own listeners. */
 typedef struct {
     yb_server s;
-    uv_loop_t loop;
+    runner *r;
     uv_tcp_t lis[2];
-    int lis_on[2];
+    int lis_on[2];          /* listener initialised and not yet closed */
+    int sched_on;           /* s.sched initialised and not yet cleaned up */
+    char url[2][96];        /* "https://127.0.0.1:8443", or "off" */
+} device;
+
+/* What the devices share: the loop, the TLS contexts, the credentials,
+ * the signals and the idle sweep. */
+struct runner {
+    const yb_serve_opts *o;
+    uv_loop_t loop;
+    device *dev;
+    unsigned ndev;
+    int enabled[2];                   /* the protocol is not "off" */
+    struct sockaddr_storage base[2];  /* device 0's listener addresses */
+    uint32_t ip0;                     /* --device-addresses: device 0's IPv4, host order */
     yb_tls_ctx *tls[2];
+    char *basic_auth;
     uv_signal_t sig[2];
+    int sig_on;
     uv_timer_t sweep;
-    int sweep_on;
-} runner;
+    int sweep_on, stopping;
+};
 
 static void on_refused_closed(uv_handle_t *h) { free(h); }
 
 static void on_connection(uv_stream_t *l, int status)
 {
-    runner *r = l->data;
-    yb_server *s = &r->s;
-    int proto = l == (uv_stream_t *)&r->lis[YB_SP_GNMI] ? YB_SP_GNMI : YB_SP_RESTCONF;
+    device *d = l->data;
+    yb_server *s = &d->s;
+    int proto = l == (uv_stream_t *)&d->lis[YB_SP_GNMI] ? YB_SP_GNMI : YB_SP_RESTCONF;
     if (status < 0 || s->stopping)
         return;
     if (s->o->max_sessions && s->nconns >= s->o->max_sessions) {
@@ -317,9 +340,9 @@ static void on_connection(uv_stream_t *l, int status)
         return;
     }
     if (proto == YB_SP_GNMI)
-        (void)yb_gnmi_accept(s, l, r->tls[1]);
+        (void)yb_gnmi_accept(s, l, d->r->tls[YB_SP_GNMI]);
     else
-        (void)yb_restconf_accept(s, l, r->tls[0]);
+        (void)yb_restconf_accept(s, l, d->r->tls[YB_SP_RESTCONF]);
 }
 
 static void close_conn(yb_sconn *c)
@@ -333,40 +356,49 @@ static void close_conn(yb_sconn *c)
 static void on_sweep(uv_timer_t *t)
 {
     runner *r = t->data;
-    yb_server *s = &r->s;
-    uint64_t now = uv_hrtime(), idle = s->o->idle_timeout_ns;
-    yb_sconn *c = s->conns;
-    while (c) {
-        yb_sconn *next = c->next;
-        if (c->inflight == 0 && now - c->last_active >= idle) {
-            s->st.idle_closed++;
-            c->last_active = UINT64_MAX / 2;   /* count once; close is async */
-            close_conn(c);
+    uint64_t now = uv_hrtime(), idle = r->o->idle_timeout_ns;
+    for (unsigned k = 0; k < r->ndev; k++) {
+        yb_server *s = &r->dev[k].s;
+        yb_sconn *c = s->conns;
+        while (c) {
+            yb_sconn *next = c->next;
+            if (c->inflight == 0 && now - c->last_active >= idle) {
+                s->st.idle_closed++;
+                c->last_active = UINT64_MAX / 2;   /* count once; close is async */
+                close_conn(c);
+            }
+            c = next;
         }
-        c = next;
     }
 }
 
 static void stop(runner *r)
 {
-    yb_server *s = &r->s;
-    if (s->stopping)
+    if (r->stopping)
         return;
-    s->stopping = 1;
-    for (int i = 0; i < 2; i++) {
-        if (r->lis_on[i])
-            uv_close((uv_handle_t *)&r->lis[i], NULL);
-        r->lis_on[i] = 0;
-        uv_close((uv_handle_t *)&r->sig[i], NULL);
+    r->stopping = 1;
+    for (unsigned k = 0; k < r->ndev; k++) {
+        device *d = &r->dev[k];
+        d->s.stopping = 1;
+        for (int i = 0; i < 2; i++) {
+            if (d->lis_on[i])
+                uv_close((uv_handle_t *)&d->lis[i], NULL);
+            d->lis_on[i] = 0;
+        }
+        for (yb_sconn *c = d->s.conns, *n; c; c = n) {
+            n = c->next;
+            close_conn(c);
+        }
+        if (d->sched_on)
+            yb_sched_cleanup(&d->s.sched);
+        d->sched_on = 0;
     }
+    for (int i = 0; r->sig_on && i < 2; i++)
+        uv_close((uv_handle_t *)&r->sig[i], NULL);
+    r->sig_on = 0;
     if (r->sweep_on)
         uv_close((uv_handle_t *)&r->sweep, NULL);
     r->sweep_on = 0;
-    for (yb_sconn *c = s->conns, *n; c; c = n) {
-        n = c->next;
-        close_conn(c);
-    }
-    yb_sched_cleanup(&s->sched);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -375,116 +407,259 @@ static void on_signal(uv_signal_t *h, int signum)
     stop(h->data);
 }
 
-static const char *const METHOD_NAMES[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "other"};
-static const char *const RPC_NAMES[] = {"Capabilities", "Get", "Set", "Subscribe", "other"};
-static const char *const GRPC_NAMES[] = {
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-    "UNAUTHENTICATED"};
+static const char *const OPT_NAME[2] = {"--restconf", "--gnmi"};
 
-static uint64_t sum(const uint64_t *a, size_t n)
+static uint16_t port_of(const struct sockaddr_storage *ss)
 {
-    uint64_t t = 0;
-    for (size_t i = 0; i < n; i++)
-        t += a[i];
-    return t;
+    return ntohs(ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port
+                                           : ((const struct sockaddr_in *)ss)->sin_port);
 }
 
-static void print_summary(FILE *f, const yb_serve_stats *st, double secs, size_t qmax,
-                          double qmean)
+static int same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
-    fprintf(f, "serve: stopped after %.3f s\n", secs);
-    fprintf(f, "connections: restconf %llu, gnmi %llu, refused %llu, idle-closed %llu\n",
-            (unsigned long long)st->conns[0], (unsigned long long)st->conns[1],
-            (unsigned long long)st->refused, (unsigned long long)st->idle_closed);
-    fprintf(f, "requests: restconf %llu (", (unsigned long long)sum(st->methods, YB_M__COUNT));
-    for (int i = 0; i < YB_M__COUNT; i++)
-        fprintf(f, "%s%s %llu", i ? " " : "", METHOD_NAMES[i], (unsigned long long)st->methods[i]);
-    fprintf(f, "); gnmi %llu (", (unsigned long long)sum(st->rpcs, YB_RPC__COUNT));
-    for (int i = 0; i < YB_RPC__COUNT; i++)
-        fprintf(f, "%s%s %llu", i ? " " : "", RPC_NAMES[i], (unsigned long long)st->rpcs[i]);
-    fprintf(f, ")\nhttp status:");
-    for (int i = 0; i < 600; i++)
-        if (st->http_status[i])
-            fprintf(f, " %d=%llu", i, (unsigned long long)st->http_status[i]);
-    fprintf(f, "\ngrpc status:");
-    for (int i = 0; i <= 16; i++)
-        if (st->grpc_status[i])
-            fprintf(f, " %s=%llu", GRPC_NAMES[i], (unsigned long long)st->grpc_status[i]);
-    fprintf(f, "\nqueue depth: max %zu mean %.3f\nfaults:", qmax, qmean);
-    for (int i = 0; i < YB_FAULT__COUNT; i++)
-        fprintf(f, " %s %llu", yb_fault_name((yb_fault_kind)i), (unsigned long long)st->faults[i]);
-    fprintf(f, "; streams refused after GOAWAY %llu", (unsigned long long)st->streams_refused);
-    fprintf(f, "\nauth failures: %llu, bad input: %llu\n", (unsigned long long)st->auth_failures,
-            (unsigned long long)st->bad_input);
+    if (a->ss_family != b->ss_family)
+        return 0;
+    if (a->ss_family == AF_INET6)
+        return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+    return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+           ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+/* Parses the listener addresses and checks that the fleet fits: ports
+ * port..port+N-1 within 65535, the two protocols' ranges apart, the
+ * --device-addresses range within 127.0.0.0/8.  Returns 0 or -EINVAL
+ * with a message. */
+static int plan_addresses(runner *r, char *err, size_t errlen)
+{
+    const yb_serve_opts *o = r->o;
+    const char *addr[2] = {o->restconf, o->gnmi};
+    unsigned n = r->ndev;
+    for (int i = 0; i < 2; i++) {
+        r->enabled[i] = strcmp(addr[i], "off") != 0;
+        if (r->enabled[i] && parse_addr(addr[i], &r->base[i]) < 0) {
+            snprintf(err, errlen, "%s: bad address '%s' (want ADDR:PORT, :PORT or off)",
+                     OPT_NAME[i], addr[i]);
+            return -EINVAL;
+        }
+    }
+    if (!r->enabled[0] && !r->enabled[1]) {
+        snprintf(err, errlen, "both --restconf and --gnmi are off: nothing to serve");
+        return -EINVAL;
+    }
+    if (o->device_addresses) {
+        struct sockaddr_in a;
+        if (uv_ip4_addr(o->device_addresses, 0, &a) != 0 ||
+            (ntohl(a.sin_addr.s_addr) >> 24) != 127) {
+            snprintf(err, errlen, "--device-addresses '%s': want an IPv4 address in "
+                     "127.0.0.0/8 (e.g. 127.0.1.1)", o->device_addresses);
+            return -EINVAL;
+        }
+        r->ip0 = ntohl(a.sin_addr.s_addr);
+        if ((uint64_t)r->ip0 + n - 1 > 0x7ffffffeu) {
+            snprintf(err, errlen, "--device-addresses %s: %u devices go past 127.255.255.254",
+                     o->device_addresses, n);
+            return -EINVAL;
+        }
+        for (int i = 0; i < 2; i++) {
+            const struct sockaddr_in *b = (const struct sockaddr_in *)&r->base[i];
+            if (r->enabled[i] && (b->sin_family != AF_INET ||
+                                  ntohl(b->sin_addr.s_addr) != 0x7f000001u)) {
+                snprintf(err, errlen, "--device-addresses gives every device its own address: "
+                         "give %s as :PORT, not '%s'", OPT_NAME[i], addr[i]);
+                return -EINVAL;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        unsigned p = port_of(&r->base[i]);
+        if (r->enabled[i] && p && !o->device_addresses && p + (n - 1) > 65535) {
+            snprintf(err, errlen, "%s %s: %u devices need ports %u..%u, past 65535", OPT_NAME[i],
+                     addr[i], n, p, p + n - 1);
+            return -EINVAL;
+        }
+    }
+    unsigned p0 = port_of(&r->base[0]), p1 = port_of(&r->base[1]);
+    unsigned span = o->device_addresses ? 1 : n; /* ports each protocol takes on one address */
+    if (n > 1 && r->enabled[0] && r->enabled[1] && p0 && p1 &&
+        same_host(&r->base[0], &r->base[1]) && (p0 > p1 ? p0 - p1 : p1 - p0) < span) {
+        snprintf(err, errlen, "--restconf ports %u..%u and --gnmi ports %u..%u overlap for %u "
+                 "devices", p0, p0 + span - 1, p1, p1 + span - 1, n);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Device k's listener address for protocol proto: device 0's port + k
+ * (port 0 stays "any free port"), or with --device-addresses its own
+ * address on the same port. */
+static void device_addr(const runner *r, int proto, unsigned k, struct sockaddr_storage *out)
+{
+    *out = r->base[proto];
+    uint16_t p = port_of(out);
+    if (r->o->device_addresses) {
+        ((struct sockaddr_in *)out)->sin_addr.s_addr = htonl(r->ip0 + k);
+    } else if (p) {
+        if (out->ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)out)->sin6_port = htons((uint16_t)(p + k));
+        else
+            ((struct sockaddr_in *)out)->sin_port = htons((uint16_t)(p + k));
+    }
+}
+
+/* Makes room for `listeners` listening sockets plus a reserve and at least
+ * as many connections: raises the soft RLIMIT_NOFILE to the hard limit
+ * when it is short.  Returns 0 (a warning on stderr when connections will
+ * be scarce), or -EINVAL with a message when not even the listeners fit. */
+static int fd_budget(unsigned listeners, char *err, size_t errlen)
+{
+    const rlim_t reserve = 64; /* stdio, the loop's own descriptors, signals, files written */
+    rlim_t need = listeners + reserve, want = need + listeners;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return 0;
+    struct rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        rl.rlim_cur = rl.rlim_max;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        snprintf(err, errlen, "%u listeners need at least %llu open files, but RLIMIT_NOFILE is "
+                 "%llu (hard limit %llu): raise it (ulimit -n) or serve fewer devices", listeners,
+                 (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+                 (unsigned long long)rl.rlim_max);
+        return -EINVAL;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+        fprintf(stderr, "yangblast serve: warning: RLIMIT_NOFILE %llu leaves room for only %llu "
+                "connections across %u listeners (ulimit -n raises it)\n",
+                (unsigned long long)rl.rlim_cur, (unsigned long long)(rl.rlim_cur - need),
+                listeners);
+    return 0;
+}
+
+/* "Basic base64(user:password)" in r->basic_auth.  Returns 0 or -ENOMEM. */
+static int make_basic_auth(runner *r)
+{
+    const yb_serve_opts *o = r->o;
+    const char *pw = o->auth_password ? o->auth_password : "";
+    size_t ul = strlen(o->auth_user), pl = strlen(pw);
+    char *up = malloc(ul + pl + 2), *b64 = NULL;
+    if (up) {
+        memcpy(up, o->auth_user, ul);
+        up[ul] = ':';
+        memcpy(up + ul + 1, pw, pl + 1);
+        b64 = yb_base64_encode(up, ul + 1 + pl);
+        OPENSSL_cleanse(up, ul + pl + 1);
+        free(up);
+    }
+    if (!b64 || !(r->basic_auth = malloc(strlen(b64) + 7))) {
+        free(b64);
+        return -ENOMEM;
+    }
+    memcpy(r->basic_auth, "Basic ", 6);
+    memcpy(r->basic_auth + 6, b64, strlen(b64) + 1);
+    free(b64);
+    return 0;
+}
+
+/* Sets up device k: datastore, RNG, workers, listeners.  Returns 0, or
+ * -ENOMEM / -EINVAL with a message naming the device and address. */
+static int device_start(runner *r, unsigned k, char *err, size_t errlen)
+{
+    const yb_serve_opts *o = r->o;
+    device *d = &r->dev[k];
+    yb_server *s = &d->s;
+    const char *addr[2] = {o->restconf, o->gnmi};
+    d->r = r;
+    s->o = o;
+    s->loop = &r->loop;
+    s->basic_auth = r->basic_auth;
+    for (size_t i = 0; i < o->n_faults; i++)
+        if (o->faults[i].kind == YB_FAULT_GOAWAY_AFTER)
+            s->goaway_after = (unsigned)o->faults[i].n;
+    if (!(s->store = yb_store_new())) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    /* Device 0 draws exactly what a single server always drew; the others
+     * get streams of their own, spread over the state space by an odd
+     * constant that is not splitmix's step (that would only shift them). */
+    yb_rng_seed(&s->rng, o->seed + (uint64_t)k * 0xd1b54a32d192ed03ull);
+    if (yb_sched_init(&s->sched, s->loop, o->workers) < 0) {
+        snprintf(err, errlen, "cannot create a timer");
+        return -EINVAL;
+    }
+    d->sched_on = 1;
+    for (int i = 0; i < 2; i++) {
+        char name[80];
+        struct sockaddr_storage ss;
+        snprintf(d->url[i], sizeof d->url[i], "off");
+        if (!r->enabled[i])
+            continue;
+        device_addr(r, i, k, &ss);
+        int e = uv_tcp_init(s->loop, &d->lis[i]);
+        d->lis[i].data = d;
+        if (e == 0) {
+            d->lis_on[i] = 1;
+            e = uv_tcp_bind(&d->lis[i], (const struct sockaddr *)&ss, 0);
+        }
+        if (e == 0)
+            e = uv_listen((uv_stream_t *)&d->lis[i], 511, on_connection);
+        if (e == 0)
+            e = bound_name(&d->lis[i], name, sizeof name);
+        if (e < 0) {
+            char want[80] = "";
+            if (r->ndev > 1) {
+                char ip[64] = "?";
+                if (ss.ss_family == AF_INET6)
+                    uv_ip6_name((const struct sockaddr_in6 *)&ss, ip, sizeof ip);
+                else
+                    uv_ip4_name((const struct sockaddr_in *)&ss, ip, sizeof ip);
+                snprintf(want, sizeof want, " (device " YB_SERVE_DEVICE_NAME " on %s port %u)",
+                         k + 1, ip, (unsigned)port_of(&ss));
+            }
+            snprintf(err, errlen, "%s %s%s: %s", OPT_NAME[i], addr[i], want, uv_strerror(e));
+            return -EINVAL;
+        }
+        snprintf(d->url[i], sizeof d->url[i], "%s://%s",
+                 i == YB_SP_GNMI ? (r->tls[i] ? "grpcs" : "grpc") : (r->tls[i] ? "https" : "http"),
+                 name);
+    }
+    return 0;
+}
+
+/* The "serve: ..." lines: one device exactly as it always was; a fleet as
+ * one line per device, then a last line saying all are ready. */
+static void print_ready(const runner *r)
+{
+    FILE *f = r->o->out;
+    if (r->ndev == 1) {
+        fprintf(f, "serve: restconf %s gnmi %s\n", r->dev[0].url[0], r->dev[0].url[1]);
+    } else {
+        for (unsigned k = 0; k < r->ndev; k++)
+            fprintf(f, "serve: " YB_SERVE_DEVICE_NAME " restconf %s gnmi %s\n", k + 1,
+                    r->dev[k].url[0], r->dev[k].url[1]);
+        fprintf(f, "serve: %u devices ready", r->ndev);
+        if (r->o->write_inventory)
+            fprintf(f, "; inventory %s", r->o->write_inventory);
+        fputc('\n', f);
+    }
     fflush(f);
 }
 
-static int write_stats(const char *path, const yb_serve_stats *st, double secs, size_t qmax,
-                       double qmean)
+/* A yb_serve_device_info per device (malloc'd), or NULL. */
+static yb_serve_device_info *device_infos(runner *r)
 {
-    json_t *j = json_object(), *rc = json_object(), *gn = json_object(), *hs = json_object(),
-           *gs = json_object(), *fl = json_object();
-    int ret = -ENOMEM;
-    char *text = NULL;
-    if (!j || !rc || !gn || !hs || !gs || !fl)
-        goto out;
-    json_object_set_new(rc, "total", json_integer((json_int_t)sum(st->methods, YB_M__COUNT)));
-    for (int i = 0; i < YB_M__COUNT; i++)
-        json_object_set_new(rc, METHOD_NAMES[i], json_integer((json_int_t)st->methods[i]));
-    json_object_set_new(gn, "total", json_integer((json_int_t)sum(st->rpcs, YB_RPC__COUNT)));
-    for (int i = 0; i < YB_RPC__COUNT; i++)
-        json_object_set_new(gn, RPC_NAMES[i], json_integer((json_int_t)st->rpcs[i]));
-    for (int i = 0; i < 600; i++)
-        if (st->http_status[i]) {
-            char k[8];
-            snprintf(k, sizeof k, "%d", i);
-            json_object_set_new(hs, k, json_integer((json_int_t)st->http_status[i]));
-        }
-    for (int i = 0; i <= 16; i++)
-        if (st->grpc_status[i])
-            json_object_set_new(gs, GRPC_NAMES[i], json_integer((json_int_t)st->grpc_status[i]));
-    for (int i = 0; i < YB_FAULT__COUNT; i++)
-        json_object_set_new(fl, yb_fault_name((yb_fault_kind)i),
-                            json_integer((json_int_t)st->faults[i]));
-    json_object_set_new(j, "duration_s", json_real(secs));
-    json_object_set_new(j, "connections",
-                        json_pack("{s:I,s:I,s:I,s:I}", "restconf", (json_int_t)st->conns[0],
-                                  "gnmi", (json_int_t)st->conns[1], "refused",
-                                  (json_int_t)st->refused, "idle_closed",
-                                  (json_int_t)st->idle_closed));
-    json_object_set_new(j, "requests", json_pack("{s:O,s:O}", "restconf", rc, "gnmi", gn));
-    json_object_set_new(j, "http_status", json_incref(hs));
-    json_object_set_new(j, "grpc_status", json_incref(gs));
-    json_object_set_new(j, "queue_depth", json_pack("{s:I,s:f}", "max", (json_int_t)qmax,
-                                                    "mean", qmean));
-    json_object_set_new(j, "faults", json_incref(fl));
-    json_object_set_new(j, "streams_refused", json_integer((json_int_t)st->streams_refused));
-    json_object_set_new(j, "auth_failures", json_integer((json_int_t)st->auth_failures));
-    json_object_set_new(j, "bad_input", json_integer((json_int_t)st->bad_input));
-    json_object_set_new(j, "bytes_in", json_pack("{s:I,s:I}", "restconf",
-                                                 (json_int_t)st->bytes_in[0], "gnmi",
-                                                 (json_int_t)st->bytes_in[1]));
-    json_object_set_new(j, "bytes_out", json_pack("{s:I,s:I}", "restconf",
-                                                  (json_int_t)st->bytes_out[0], "gnmi",
-                                                  (json_int_t)st->bytes_out[1]));
-    text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-    if (!text)
-        goto out;
-    size_t n = strlen(text);
-    text[n] = '\n';
-    ret = write_file_atomic(path, text, n + 1, 0644);
-    text[n] = 0;
-out:
-    free(text);
-    json_decref(j);
-    json_decref(rc);
-    json_decref(gn);
-    json_decref(hs);
-    json_decref(gs);
-    json_decref(fl);
-    return ret;
+    yb_serve_device_info *info = calloc(r->ndev, sizeof *info);
+    for (unsigned k = 0; info && k < r->ndev; k++) {
+        device *d = &r->dev[k];
+        snprintf(info[k].name, sizeof info[k].name, YB_SERVE_DEVICE_NAME, k + 1);
+        info[k].url[0] = d->url[0];
+        info[k].url[1] = d->url[1];
+        info[k].st = &d->s.st;
+        yb_sched_queue_stats(&d->s.sched, &info[k].qmax, &info[k].qmean);
+    }
+    return info;
 }
 
 static void walk_close(uv_handle_t *h, void *arg)
@@ -497,59 +672,30 @@ static void walk_close(uv_handle_t *h, void *arg)
 int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
 {
     runner *r = calloc(1, sizeof *r);
-    yb_server *s;
-    const char *addr[2] = {o->restconf, o->gnmi};
-    struct sockaddr_storage ss[2];
-    int rc = -EINVAL, loop_ok = 0, sched_ok = 0;
-    char names[2][80];
+    yb_serve_device_info *info = NULL;
+    int rc = -EINVAL, loop_ok = 0;
 
     if (!r) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    s = &r->s;
-    s->o = o;
-    for (int i = 0; i < YB_SERVE_MAX_FAULTS && (size_t)i < o->n_faults; i++)
-        if (o->faults[i].kind == YB_FAULT_GOAWAY_AFTER)
-            s->goaway_after = (unsigned)o->faults[i].n;
-    for (int i = 0; i < 2; i++) {
-        r->lis_on[i] = strcmp(addr[i], "off") != 0;
-        if (r->lis_on[i] && parse_addr(addr[i], &ss[i]) < 0) {
-            snprintf(err, errlen, "--%s: bad address '%s' (want ADDR:PORT, :PORT or off)",
-                     i ? "gnmi" : "restconf", addr[i]);
-            r->lis_on[i] = 0;
-            goto out;
-        }
-    }
-    if (!r->lis_on[0] && !r->lis_on[1]) {
-        snprintf(err, errlen, "both --restconf and --gnmi are off: nothing to serve");
+    r->o = o;
+    r->ndev = o->devices ? o->devices : 1;
+    if (r->ndev > YB_SERVE_MAX_DEVICES) {
+        snprintf(err, errlen, "--devices %u: at most %d", r->ndev, YB_SERVE_MAX_DEVICES);
         goto out;
     }
+    if (plan_addresses(r, err, errlen) < 0 ||
+        fd_budget(r->ndev * (unsigned)(r->enabled[0] + r->enabled[1]), err, errlen) < 0)
+        goto out;
     if ((o->tls_cert || o->self_signed) && make_tls(o, &r->tls[0], &r->tls[1], err, errlen) < 0)
         goto out;
-    if (o->auth_user) {
-        size_t ul = strlen(o->auth_user), pl = strlen(o->auth_password ? o->auth_password : "");
-        char *up = malloc(ul + pl + 2);
-        char *b64 = NULL;
-        if (up) {
-            memcpy(up, o->auth_user, ul);
-            up[ul] = ':';
-            memcpy(up + ul + 1, o->auth_password ? o->auth_password : "", pl + 1);
-            b64 = yb_base64_encode(up, ul + 1 + pl);
-            OPENSSL_cleanse(up, ul + pl + 1);
-            free(up);
-        }
-        if (!b64 || !(s->basic_auth = malloc(strlen(b64) + 7))) {
-            free(b64);
-            snprintf(err, errlen, "out of memory");
-            rc = -ENOMEM;
-            goto out;
-        }
-        memcpy(s->basic_auth, "Basic ", 6);
-        memcpy(s->basic_auth + 6, b64, strlen(b64) + 1);
-        free(b64);
+    if (o->auth_user && make_basic_auth(r) < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        goto out;
     }
-    if (!(s->store = yb_store_new())) {
+    if (!(r->dev = calloc(r->ndev, sizeof *r->dev))) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
         goto out;
@@ -559,89 +705,76 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
         goto out;
     }
     loop_ok = 1;
-    s->loop = &r->loop;
-    yb_rng_seed(&s->rng, o->seed);
-    if (yb_sched_init(&s->sched, s->loop, o->workers) < 0) {
-        snprintf(err, errlen, "cannot create a timer");
-        goto out;
-    }
-    sched_ok = 1;
-    for (int i = 0; i < 2; i++) {
-        if (!r->lis_on[i])
-            continue;
-        int e = uv_tcp_init(s->loop, &r->lis[i]);
-        r->lis[i].data = r;
-        if (e == 0)
-            e = uv_tcp_bind(&r->lis[i], (const struct sockaddr *)&ss[i], 0);
-        if (e == 0)
-            e = uv_listen((uv_stream_t *)&r->lis[i], 511, on_connection);
-        if (e == 0)
-            e = bound_name(&r->lis[i], names[i], sizeof names[i]);
-        if (e < 0) {
-            snprintf(err, errlen, "--%s %s: %s", i ? "gnmi" : "restconf", addr[i],
-                     uv_strerror(e));
+    for (unsigned k = 0; k < r->ndev; k++)
+        if ((rc = device_start(r, k, err, errlen)) < 0)
+            goto out;
+    rc = -EINVAL;
+    if (o->write_inventory) {
+        if (!(info = device_infos(r))) {
+            snprintf(err, errlen, "out of memory");
+            rc = -ENOMEM;
             goto out;
         }
+        if (yb_serve_write_inventory(o, info, r->ndev, err, errlen) < 0)
+            goto out;
+        free(info);
+        info = NULL;
     }
     for (int i = 0; i < 2; i++) {
-        uv_signal_init(s->loop, &r->sig[i]);
+        uv_signal_init(&r->loop, &r->sig[i]);
         r->sig[i].data = r;
         uv_signal_start(&r->sig[i], on_signal, i ? SIGINT : SIGTERM);
     }
+    r->sig_on = 1;
     if (o->idle_timeout_ns) {
         uint64_t period = o->idle_timeout_ns / 4000000;
         if (period < 10)
             period = 10;
         if (period > 1000)
             period = 1000;
-        uv_timer_init(s->loop, &r->sweep);
+        uv_timer_init(&r->loop, &r->sweep);
         r->sweep.data = r;
         uv_timer_start(&r->sweep, on_sweep, period, period);
         r->sweep_on = 1;
     }
     signal(SIGPIPE, SIG_IGN);
-    s->t_start = uv_hrtime();
-    fprintf(o->out, "serve: restconf ");
-    if (r->lis_on[0])
-        fprintf(o->out, "%s://%s", r->tls[0] ? "https" : "http", names[0]);
-    else
-        fprintf(o->out, "off");
-    fprintf(o->out, " gnmi ");
-    if (r->lis_on[1])
-        fprintf(o->out, "%s://%s\n", r->tls[1] ? "grpcs" : "grpc", names[1]);
-    else
-        fprintf(o->out, "off\n");
-    fflush(o->out);
+    uint64_t t_start = uv_hrtime();
+    for (unsigned k = 0; k < r->ndev; k++)
+        r->dev[k].s.t_start = t_start;
+    print_ready(r);
 
-    rc = uv_run(s->loop, UV_RUN_DEFAULT) < 0 ? -EIO : 0;
-    sched_ok = 0;
-    loop_ok = 1;
-    {
-        size_t qmax;
-        double qmean, secs = (double)(uv_hrtime() - s->t_start) / 1e9;
-        yb_sched_queue_stats(&s->sched, &qmax, &qmean);
-        print_summary(o->out, &s->st, secs, qmax, qmean);
-        if (o->stats_path) {
-            int w = write_stats(o->stats_path, &s->st, secs, qmax, qmean);
-            if (w < 0) {
-                snprintf(err, errlen, "--stats %s: %s", o->stats_path, strerror(-w));
-                rc = -EIO;
-            }
+    rc = uv_run(&r->loop, UV_RUN_DEFAULT) < 0 ? -EIO : 0;
+    double secs = (double)(uv_hrtime() - t_start) / 1e9;
+    if (!(info = device_infos(r))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        goto out;
+    }
+    yb_serve_print_summary(o->out, info, r->ndev, secs);
+    if (o->stats_path) {
+        int w = yb_serve_write_stats(o->stats_path, info, r->ndev, secs);
+        if (w < 0) {
+            snprintf(err, errlen, "--stats %s: %s", o->stats_path, strerror(-w));
+            rc = -EIO;
         }
     }
 out:
+    free(info);
     if (loop_ok) {
-        if (sched_ok)
-            yb_sched_cleanup(&s->sched);
+        for (unsigned k = 0; k < r->ndev; k++)
+            if (r->dev[k].sched_on)
+                yb_sched_cleanup(&r->dev[k].s.sched);
         /* Close whatever set-up left open, then let the closes finish. */
         uv_walk(&r->loop, walk_close, NULL);
         uv_run(&r->loop, UV_RUN_DEFAULT);
         uv_loop_close(&r->loop);
     }
+    for (unsigned k = 0; r->dev && k < r->ndev; k++)
+        yb_store_free(r->dev[k].s.store);
     yb_tls_ctx_free(r->tls[0]);
     yb_tls_ctx_free(r->tls[1]);
-    yb_store_free(s->store);
-    free(s->basic_auth);
+    free(r->basic_auth);
+    free(r->dev);
     free(r);
     return rc;
 }

@@ -2,7 +2,9 @@
  * plain) and gNMI (gRPC over HTTP/2: TLS with ALPN h2, or h2c with prior
  * knowledge) front ends over one in-memory openconfig-acl datastore, with
  * a cost model (service time, workers, login cost) and fault injection, on
- * one libuv loop. */
+ * one libuv loop.  With devices > 1 the process is a fleet: every device
+ * has its own listeners, datastore, workers and queue, fault sequence and
+ * statistics; the loop, the TLS contexts and the credentials are shared. */
 #ifndef YB_SERVE_SERVER_H
 #define YB_SERVE_SERVER_H
 
@@ -12,6 +14,7 @@
 #include "serve/cost.h"
 
 #define YB_SERVE_MAX_FAULTS 32
+#define YB_SERVE_MAX_DEVICES 4096
 
 typedef struct {
     const char *restconf;   /* "ADDR:PORT", ":PORT", "[v6]:PORT" or "off" */
@@ -36,11 +39,16 @@ typedef struct {
     uint64_t max_body;      /* request body cap (bytes) */
     const char *stats_path; /* JSON statistics written on exit, or NULL */
     FILE *out;              /* the "serve: ..." line and the summary */
+    unsigned devices;       /* 1..YB_SERVE_MAX_DEVICES; device k (0-based) listens
+                               on the ports of restconf/gnmi + k (port 0: any) */
+    const char *device_addresses; /* NULL, or the IPv4 address in 127.0.0.0/8 of
+                               device 0; device k gets it + k, all on the same ports */
+    const char *write_inventory; /* write the fleet's inventory (YAML) here, or NULL */
 } yb_serve_opts;
 
 /* Fills o with the defaults: RESTCONF on 127.0.0.1:8443, gNMI on
  * 127.0.0.1:8080, no TLS, fixed:0 service time, unlimited workers, no
- * auth, 16 MiB body cap, seed 1, output on stdout. */
+ * auth, 16 MiB body cap, seed 1, output on stdout, one device. */
 void yb_serve_defaults(yb_serve_opts *o);
 
 /* Runs the server until SIGTERM or SIGINT, then prints the summary (and
