@@ -18,7 +18,7 @@ case "$mode$variant" in demo|test|build|testvalgrind) ;;
 
 BUILD_PKGS="gcc make autoconf automake pkg-config libc6-dev
   libuv1-dev libnghttp2-dev libssl-dev libprotobuf-c-dev protobuf-c-compiler
-  libzstd-dev libpcap-dev libhttp-parser-dev libjansson-dev zlib1g-dev
+  libzstd-dev libpcap-dev libhttp-parser-dev libjansson-dev zlib1g-dev libyaml-dev
   libcmocka-dev openssl ca-certificates"
 TEST_PKGS="protobuf-compiler python3 python3-grpcio python3-protobuf
   nginx-light nghttp2-client nghttp2-server curl tcpdump tshark wrk

@@ -7,7 +7,8 @@ libyangblast_a_SOURCES += \
 	src/engine/worker.c src/engine/worker.h \
 	src/engine/schedule.c src/engine/schedule.h \
 	src/engine/source.c src/engine/source.h \
-	src/engine/pool.c src/engine/pool.h
+	src/engine/pool.c src/engine/pool.h \
+	src/engine/inventory.c src/engine/inventory.h
 EXTRA_DIST += src/engine/README.md
 
 if HAVE_CMOCKA
@@ -16,4 +17,9 @@ TESTS += tests/unit/test_plan
 tests_unit_test_plan_SOURCES = tests/unit/test_plan.c
 tests_unit_test_plan_LDADD = $(UNIT_LDADD)
 tests_unit_test_plan_CFLAGS = $(UNIT_CFLAGS)
+check_PROGRAMS += tests/unit/test_inventory
+TESTS += tests/unit/test_inventory
+tests_unit_test_inventory_SOURCES = tests/unit/test_inventory.c
+tests_unit_test_inventory_LDADD = $(UNIT_LDADD)
+tests_unit_test_inventory_CFLAGS = $(UNIT_CFLAGS)
 endif

@@ -43,7 +43,7 @@ static int refuse_userinfo(const char *url, const char *auth, char *err, size_t 
                 (int)(user_end - url), url, colon ? ":***" : "", at);
 }
 
-int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
+int yb_target_parse_url(const char *url, yb_target *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     const char *p = strstr(url, "://");
@@ -100,7 +100,13 @@ int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
         snprintf(t->authority, sizeof t->authority, v6 ? "[%s]" : "%s", t->host);
     else
         snprintf(t->authority, sizeof t->authority, v6 ? "[%s]:%u" : "%s:%u", t->host, t->port);
+    return 0;
+}
 
+int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
+{
+    if (yb_target_parse_url(url, t, err, errlen) < 0)
+        return -1;
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;

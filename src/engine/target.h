@@ -19,5 +19,9 @@ typedef struct {
 /* Parses URL and resolves its host (numeric or by name).  Returns 0 or -1
  * with a message in err. */
 int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen);
+/* The same without resolving (t->addr stays empty): the syntax check of a
+ * URL read before the run, e.g. from an inventory.  The message in err
+ * starts with "--target 'URL': ". */
+int yb_target_parse_url(const char *url, yb_target *t, char *err, size_t errlen);
 
 #endif

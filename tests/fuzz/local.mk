@@ -18,3 +18,6 @@ EXTRA_DIST += $(FUZZ_TESTS) tests/fuzz/local.mk tests/fuzz/build.sh tests/fuzz/r
 FUZZ_TESTS += tests/fuzz/serve_restconf.fuzz tests/fuzz/serve_gnmi.fuzz
 EXTRA_DIST += tests/fuzz/serve_stub.c tests/fuzz/serve_stub.h tests/fuzz/fuzz_serve_restconf.c \
 	tests/fuzz/fuzz_serve_gnmi.c tests/fuzz/regress/serve_restconf
+## the YAML inventory parser (--targets FILE)
+FUZZ_TESTS += tests/fuzz/inventory.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_inventory.c tests/fuzz/inventory.dict
