@@ -88,8 +88,30 @@ static void watch_loop(const yb_engine_opts *o, yb_worker **ws, unsigned n, uint
     }
 }
 
+/* Reads the machine's CPU ticks so far and the hypervisor's steal among
+ * them (the first line of /proc/stat).  Returns 0, or -1 when unknown. */
+static int cpu_ticks(uint64_t *total, uint64_t *steal)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 8)
+        return -1;
+    *total = 0;
+    for (int i = 0; i < 8; i++)
+        *total += v[i];
+    *steal = v[7];
+    return 0;
+}
+
 int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen)
 {
+    uint64_t ticks0 = 0, steal0 = 0, ticks1, steal1;
+    int have_ticks = cpu_ticks(&ticks0, &steal0) == 0;
     yb_plan plan;
     yb_plan_single(&plan, o);
     yb_worker **ws = calloc(plan.workers, sizeof *ws);
@@ -140,6 +162,10 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
     free(rw.seen);
     free(rw.told);
     out->run_start = start;
+    if (have_ticks && cpu_ticks(&ticks1, &steal1) == 0 && ticks1 >= ticks0 && steal1 >= steal0) {
+        out->cpu_ticks += ticks1 - ticks0;
+        out->cpu_steal_ticks += steal1 - steal0;
+    }
     for (unsigned i = 0; i < started; i++) {
         const char *werr = yb_worker_error(ws[i]);
         if (werr && !rc) {

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -160,6 +161,7 @@ static void seal_seconds(worker *w, uint64_t now, int final)
  * wait for one; it counts as started only once written (x_finish). */
 static void dispatch(worker *w, yb_exchange *x)
 {
+    x->res.issued = uv_hrtime();
     yb_pool_submit(w->pool, x);
 }
 
@@ -441,9 +443,35 @@ static void teardown(worker *w)
     }
 }
 
+/* This thread's time on a CPU and time runnable but waiting for one (ns),
+ * from /proc/thread-self/schedstat; both 0 where the kernel does not say. */
+static void sched_times(uint64_t *run, uint64_t *wait)
+{
+    unsigned long long r = 0, w = 0;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f) {
+        if (fscanf(f, "%llu %llu", &r, &w) != 2)
+            r = w = 0;
+        fclose(f);
+    }
+    *run = r;
+    *wait = w;
+}
+
+/* This thread's involuntary context switches so far. */
+static uint64_t invol_switches(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
+    /* what other processes (or the hypervisor) took of this thread's CPU:
+     * the self-check tells a starved generator from a slow target */
+    uint64_t nivcsw0 = invol_switches(), run0, wait0, run1, wait1;
+    sched_times(&run0, &wait0);
     /* The kernel may defer a thread's timer wake-ups by its "timer slack"
      * (50 us by default) to batch them; due times want the real instant. */
     if (w->share.open_loop)
@@ -459,6 +487,10 @@ static void *worker_main(void *arg)
         pump(w);
     }
     uv_run(&w->loop, UV_RUN_DEFAULT);
+    w->rec.gen_invol_switches = invol_switches() - nivcsw0;
+    sched_times(&run1, &wait1);
+    w->rec.gen_run_ns = run1 > run0 ? run1 - run0 : 0;
+    w->rec.gen_runq_wait_ns = wait1 > wait0 ? wait1 - wait0 : 0;
     atomic_store(&w->live.running, 0);
     return NULL;
 }

@@ -20,7 +20,7 @@
 
 static const char *const PHASE_LABEL[YB_H__COUNT] = {
     "end-to-end", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
-    "sample late", "failed e2e",
+    "sample late", "failed e2e", " gen late", " wait", /* the two parts of lateness */
 };
 
 double yb_report_duration_s(const yb_recorder *r)
@@ -108,27 +108,67 @@ void yb_report_self_check(const yb_recorder *r, const yb_run_info *info, yb_self
         return;
     int open_loop = info->rate > 0 || info->load;
     out->lateness_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_LATENESS], 99) / 1000.0;
+    out->gen_lateness_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_GEN_LATE], 99) / 1000.0;
+    out->wait_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_SESSION_WAIT], 99) / 1000.0;
     out->lateness_limit_ms = 1.0;
     if (info->rate > 0 && 100.0 / info->rate > out->lateness_limit_ms)
         out->lateness_limit_ms = 100.0 / info->rate; /* a tenth of the interval, in ms */
-    out->behind_schedule = open_loop && out->lateness_p99_ms > out->lateness_limit_ms;
+    /* The generator is to blame only for its own lateness (a session was
+     * free, it sent late); waiting for a session or stream is the target's
+     * pace or the chosen -c/-m. */
+    out->behind_schedule = open_loop && out->gen_lateness_p99_ms > out->lateness_limit_ms;
+    out->target_limited = open_loop && out->wait_p99_ms > out->lateness_limit_ms;
     double d = yb_report_duration_s(r);
     unsigned threads = info->threads ? info->threads : 1;
-    if (d > 0)
+    if (d > 0) {
         out->cpu_utilization = (info->cpu_user_s + info->cpu_sys_s) / (d * threads);
+        out->invol_switches_per_s = (double)r->gen_invol_switches / (d * threads);
+    }
+    if (r->gen_run_ns + r->gen_runq_wait_ns)
+        out->runq_wait_share = (double)r->gen_runq_wait_ns /
+                               (double)(r->gen_run_ns + r->gen_runq_wait_ns);
+    if (r->cpu_ticks)
+        out->steal_share = (double)r->cpu_steal_ticks / (double)r->cpu_ticks;
     /* Short runs are all start-up; judge saturation on a second or more. */
     out->cpu_saturated = d >= 1.0 && out->cpu_utilization > 0.9;
+    /* Starved: others (processes, the hypervisor) took the CPU the
+     * generator wanted, whatever its own share. */
+    out->cpu_starved = d >= 1.0 && (out->runq_wait_share > YB_STARVED_RUNQ_SHARE ||
+                                    out->invol_switches_per_s > YB_STARVED_INVOL_PER_S ||
+                                    out->steal_share > YB_STARVED_STEAL_SHARE);
 }
 
 static void text_self_check(FILE *f, const yb_recorder *r, const yb_run_info *info)
 {
     yb_self_check c;
     yb_report_self_check(r, info, &c);
-    if (c.behind_schedule)
-        fprintf(f, "\n*** WARNING: the generator fell behind its own schedule: send lateness p99 "
-                   "%.3f ms > %.3f ms.\n*** Latencies include the generator's delay; add "
-                   "threads (-t) or sessions (-c), or lower the rate.\n",
-                c.lateness_p99_ms, c.lateness_limit_ms);
+    char starved[160];
+    snprintf(starved, sizeof starved, "%.0f%% of the time it wanted a CPU it waited for one, "
+             "%.0f involuntary context switches/s per thread, steal %.1f%%",
+             100.0 * c.runq_wait_share, c.invol_switches_per_s, 100.0 * c.steal_share);
+    if (c.target_limited)
+        fprintf(f, "\n*** NOTE: the target or the chosen concurrency is the limit: requests "
+                   "waited for a free session/stream\n*** (p99 %.3f ms > %.3f ms) before they "
+                   "could be sent.  Latencies from the due time include the\n*** wait; raise "
+                   "-c/-m if the target can take more in parallel, or lower the rate.\n",
+                c.wait_p99_ms, c.lateness_limit_ms);
+    if (c.target_limited && c.cpu_starved)
+        fprintf(f, "*** (The generator was also kept off its CPU, see below: it read responses "
+                   "late too,\n*** so part of that wait may be its own.)\n");
+    if (c.behind_schedule) {
+        fprintf(f, "\n*** WARNING: the generator fell behind its own schedule: it sent late "
+                   "with a session free\n*** (generator lateness p99 %.3f ms > %.3f ms); "
+                   "latencies include its delay.\n",
+                c.gen_lateness_p99_ms, c.lateness_limit_ms);
+        if (c.cpu_starved)
+            fprintf(f, "*** It was kept off its CPU by other processes or the hypervisor (%s):\n"
+                       "*** run it where it has CPUs of its own.\n", starved);
+        else
+            fprintf(f, "*** Add threads (-t) or lower the rate.\n");
+    } else if (c.cpu_starved) {
+        fprintf(f, "\n*** WARNING: other processes or the hypervisor kept the generator off its "
+                   "CPU\n*** (%s): its timings may include that delay.\n", starved);
+    }
     if (c.cpu_saturated)
         fprintf(f, "\n*** WARNING: the generator used %.0f%% of its %u thread(s)' CPU: it may be "
                    "the bottleneck, not the target.\n",
@@ -179,7 +219,14 @@ static void text_latency(FILE *f, const yb_recorder *r)
 
     fprintf(f, "\n%-12s %10s %10s %10s %10s %10s %10s %10s\n", "Latency (ms)", "count", "p50", "p90",
             "p99", "p99.9", "max", "mean");
-    for (int i = 0; i < YB_H__COUNT; i++) {
+    /* lateness' two parts right under it */
+    static const yb_hist_id ORDER[] = {YB_H_E2E, YB_H_SERVICE, YB_H_CONNECT, YB_H_TLS, YB_H_H2,
+                                       YB_H_WRITE, YB_H_TTFB, YB_H_LATENESS, YB_H_GEN_LATE,
+                                       YB_H_SESSION_WAIT, YB_H_E2E_FAILED, YB_H_SYNC,
+                                       YB_H_SAMPLE_LATENESS};
+    _Static_assert(sizeof ORDER / sizeof ORDER[0] == YB_H__COUNT, "every histogram, once");
+    for (size_t k = 0; k < YB_H__COUNT; k++) {
+        yb_hist_id i = ORDER[k];
         const yb_hdr *h = r->h[i];
         int64_t n = yb_hdr_count(h);
 
@@ -652,7 +699,14 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         if (sc) {
             put(sc, "behind_schedule", json_boolean(c.behind_schedule), &bad);
             put(sc, "lateness_p99_ms", json_real(c.lateness_p99_ms), &bad);
+            put(sc, "generator_lateness_p99_ms", json_real(c.gen_lateness_p99_ms), &bad);
+            put(sc, "session_wait_p99_ms", json_real(c.wait_p99_ms), &bad);
             put(sc, "lateness_limit_ms", json_real(c.lateness_limit_ms), &bad);
+            put(sc, "target_limited", json_boolean(c.target_limited), &bad);
+            put(sc, "cpu_starved", json_boolean(c.cpu_starved), &bad);
+            put(sc, "run_queue_wait_share", json_real(c.runq_wait_share), &bad);
+            put(sc, "involuntary_switches_per_s", json_real(c.invol_switches_per_s), &bad);
+            put(sc, "steal_share", json_real(c.steal_share), &bad);
             put(sc, "cpu_saturated", json_boolean(c.cpu_saturated), &bad);
             put(sc, "cpu_utilization", json_real(c.cpu_utilization), &bad);
         }

@@ -28,15 +28,31 @@ typedef struct {
     uint64_t planned_requests;  /* -n; 0 = none given (one pass, or -D) */
 } yb_run_info;
 
-/* The instrument's check on itself: did the generator keep its own
- * schedule and stay off the CPU ceiling?  (Open loop: send lateness p99
- * over 1 ms, or over a tenth of the request interval when that is longer;
- * any load: CPU time over 90 % of threads x duration.) */
+/* The instrument's check on itself.  Open loop: send lateness has two
+ * causes, told apart at the hand-over to the session pool: the generator
+ * was late (behind_schedule: its p99 over 1 ms, or over a tenth of the
+ * request interval when that is longer) or the request waited for a free
+ * session/stream (target_limited: the target's pace or the chosen -c/-m,
+ * same limit).  Any load: the generator's CPU time over 90 % of threads x
+ * duration (cpu_saturated), or other processes / the hypervisor keeping it
+ * off its CPU (cpu_starved: its threads waited runnable for a CPU as long as
+ * they ran, or over 100 involuntary context switches/s per thread, or steal
+ * over 5 % of the machine's CPU time).  Both CPU checks need a run of a
+ * second or more. */
+#define YB_STARVED_RUNQ_SHARE 0.50
+#define YB_STARVED_INVOL_PER_S 100.0
+#define YB_STARVED_STEAL_SHARE 0.05
 typedef struct {
-    int behind_schedule;
-    double lateness_p99_ms, lateness_limit_ms;
+    int behind_schedule;     /* generator lateness p99 over the limit */
+    int target_limited;      /* session wait p99 over the limit */
+    double lateness_p99_ms;  /* both causes */
+    double gen_lateness_p99_ms, wait_p99_ms, lateness_limit_ms;
     int cpu_saturated;
     double cpu_utilization;  /* CPU seconds / (duration x threads) */
+    int cpu_starved;
+    double runq_wait_share;  /* time waiting for a CPU / (that + time on one), worker threads */
+    double invol_switches_per_s; /* per thread */
+    double steal_share;      /* the machine's steal / its CPU time, during the run */
 } yb_self_check;
 
 void yb_report_self_check(const yb_recorder *r, const yb_run_info *info, yb_self_check *out);

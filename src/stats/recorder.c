@@ -16,7 +16,7 @@
 
 static const char *const HIST_NAMES[YB_H__COUNT] = {
     "e2e", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
-    "sample_lateness", "e2e_failed",
+    "sample_lateness", "e2e_failed", "generator_lateness", "session_wait",
 };
 
 const char *yb_hist_name(yb_hist_id id)
@@ -310,6 +310,21 @@ static int phase_ends(const yb_result *res, yb_hist_id id, uint64_t *start, uint
         if (!res->send_start)
             return 0;
         break;
+    /* ... split at the hand-over to the session pool: before it the
+     * generator was late, after it the request waited for a session or
+     * stream */
+    case YB_H_GEN_LATE:
+        *start = res->due;
+        *end = res->issued > res->due ? res->issued : res->due;
+        if (!res->issued || !res->send_start)
+            return 0;
+        break;
+    case YB_H_SESSION_WAIT:
+        *start = res->issued > res->due ? res->issued : res->due;
+        *end = res->send_start > *start ? res->send_start : *start;
+        if (!res->issued || !res->send_start)
+            return 0;
+        break;
     default: return 0;
     }
     return 1;
@@ -375,6 +390,10 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
     /* Lateness is the generator's (when it sent), whatever the answer. */
     if (yb_result_phase(res, YB_H_LATENESS, &ns))
         record_ns(r, YB_H_LATENESS, ns);
+    if (yb_result_phase(res, YB_H_GEN_LATE, &ns))
+        record_ns(r, YB_H_GEN_LATE, ns);
+    if (yb_result_phase(res, YB_H_SESSION_WAIT, &ns))
+        record_ns(r, YB_H_SESSION_WAIT, ns);
     if (err != YB_ERR_NONE) {
         /* A failure is no latency sample of the target: how long it took
          * to fail is a figure of its own. */
@@ -520,6 +539,11 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->tls_resumed += src->tls_resumed;
     dst->cut_off += src->cut_off;
     dst->unsent += src->unsent;
+    dst->gen_invol_switches += src->gen_invol_switches;
+    dst->gen_run_ns += src->gen_run_ns;
+    dst->gen_runq_wait_ns += src->gen_runq_wait_ns;
+    dst->cpu_ticks += src->cpu_ticks;
+    dst->cpu_steal_ticks += src->cpu_steal_ticks;
     dst->retried += src->retried;
     dst->notifications += src->notifications;
     dst->updates += src->updates;

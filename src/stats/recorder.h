@@ -17,6 +17,7 @@
  * request reused an open session: the set-up was paid by another). */
 typedef struct {
     uint64_t due;        /* when the schedule wanted it sent */
+    uint64_t issued;     /* the generator handed it to the session pool */
     uint64_t send_start; /* first byte handed to the session (or session open started) */
     uint64_t conn_start; /* this request opened a session: connect began */
     uint64_t connected;  /* TCP connected */
@@ -60,10 +61,12 @@ typedef enum {
     YB_H_H2,       /* h2_ready - (tls_done or connected) */
     YB_H_WRITE,    /* sent - send_start (excluding set-up phases) */
     YB_H_TTFB,     /* first_byte - sent */
-    YB_H_LATENESS, /* send_start - due (how late the generator was) */
+    YB_H_LATENESS, /* send_start - due: how late it was sent, both causes below */
     YB_H_SYNC,     /* Subscribe: first sync_response - send_start */
     YB_H_SAMPLE_LATENESS, /* Subscribe: arrival (wall clock) - Notification.timestamp */
     YB_H_E2E_FAILED, /* failed requests: done - due (the only figure they enter) */
+    YB_H_GEN_LATE, /* issued - due: the generator was late */
+    YB_H_SESSION_WAIT, /* send_start - issued: waited for a session / stream */
     YB_H__COUNT
 } yb_hist_id;
 
@@ -71,7 +74,7 @@ typedef enum {
 const char *yb_hist_name(yb_hist_id id);
 
 /* The one definition of the phases a result went through: for id in
- * YB_H_E2E..YB_H_LATENESS, sets *ns to the phase's duration and returns 1
+ * YB_H_E2E..YB_H_LATENESS, YB_H_GEN_LATE and YB_H_SESSION_WAIT, sets *ns to the phase's duration and returns 1
  * when res went through it (both ends happened, in order; the write phase
  * starts once the session's set-up is done; a request sent before its due
  * time has lateness 0), else returns 0.  Other ids return 0. */
@@ -133,6 +136,13 @@ typedef struct yb_recorder {
     uint64_t sessions_opened, tls_full, tls_resumed;
     uint64_t cut_off;          /* in flight when the run was stopped */
     uint64_t unsent;           /* due before the stop or -D, never written to a session */
+    /* The generator's threads kept off their CPU during the run (set by
+     * the engine, summed over workers): involuntary context switches,
+     * time on a CPU and time runnable but waiting for one (0 where the
+     * kernel does not say); the machine's CPU ticks during the run and the
+     * hypervisor's steal among them (from /proc/stat). */
+    uint64_t gen_invol_switches, gen_run_ns, gen_runq_wait_ns;
+    uint64_t cpu_ticks, cpu_steal_ticks;
     uint64_t retried;          /* re-run on another session (HTTP/2 refused / GOAWAY) */
     uint64_t notifications;    /* Subscribe notifications received */
     uint64_t updates;          /* updates inside them */

@@ -477,6 +477,90 @@ static void test_json_file_atomic(void **st)
     json_decref(j);
 }
 
+/* Send lateness split at the hand-over to the pool: 100 requests at
+ * 100/s, each handed over `gen` after its due time and sent `wait` after
+ * that; the self-check blames the generator only for its own part. */
+static void lateness_run(yb_recorder *r, uint64_t gen, uint64_t wait)
+{
+    assert_int_equal(yb_recorder_init(r), 0);
+    r->run_start = T0;
+    for (int i = 0; i < 100; i++) {
+        yb_result res;
+
+        memset(&res, 0, sizeof(res));
+        res.due = T0 + (uint64_t)i * 10 * MS;
+        res.issued = res.due + gen;
+        res.send_start = res.issued + wait;
+        res.sent = res.send_start + 1000;
+        res.first_byte = res.done = res.send_start + 3 * MS;
+        res.status = 204;
+        res.grpc_status = -1;
+        yb_recorder_add(r, &res);
+    }
+    r->started = 100;
+    r->run_end = T0 + 2 * SEC;
+}
+
+static void test_self_check_split(void **st)
+{
+    (void)st;
+    yb_recorder r;
+    yb_run_info info = info_for(NULL);
+    yb_self_check c;
+
+    info.rate = 100;
+    info.threads = 1;
+    info.cpu_user_s = info.cpu_sys_s = 0.01;
+    /* the target is the limit: handed over on time, waited 50 ms */
+    lateness_run(&r, 0, 50 * MS);
+    yb_report_self_check(&r, &info, &c);
+    assert_true(c.target_limited);
+    assert_false(c.behind_schedule);
+    assert_false(c.cpu_starved);
+    assert_in_range(yb_hdr_percentile(r.h[YB_H_SESSION_WAIT], 99), 50000, 50100);
+    assert_int_equal(yb_hdr_percentile(r.h[YB_H_GEN_LATE], 99), 1); /* on time: the floor */
+    char *text = render(yb_report_text, &r, &info);
+    assert_non_null(strstr(text, "the target or the chosen concurrency is the limit"));
+    assert_null(strstr(text, "fell behind"));
+    assert_null(strstr(text, "Add threads"));
+    free(text);
+    yb_recorder_cleanup(&r);
+
+    /* the generator is the limit: a session was free, it handed over late */
+    lateness_run(&r, 50 * MS, 0);
+    yb_report_self_check(&r, &info, &c);
+    assert_false(c.target_limited);
+    assert_true(c.behind_schedule);
+    text = render(yb_report_text, &r, &info);
+    assert_non_null(strstr(text, "fell behind its own schedule"));
+    assert_non_null(strstr(text, "Add threads (-t)"));
+    free(text);
+
+    /* ... because others took its CPU: said so, not "add threads" */
+    r.gen_run_ns = 100 * MS;
+    r.gen_runq_wait_ns = 40 * MS; /* waited less than it ran: not starved */
+    yb_report_self_check(&r, &info, &c);
+    assert_false(c.cpu_starved);
+    r.gen_runq_wait_ns = 300 * MS; /* waited 3 x as long as it ran */
+    yb_report_self_check(&r, &info, &c);
+    assert_true(c.cpu_starved);
+    assert_true(fabs(c.runq_wait_share - 0.75) < 1e-9);
+    text = render(yb_report_text, &r, &info);
+    assert_non_null(strstr(text, "kept off its CPU by other processes or the hypervisor"));
+    assert_null(strstr(text, "Add threads"));
+    free(text);
+    r.gen_runq_wait_ns = r.gen_run_ns = 0;
+    r.cpu_ticks = 1000;
+    r.cpu_steal_ticks = 100; /* the hypervisor took 10 % */
+    yb_report_self_check(&r, &info, &c);
+    assert_true(c.cpu_starved);
+    r.cpu_steal_ticks = 0;
+    r.gen_invol_switches = 1000; /* 500/s on one thread */
+    yb_report_self_check(&r, &info, &c);
+    assert_true(c.cpu_starved);
+    yb_recorder_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_sections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_file_atomic, setup, teardown),
+        cmocka_unit_test(test_self_check_split),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
