@@ -16,8 +16,7 @@
 # response, h2load does not.
 #
 # Mapping: h2load -c C -m M is C connections with M streams each, C*M
-# calls in flight.  yangblast's -c is calls in flight, so the same load is
-# `--sessions pool=C -c C*M -m M` (persistent sessions: reuse mode).
+# calls in flight; yangblast's -c C -m M means the same.
 #
 # Usage: bench/h2_vs_h2load.sh [-n REQUESTS] [-c CONNS] [-m STREAMS]
 #        [-r ROUNDS] [-s sink|nghttpd] [YANGBLAST]
@@ -86,7 +85,7 @@ cpu_of() {
 body_len=$(stat -c %s "$W/body.bin")
 echo "# $n Set calls of $body_len bytes (gRPC-framed), $c connections x $m streams, server $server on 127.0.0.1:$port"
 echo "# h2load:    h2load -n $n -c $c -m $m -t 1 -d body.bin -H 'content-type: application/grpc' -H 'te: trailers' http://127.0.0.1:$port$path"
-echo "# yangblast: $YB run set.ybc --target grpc://127.0.0.1:$port --sessions pool=$c -c $((c * m)) -m $m -t 1 -n $n $yb_extra"
+echo "# yangblast: $YB run set.ybc --target grpc://127.0.0.1:$port -c $c -m $m -t 1 -n $n $yb_extra"
 printf '%-6s %14s %14s %8s\n' round "h2load us/RPC" "yangblast us/RPC" ratio
 tot_h=0 tot_y=0 status=0
 for r in $(seq "$rounds"); do
@@ -96,7 +95,7 @@ for r in $(seq "$rounds"); do
         echo "h2load did not complete every request:" >&2; cat "$W/h2load.out" >&2; status=1; break
     fi
     sy=$(cpu_of "$W/yb.out" "$YB" run "$W/set.ybc" --target "grpc://127.0.0.1:$port" \
-        --sessions "pool=$c" -c $((c * m)) -m "$m" -t 1 -n "$n" $yb_extra --json "$W/yb.json")
+        -c "$c" -m "$m" -t 1 -n "$n" $yb_extra --json "$W/yb.json")
     ok=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"][sys.argv[2]])' "$W/yb.json" "$okkey" 2>/dev/null)
     if [ "$sy" = FAILED ] || [ "$ok" != "$n" ]; then
         echo "yangblast did not complete every request:" >&2; cat "$W/yb.out" >&2; status=1; break

@@ -152,11 +152,21 @@ int yb_cmd_run(int argc, char **argv)
     else if (!strcmp(sessions, "original"))
         o.policy = YB_SESS_ORIGINAL;
     else if (!strncmp(sessions, "pool=", 5) && yb_parse_u64(sessions + 5, 1, 100000, &v) == 0) {
-        o.policy = YB_SESS_POOL;
-        o.pool_size = (unsigned)v;
+        /* retired: -c N is N sessions now (h2load's meaning), so pool=N
+         * is -c N; kept working (warned) for the scripts that used it */
+        if (ro.given['c'] && o.concurrency != v)
+            return yb_usage_error("run", "--sessions pool=%llu and -c %u both set the number of "
+                                  "sessions now: give -c N (sessions) and -m M (requests in "
+                                  "flight on each)", (unsigned long long)v, o.concurrency);
+        yb_errorf("warning: --sessions pool=%llu is -c %llu now (-c N: N sessions, -m M: M "
+                  "requests in flight on each); running --sessions reuse -c %llu",
+                  (unsigned long long)v, (unsigned long long)v, (unsigned long long)v);
+        o.policy = YB_SESS_REUSE;
+        o.concurrency = (unsigned)v;
+        ro.given['c'] = 1;
     } else
-        return yb_usage_error("run", "--sessions '%s': expected reuse, per-request, pool=N or "
-                              "original", sessions);
+        return yb_usage_error("run", "--sessions '%s': expected reuse, per-request or original",
+                              sessions);
     if ((rc = check_applies(&ro)))
         return rc;
     if (!o.speed)
@@ -169,14 +179,17 @@ int yb_cmd_run(int argc, char **argv)
         if (rate || o.timing_original || o.requests)
             return yb_usage_error("run", "--subscriptions is a closed loop for --duration: "
                                          "no --rate, --timing or -n");
-        if (ro.given['c'] && o.concurrency != subscriptions)
-            return yb_usage_error("run", "--subscriptions N sets -c N");
-        o.concurrency = (unsigned)subscriptions;
+        /* N calls in flight: N sessions, or N / M sessions of M streams */
+        if (ro.given['c'])
+            return yb_usage_error("run", "--subscriptions N sets -c N (N / M with -m M)");
+        if (subscriptions % o.streams)
+            return yb_usage_error("run", "--subscriptions %llu with -m %u: N must be a multiple "
+                                  "of M (N / M sessions of M calls each)",
+                                  (unsigned long long)subscriptions, o.streams);
+        o.concurrency = (unsigned)(subscriptions / o.streams);
     }
     if ((rc = yb_check_shared("run", &ro)))
         return rc;
-    if (o.policy == YB_SESS_POOL && o.pool_size < o.threads)
-        return yb_usage_error("run", "pool=N needs N >= -t");
     char err[512];
     if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
         yb_errorf("%s", err);
@@ -265,16 +278,14 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_USAGE;
         goto out;
     }
-    char sess_desc[32], load_desc[64];
+    char load_desc[64];
     snprintf(load_desc, sizeof load_desc, "original timing x%g", o.speed);
-    snprintf(sess_desc, sizeof sess_desc, "pool=%u", o.pool_size);
     yb_run_info info = {
         .corpus = o.corpus_path,
         .target = target,
         .protocol = proto,
         .sessions = o.policy == YB_SESS_REUSE ? "reuse"
-                    : o.policy == YB_SESS_PER_REQUEST ? "per-request"
-                    : o.policy == YB_SESS_ORIGINAL ? "original" : sess_desc,
+                    : o.policy == YB_SESS_PER_REQUEST ? "per-request" : "original",
         .tls_resume = o.tls_resume,
         .concurrency = o.concurrency,
         .threads = o.threads,

@@ -29,10 +29,10 @@ static const opt_def OPTS[] = {
     {NULL, "duration", 'D', required_argument, RUN, "-D, --duration D",
      "run for D (e.g. 30s, 1m30s, 2h), cycling"},
     {NULL, "concurrency", 'c', required_argument, BOTH, "-c, --concurrency N",
-     "requests in flight (closed loop; default 1)"},
+     "sessions (connections; default 1), as in h2load:\nthe closed loop keeps N x M in flight"},
     {NULL, "threads", 't', required_argument, BOTH, "-t, --threads N", "worker threads (default 1)"},
-    {NULL, "streams", 'm', required_argument, BOTH, "-m, --streams N",
-     "HTTP/2 streams per session (default 1; gNMI only)"},
+    {NULL, "streams", 'm', required_argument, BOTH, "-m, --streams M",
+     "requests in flight on each session: HTTP/2\nstreams (default 1; gNMI only)"},
     {NULL, "subscriptions", YB_RO_SUBS, required_argument, RUN, "    --subscriptions N",
      "gNMI Subscribe corpus: hold N Subscribe calls open\nat once for --duration (-c N, cycling; "
      "a ONCE or\nPOLL call that ends is replaced, STREAM calls last\nthe run)"},
@@ -51,8 +51,8 @@ static const opt_def OPTS[] = {
      "open loop: due requests that may wait for a free\nsession per worker (default 10000); more "
      "are\ncounted as backlog_overflow errors"},
     {"Sessions:", "sessions", YB_RO_SESSIONS, required_argument, RUN, "    --sessions P",
-     "reuse (default): persistent sessions, one per slot;\nper-request: new TCP+TLS session per "
-     "request;\npool=N: N persistent sessions shared by all slots;\noriginal: one session per "
+     "reuse (default): -c persistent sessions, -m\nrequests in flight on each;\nper-request: "
+     "new TCP+TLS session per request\n(-c at once);\noriginal: one session per "
      "recorded connection,\nits requests in recorded order (-c caps requests\nin flight; "
      "no -c with an open loop)"},
     {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN, "    --tls-resume",
@@ -402,5 +402,8 @@ int yb_check_shared(const char *cmd, const yb_runopts *r)
     if (r->o.concurrency < r->o.threads)
         return yb_usage_error(cmd, "-c (%u) must be at least -t (%u)", r->o.concurrency,
                               r->o.threads);
+    if ((uint64_t)r->o.concurrency * r->o.streams > 1000000)
+        return yb_usage_error(cmd, "-c %u -m %u: at most 1000000 requests in flight (N x M)",
+                              r->o.concurrency, r->o.streams);
     return 0;
 }

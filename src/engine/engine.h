@@ -7,7 +7,7 @@
  *   worker.c   a worker's loop: when requests are due (schedule.c), which
  *              request comes next (source.c), records what comes back
  *   pool.c     the sessions of one target: which session carries a request
- *              (reuse, per-request, pool=N, original, TLS resumption)
+ *              (reuse, per-request, original, TLS resumption)
  *   then codec (HTTP/1.1 | HTTP/2 + gRPC) -> transport (TCP | TLS)
  *   results -> recorder (per worker) -> merged here -> report
  *

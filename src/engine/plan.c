@@ -27,14 +27,12 @@ void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
     s->worker = worker;
     s->workers = n;
     s->by_conn = o->policy == YB_SESS_ORIGINAL;
-    s->slots = split(o->concurrency, n, worker);
+    /* h2load's -c N -m M: N sessions, M requests in flight on each, so
+     * the closed loop keeps N x M in flight */
+    unsigned sessions = split(o->concurrency, n, worker);
+    s->slots = sessions * (o->streams ? o->streams : 1);
     switch (o->policy) {
-    case YB_SESS_REUSE: s->sess_limit = s->slots; break;
-    case YB_SESS_POOL:
-        s->sess_limit = split(o->pool_size, n, worker);
-        if (!s->sess_limit)
-            s->sess_limit = 1;
-        break;
+    case YB_SESS_REUSE: s->sess_limit = sessions; break;
     case YB_SESS_ORIGINAL: s->sess_limit = UINT32_MAX; break;
     default: s->sess_limit = 0; break;
     }

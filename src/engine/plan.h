@@ -32,10 +32,11 @@ typedef struct {
     const yb_codec_ops *ops; /* codec for the corpus' protocol */
     yb_target target;
     unsigned threads;        /* workers, >= 1 */
-    unsigned concurrency;    /* closed-loop slots across all workers, >= threads */
-    unsigned streams;        /* HTTP/2 streams per session (1 for HTTP/1.1) */
+    unsigned concurrency;    /* -c: sessions across all workers, >= threads */
+    unsigned streams;        /* -m: requests in flight per session (HTTP/2
+                              * streams; 1 for HTTP/1.1): the closed loop
+                              * keeps concurrency x streams in flight */
     yb_sess_policy policy;
-    unsigned pool_size;      /* YB_SESS_POOL: sessions across all workers */
     int tls_resume;          /* per-request sessions resume TLS */
     uint64_t requests;       /* total requests; 0 = one pass over the corpus */
     uint64_t duration_ns;    /* stop issuing after this; 0 = none */
@@ -85,8 +86,9 @@ typedef struct {
     unsigned worker, workers; /* its request k is the pair's global request
                                * k * workers + worker (one schedule, interleaved) */
     int by_conn;              /* the corpus is shared by recorded connection */
-    unsigned slots;           /* closed-loop concurrency; also the cap on
-                               * per-request sessions open at once */
+    unsigned slots;           /* requests in flight: its sessions x streams
+                               * (closed loop); also the cap on per-request
+                               * sessions open at once */
     unsigned sess_limit;      /* persistent sessions open at once */
     uint64_t budget;          /* requests to issue; UINT64_MAX = until the end */
     int cycle;                /* wrap around the corpus share */

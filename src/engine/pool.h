@@ -1,5 +1,5 @@
 /* The session pool of one target, inside one worker: decides on which
- * session an exchange runs (reuse, per-request, pool=N, original), opens
+ * session an exchange runs (reuse, per-request, original), opens
  * and closes sessions (transport + codec), keeps the TLS resumption cache
  * (the target's client TLS context) and the queue of exchanges waiting for
  * a session.  It never decides when a request is due, and never touches
@@ -19,9 +19,8 @@
 #include "transport/transport.h"
 
 typedef enum {
-    YB_SESS_REUSE = 0,   /* persistent sessions, one per concurrency slot */
+    YB_SESS_REUSE = 0,   /* -c persistent sessions, -m requests in flight on each */
     YB_SESS_PER_REQUEST, /* a new session (TCP + TLS [+ HTTP/2]) per request */
-    YB_SESS_POOL,        /* N persistent sessions shared by all slots */
     YB_SESS_ORIGINAL,    /* one session per recorded connection, in recorded order */
 } yb_sess_policy;
 

@@ -93,6 +93,7 @@ typedef struct gconn {
     unsigned npool;
     gstream *active;
     unsigned begun;
+    unsigned open_streams;  /* request streams begun and not closed */
     int32_t goaway_last;    /* last stream id of our GOAWAY; 0 = none sent */
     int dead;
     int in_recv;            /* inside mem_recv: flush afterwards */
@@ -1178,6 +1179,8 @@ static int cb_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
     st->rpc = YB_RPC_OTHER;
     nghttp2_session_set_stream_user_data(ng, st->id, st);
     c->begun++;
+    if (++c->open_streams > s->st.streams_max)
+        s->st.streams_max = c->open_streams;
     if (s->goaway_after && c->begun == s->goaway_after) {
         /* Streams up to this one are served; later ones are refused. */
         s->st.faults[YB_FAULT_GOAWAY_AFTER]++;
@@ -1316,6 +1319,7 @@ static int cb_stream_close(nghttp2_session *ng, int32_t id, uint32_t err, void *
     if (!st)
         return 0;
     nghttp2_session_set_stream_user_data(ng, id, NULL);
+    c->open_streams--;
     stream_put(c, st);
     return 0;
 }

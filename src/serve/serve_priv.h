@@ -27,6 +27,7 @@ typedef struct {
     uint64_t grpc_status[17];
     uint64_t faults[YB_FAULT__COUNT];
     uint64_t streams_refused;   /* gNMI streams above our GOAWAY's last-stream-id: not run */
+    uint64_t streams_max;       /* gNMI: most streams open at once on one connection */
     uint64_t auth_failures;
     uint64_t bytes_in[2], bytes_out[2];
 } yb_serve_stats;

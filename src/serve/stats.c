@@ -27,7 +27,7 @@ static uint64_t sum(const uint64_t *a, size_t n)
 }
 
 /* yb_serve_stats holds nothing but uint64_t counters, so the fleet's
- * totals are the element-wise sum. */
+ * totals are the element-wise sum (streams_max, a maximum, excepted). */
 _Static_assert(sizeof(yb_serve_stats) % sizeof(uint64_t) == 0,
                "yb_serve_stats holds only uint64_t counters");
 
@@ -49,6 +49,11 @@ static void totals(const yb_serve_device_info *d, unsigned n, yb_serve_stats *st
             *qmax = d[k].qmax;
         *qmean += d[k].qmean;
     }
+    /* ... except a maximum, which is the largest */
+    st->streams_max = 0;
+    for (unsigned k = 0; k < n; k++)
+        if (d[k].st->streams_max > st->streams_max)
+            st->streams_max = d[k].st->streams_max;
     if (n)
         *qmean /= n;
 }
@@ -166,6 +171,7 @@ static json_t *stats_json(const yb_serve_stats *st, size_t qmax, double qmean)
                                                     "mean", qmean));
     json_object_set_new(j, "faults", fl);
     json_object_set_new(j, "streams_refused", json_integer((json_int_t)st->streams_refused));
+    json_object_set_new(j, "streams_max_concurrent", json_integer((json_int_t)st->streams_max));
     json_object_set_new(j, "auth_failures", json_integer((json_int_t)st->auth_failures));
     json_object_set_new(j, "bad_input", json_integer((json_int_t)st->bad_input));
     json_object_set_new(j, "bytes_in", json_pack("{s:I,s:I}", "restconf",

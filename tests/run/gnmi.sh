@@ -64,12 +64,12 @@ is "per-request: connect phase count 200" "$(jget "$T/perreq.json" 'r["latency_u
 is "per-request: grpc_status" "$(jget "$T/perreq.json" 'r["grpc_status"]')" '{"0":200}'
 
 gnmi_up pool
-yb run "$T/set.ybc" --target "grpc://127.0.0.1:$port" --sessions pool=3 -c 12 -m 4 -n 300 --json "$T/pool.json"
-is "pool=3: exit 0" "$rc" 0
+yb run "$T/set.ybc" --target "grpc://127.0.0.1:$port" -c 3 -m 4 -n 300 --json "$T/pool.json"
+is "-c 3 -m 4: exit 0" "$rc" 0
 peer_stop "$T/pool"
-is "pool=3: server saw 3 connections" "$(jget "$T/pool/stats.json" 'r["connections"]')" 3
-is "pool=3: server set_valid 300" "$(jget "$T/pool/stats.json" 'r["set_valid"]')" 300
-is "pool=3: requests_ok 300, sessions 3" "$(jget "$T/pool.json" '[r["summary"]["requests_ok"], r["sessions"]["opened"]]')" '[300,3]'
+is "-c 3 -m 4: server saw 3 connections" "$(jget "$T/pool/stats.json" 'r["connections"]')" 3
+is "-c 3 -m 4: server set_valid 300" "$(jget "$T/pool/stats.json" 'r["set_valid"]')" 300
+is "-c 3 -m 4: requests_ok 300, sessions 3" "$(jget "$T/pool.json" '[r["summary"]["requests_ok"], r["sessions"]["opened"]]')" '[300,3]'
 
 gnmi_up threads
 yb run "$T/set.ybc" --target "grpc://127.0.0.1:$port" -t 2 -c 2 -n 100 --json "$T/threads.json"
@@ -289,7 +289,7 @@ print(best)
 EOF
 }
 ng_up --trailer 'grpc-status: 0' --max-concurrent-streams=2
-yb run "$T/set.ybc" --target "grpc://127.0.0.1:$ngport" --sessions pool=1 -c 10 -m 10 -n 100 --json "$T/ngmcs.json"
+yb run "$T/set.ybc" --target "grpc://127.0.0.1:$ngport" -c 1 -m 10 -n 100 --json "$T/ngmcs.json"
 ng_down
 is "nghttpd --trailer grpc-status:0 -m 2, yangblast -m 10: exit 0" "$rc" 0
 is "nghttpd -m 2: 100 ok, one session" "$(jget "$T/ngmcs.json" '[r["summary"]["requests_ok"], r["sessions"]["opened"]]')" '[100,1]'
@@ -320,7 +320,7 @@ bad_run() {
         rc=255
     fi
 }
-bad_run goaway goaway-after:5 --sessions pool=1 -c 4 -m 4 -n 40
+bad_run goaway goaway-after:5 -c 1 -m 4 -n 40
 is "GOAWAY every 5 streams: exit 0" "$rc" 0
 is "GOAWAY: all 40 ok" "$(jget "$T/goaway.json" '[r["summary"]["requests_ok"], r["grpc_status"]]')" '[40,{"0":40}]'
 is "GOAWAY: sessions reopened (server connections = yangblast sessions)" \

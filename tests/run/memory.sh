@@ -36,7 +36,7 @@ check "synth gnmi Capabilities corpus" "$YB" synth acl --proto gnmi --op capabil
 B=48000000
 if peer_start "$T/hoard" h2bad.py --mode hoard:$B --stats "$T/hoard/stats.json" --max-seconds 120; then
     run_hwm run "$T/cap.ybc" --target "grpc://127.0.0.1:$(peer_port "$T/hoard")" \
-        --sessions pool=1 -c 32 -m 32 -n 32 -q --json "$T/hoard.json"
+        -c 1 -m 32 -n 32 -q --json "$T/hoard.json"
     diag "hoard: exit $rc, peak RSS $((peak_kb / 1024)) MiB"
     is "hoard: exit 1 (errors), report complete: 32 started, 32 completed" \
         "$rc $(jget "$T/hoard.json" '[r["summary"]["requests_started"], r["summary"]["requests_completed"]]')" \

@@ -177,15 +177,15 @@ for v in 1.3 1.2; do
     is "tls-resume (TLS $v): JSON run.tls_resume" "$(jget "$J" 'd["run"]["tls_resume"]')" True
 done
 
-# -- pool=2 with -c 4
+# -- -c 2: two connections (h2load's -c; pool=N is retired)
 clear_log "$T/ngtls"
-yb pool "$T/acl10.ybc" --target "$TU" --cacert "$CA" -c 4 -n 100 --sessions pool=2
-is "pool=2 -c 4: exit 0" "$rc" 0
+yb pool "$T/acl10.ybc" --target "$TU" --cacert "$CA" -c 2 -n 100
+is "-c 2: exit 0" "$rc" 0
 wait_log "$TL" 100
-is "pool=2: nginx logged 100 requests" "$(lstat "$TL" 'len(rows)')" 100
-is "pool=2: exactly 2 connections" "$(lstat "$TL" 'len({r["conn"] for r in rows})')" 2
-is "pool=2 JSON: ok 100, sessions 2, run.sessions" \
-    "$(jget "$J" '(d["summary"]["requests_ok"], d["sessions"]["opened"], d["run"]["sessions"])')" "(100, 2, 'pool=2')"
+is "-c 2: nginx logged 100 requests" "$(lstat "$TL" 'len(rows)')" 100
+is "-c 2: exactly 2 connections" "$(lstat "$TL" 'len({r["conn"] for r in rows})')" 2
+is "-c 2 JSON: ok 100, sessions 2, run.sessions" \
+    "$(jget "$J" '(d["summary"]["requests_ok"], d["sessions"]["opened"], d["run"]["sessions"])')" "(100, 2, 'reuse')"
 
 # -- -t 2 -c 4
 clear_log "$T/ngtls"

@@ -40,8 +40,8 @@ for proto in r g; do
         "$(run_pol ${proto}res "$T/$proto.ybc" "$url" -c 2 --sessions per-request --tls-resume)" 0
     res=$(j "$T/${proto}res.json" "d['sessions']['tls_resumed']")
     check "$label per-request --tls-resume: most handshakes resumed ($res of 20)" test "$res" -ge 15
-    is "$label pool=2 -c 4: exit 0" "$(run_pol ${proto}pool "$T/$proto.ybc" "$url" -c 4 --sessions pool=2)" 0
-    is "$label pool=2 -c 4: 2 sessions" "$(j "$T/${proto}pool.json" "d['sessions']['opened']")" 2
+    is "$label -c 2: exit 0" "$(run_pol ${proto}pool "$T/$proto.ybc" "$url" -c 2)" 0
+    is "$label -c 2: 2 sessions" "$(j "$T/${proto}pool.json" "d['sessions']['opened']")" 2
     if [ $proto = g ]; then
         is "$label -m 4 on one session: exit 0" "$(run_pol ${proto}mux "$T/$proto.ybc" "$url" -c 1 -m 4)" 0
         is "$label -m 4: one session carried 20" "$(j "$T/${proto}mux.json" "d['summary']['requests_ok'], d['sessions']['opened']")" "20 1"

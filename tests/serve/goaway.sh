@@ -40,14 +40,14 @@ round() {
         test "$(jget "$T/$name.stats" 'r["faults"]["goaway"]')" -gt 1 -a "$retried" -ge "$refused"
 }
 
-round h2c-pool1 --fault goaway-after:3 -- --sessions pool=1 -c 16 -m 16
-check "h2c-pool1: streams above last-stream-id arrived and were refused" \
-    test "$(jget "$T/h2c-pool1.stats" 'r["streams_refused"]')" -gt 0
+round h2c-c1m16 --fault goaway-after:3 -- -c 1 -m 16
+check "h2c-c1m16: streams above last-stream-id arrived and were refused" \
+    test "$(jget "$T/h2c-c1m16.stats" 'r["streams_refused"]')" -gt 0
 round h2c-reuse --fault goaway-after:1 -- --sessions reuse -c 4 -m 32
-round h2c-pool2 --fault goaway-after:10 --service-time fixed:1ms -- --sessions pool=2 -c 8 -m 8
-round tls-pool1 --self-signed --write-cert "$T/ca.pem" --fault goaway-after:3 -- --sessions pool=1 -c 16 -m 16
+round h2c-c2m4 --fault goaway-after:10 --service-time fixed:1ms -- -c 2 -m 4
+round tls-c1m16 --self-signed --write-cert "$T/ca.pem" --fault goaway-after:3 -- -c 1 -m 16
 round tls-reuse --self-signed --write-cert "$T/ca.pem" --fault goaway-after:1 -- --sessions reuse -c 4 -m 32
-round tls-pool2 --self-signed --write-cert "$T/ca.pem" --fault goaway-after:10 --service-time fixed:1ms -- --sessions pool=2 -c 8 -m 8
+round tls-c2m4 --self-signed --write-cert "$T/ca.pem" --fault goaway-after:10 --service-time fixed:1ms -- -c 2 -m 4
 
 # A client that keeps its side open after the GOAWAY'd session is done is
 # closed by the server after the linger time (not left open forever).

@@ -56,29 +56,25 @@ static void test_slots_and_reuse_sessions(void **st)
     assert_false(a.by_conn);
 }
 
-static void test_pool_never_empty(void **st)
+/* h2load's -c N -m M: N sessions, M requests in flight on each. */
+static void test_sessions_times_streams(void **st)
 {
     (void)st;
-    yb_engine_opts o = opts(3, 6);
-    o.policy = YB_SESS_POOL;
-    o.pool_size = 4;
+    yb_engine_opts o = opts(3, 4);
+    o.streams = 8;
     yb_plan p;
     yb_plan_single(&p, &o);
-    unsigned want[] = {2, 1, 1}, got = 0;
+    unsigned want_sess[] = {2, 1, 1}, sess = 0, slots = 0;
     for (unsigned i = 0; i < 3; i++) {
         yb_share s;
         yb_plan_share(&p, 0, i, &s);
-        assert_int_equal(s.sess_limit, want[i]);
-        got += s.sess_limit;
+        assert_int_equal(s.sess_limit, want_sess[i]);
+        assert_int_equal(s.slots, want_sess[i] * 8);
+        sess += s.sess_limit;
+        slots += s.slots;
     }
-    assert_int_equal(got, 4);
-    /* fewer sessions than workers: each worker still gets one */
-    o.pool_size = 1;
-    for (unsigned i = 0; i < 3; i++) {
-        yb_share s;
-        yb_plan_share(&p, 0, i, &s);
-        assert_int_equal(s.sess_limit, 1);
-    }
+    assert_int_equal(sess, 4);   /* -c 4: four sessions */
+    assert_int_equal(slots, 32); /* x -m 8: 32 in flight */
 }
 
 static void test_per_request_and_original(void **st)
@@ -180,7 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_pair),
         cmocka_unit_test(test_slots_and_reuse_sessions),
-        cmocka_unit_test(test_pool_never_empty),
+        cmocka_unit_test(test_sessions_times_streams),
         cmocka_unit_test(test_per_request_and_original),
         cmocka_unit_test(test_budget_adds_up),
         cmocka_unit_test(test_one_pass_or_duration),
