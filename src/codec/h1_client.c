@@ -153,6 +153,18 @@ static int looks_h2(const uint8_t *d, size_t n)
            !(d[8] & 0x7f);
 }
 
+/* Appends what the response began with (its first line, at most 40
+ * bytes, sanitized) to reason: says what was malformed. */
+static void quote_start(char *reason, size_t len, const uint8_t *d, size_t n)
+{
+    size_t k = 0;
+    while (k < n && k < 40 && d[k] != '\r' && d[k] != '\n')
+        k++;
+    yb_reason_append(reason, len, (const uint8_t *)" (response began \"", 19);
+    yb_reason_append(reason, len, d, k);
+    yb_reason_append(reason, len, (const uint8_t *)"\")", 2);
+}
+
 static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
 {
     if (!c->cur) {
@@ -175,6 +187,8 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
         yb_reason_fmt(x->res.reason, sizeof x->res.reason,
                       x->res.err == YB_ERR_TOO_LARGE ? "too large: %s" : "protocol: %s",
                       yb_h1_resp_error(c->resp));
+        if (x->res.err == YB_ERR_PROTOCOL && x->res.bytes_in == n && !looks_h2(d, n))
+            quote_start(x->res.reason, sizeof x->res.reason, d, n);
         if (x->res.bytes_in == n && looks_h2(d, n))
             yb_reason_fmt(x->res.reason, sizeof x->res.reason,
                           "protocol: the server answered in HTTP/2 frames, not HTTP/1.1 "

@@ -45,6 +45,7 @@ struct yb_tls_ctx {
     FILE *keylog;               /* owned, or NULL */
     unsigned char *alpn;        /* server: wire-format list in preference order */
     size_t alpn_len;
+    char alpn_offered[64];      /* client: the list offered, as given (for reasons) */
     sess_entry *sessions;
 };
 
@@ -326,6 +327,7 @@ yb_tls_ctx *yb_tls_client_ctx_new(const yb_tls_client_opts *o, char *err, size_t
         }
         free(wire);
         wire = NULL;
+        snprintf(c->alpn_offered, sizeof c->alpn_offered, "%s", o->alpn);
     }
     c->session_cache = o->session_cache != 0;
     if (c->session_cache) {
@@ -444,6 +446,12 @@ void yb_tls_ctx_free(yb_tls_ctx *c)
         fclose(c->keylog);
     free(c->alpn);
     free(c);
+}
+
+const char *yb_tls_alpn_offered(const SSL *ssl)
+{
+    const yb_tls_ctx *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    return c ? c->alpn_offered : "";
 }
 
 int yb_tls_parse_version(const char *s, int *out)

@@ -20,4 +20,8 @@
 SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
                     char *err, size_t errlen);
 
+/* Client role: the ALPN protocols ssl's context offers, comma-separated
+ * as configured ("" = none). */
+const char *yb_tls_alpn_offered(const SSL *ssl);
+
 #endif

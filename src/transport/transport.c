@@ -580,6 +580,13 @@ static void tls_fail(yb_transport *t, int sslerr)
     if (vr != X509_V_OK && (SSL_get_verify_mode(t->ssl) & SSL_VERIFY_PEER))
         yb_reason_fmt(t->errtext, sizeof t->errtext, "tls: certificate verify failed: %s",
                       X509_verify_cert_error_string(vr));
+    else if (e && ERR_GET_REASON(e) == SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL &&
+             !SSL_is_server(t->ssl))
+        /* the server speaks none of what we asked for: for gNMI, no h2 */
+        yb_reason_fmt(t->errtext, sizeof t->errtext,
+                      "tls: the server accepts none of the protocols offered via ALPN (%s): it "
+                      "does not speak %s over TLS here",
+                      yb_tls_alpn_offered(t->ssl), yb_tls_alpn_offered(t->ssl));
     else if (e && ERR_reason_error_string(e))
         yb_reason_fmt(t->errtext, sizeof t->errtext, "%s: %s", what, ERR_reason_error_string(e));
     else if (sslerr == SSL_ERROR_SYSCALL)

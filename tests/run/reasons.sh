@@ -115,6 +115,21 @@ fi
 is "truncated body: how much of it came" "$(reasons trunc)" \
     '[["closed","closed by peer after 10 of 100 response body bytes",2]]'
 
+# ---- a reset, a malformed answer -------------------------------------------------
+if peer_start "$T/reset" badhttp.py reset --max-seconds 60; then
+    bport=$(peer_port "$T/reset")
+    yb reset "$RC_CORPUS" --target "http://127.0.0.1:$bport" -n 2
+    peer_stop "$T/reset"
+fi
+is "a peer that resets: reset, while reading, and where" "$(reasons reset)" \
+    "[[\"reset\",\"reset: connection reset by peer (while reading) (127.0.0.1:$bport)\",2]]"
+if peer_start "$T/garbage" badhttp.py garbage --max-seconds 60; then
+    yb garbage "$RC_CORPUS" --target "http://127.0.0.1:$(peer_port "$T/garbage")" -n 2
+    peer_stop "$T/garbage"
+fi
+is "a malformed status line: what was wrong, and what came" "$(reasons garbage)" \
+    '[["protocol","protocol: invalid HTTP status code (response began \"HTTP/1.1 ABC nonsense\")",2]]'
+
 # ---- a server that does not speak what the corpus needs ---------------------------
 nport=$(free_port)
 if check "nginx (HTTP/1.1 only) starts" nginx_start "$T/ng" "$nport"; then
@@ -124,6 +139,14 @@ fi
 like "gNMI against an HTTP/1.1-only server: it does not speak HTTP/2" "$(reasons h1only)" \
     '^\[\["protocol","protocol: the server answered the HTTP/2 preface in HTTP/1.x: it does not speak HTTP/2 here[^"]*",3\]\]$'
 is "h1-only: reasons add up" "$(adds_up h1only)" true
+tport=$(free_port)
+if check "nginx (TLS, HTTP/1.1 only) starts" nginx_start "$T/ngt" "$tport" tls; then
+    yb noh2 "$GN_CORPUS" --target "https://127.0.0.1:$tport" --cacert "$(nginx_cert "$T/ngt")" -n 2
+    nginx_stop "$T/ngt"
+fi
+is "gNMI against a TLS server without h2 in ALPN: it does not speak h2 over TLS" \
+    "$(reasons noh2)" \
+    "[[\"tls\",\"tls: the server accepts none of the protocols offered via ALPN (h2): it does not speak h2 over TLS here (127.0.0.1:$tport)\",2]]"
 
 check "no sanitizer reports in any run" sh -c "! grep -E 'Sanitizer|runtime error:' '$T/all.out'"
 done_testing
