@@ -78,6 +78,62 @@ static char *read_password(const char *path)
     return p;
 }
 
+static const char *const OUT_NAMES[] = {"--stats", "--write-cert", "--write-inventory"};
+
+/* The file a regular output replaces, canonical (links followed, the
+ * directory made absolute), malloc'd; NULL for an output written in place
+ * or a path that does not resolve (yb_outfile_check speaks for those). */
+static char *canonical_output(const char *path)
+{
+    char e[256];
+    char *r = yb_outfile_replaced_path(path, e, sizeof e), *dir = NULL, *out = NULL;
+    if (!r)
+        return NULL;
+    char *slash = strrchr(r, '/');
+    const char *base = slash ? slash + 1 : r;
+    if (slash == r)
+        dir = realpath("/", NULL);
+    else if (slash) {
+        *slash = 0;
+        dir = realpath(r, NULL);
+    } else {
+        dir = realpath(".", NULL);
+    }
+    if (dir && (out = malloc(strlen(dir) + strlen(base) + 2))) {
+        size_t dl = strlen(dir), bl = strlen(base);
+        memcpy(out, dir, dl);
+        out[dl] = '/';
+        memcpy(out + dl + 1, base, bl + 1);
+    }
+    free(dir);
+    free(r);
+    return out;
+}
+
+/* 1 (with a message in err) when two of the output files paths[0..n)
+ * (NULL = not given) are the same regular file once links are resolved:
+ * the later write would replace the earlier one.  Outputs written in place
+ * (standard output is checked apart, /dev/null) may coincide. */
+static int same_output(const char *const *paths, size_t n, const char *const *names, char *err,
+                       size_t errlen)
+{
+    char *real[3] = {NULL, NULL, NULL};
+    int dup = 0;
+    for (size_t i = 0; i < n && i < 3; i++)
+        if (paths[i] && !yb_outfile_is_stdout(paths[i]))
+            real[i] = canonical_output(paths[i]);
+    for (size_t i = 0; i < n && i < 3 && !dup; i++)
+        for (size_t j = i + 1; j < n && j < 3 && !dup; j++)
+            if (real[i] && real[j] && strcmp(real[i], real[j]) == 0) {
+                snprintf(err, errlen, "%s and %s both name %s: one would replace the other",
+                         names[i], names[j], paths[j]);
+                dup = 1;
+            }
+    for (size_t i = 0; i < 3; i++)
+        free(real[i]);
+    return dup;
+}
+
 int yb_cmd_serve(int argc, char **argv)
 {
     enum {
@@ -229,6 +285,8 @@ int yb_cmd_serve(int argc, char **argv)
     for (size_t i = 0; i < 3; i++)
         if (outs[i] && yb_outfile_check(outs[i], 0, cerr, sizeof cerr) < 0)
             return yb_usage_error("serve", "%s", cerr);
+    if (same_output(outs, 3, OUT_NAMES, cerr, sizeof cerr))
+        return yb_usage_error("serve", "%s", cerr);
     char *pw = NULL;
     if (o.auth_user) {
         if (pwfile) {

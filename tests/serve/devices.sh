@@ -176,6 +176,13 @@ like "overlapping port ranges refused" "$(err --devices 3 --restconf :30000 --gn
    'ports 30000..30002 and --gnmi ports 30002..30004 overlap.*rc=2'
 like "--write-inventory - refused" "$(err --devices 2 --write-inventory -)" \
    'standard output carries.*rc=2'
+like "--write-inventory onto the --write-cert file refused" \
+   "$(cd "$T" && err --devices 2 --self-signed --write-cert c.pem --write-inventory ./c.pem)" \
+   '--write-cert and --write-inventory both name ./c.pem.*rc=2'
+ln -s st.json "$T/st-link"
+like "--stats through a link onto the inventory refused" \
+   "$(err --devices 2 --stats "$T/st-link" --write-inventory "$T/st.json")" \
+   '--stats and --write-inventory both name.*rc=2'
 like "--device-addresses outside 127/8 refused" "$(err --devices 2 --device-addresses 10.0.0.1)" \
    '127\.0\.0\.0/8.*rc=2'
 like "--device-addresses with an explicit listener address refused" \
