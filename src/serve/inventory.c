@@ -5,6 +5,7 @@
 #include "config.h"
 #include "serve/serve_priv.h"
 #include "util/outfile.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -45,7 +46,8 @@ static char *ca_path(const char *write_cert)
     return realpath(write_cert, NULL);
 }
 
-static void write_tls(FILE *f, const yb_serve_opts *o)
+/* ca: the CA file clients verify against (self-signed), or NULL. */
+static void write_tls(FILE *f, const yb_serve_opts *o, const char *ca)
 {
     if (o->tls_cert) {
         fprintf(f, "  # tls: the servers use --tls-cert ");
@@ -53,7 +55,6 @@ static void write_tls(FILE *f, const yb_serve_opts *o)
         fprintf(f, "; add\n  #   ca: the file of its issuer\n");
         return;
     }
-    char *ca = ca_path(o->write_cert);
     fprintf(f, "  tls:\n");
     if (ca) {
         fprintf(f, "    ca: ");
@@ -66,7 +67,13 @@ static void write_tls(FILE *f, const yb_serve_opts *o)
     /* The certificate names localhost, 127.0.0.1 and ::1 only. */
     if (o->device_addresses)
         fprintf(f, "    server-name: localhost\n");
-    free(ca);
+}
+
+/* 1 when s can be written into YAML: UTF-8 text (bytes that are not
+ * cannot be represented in a YAML file at all). */
+static int yaml_text(const char *s)
+{
+    return !s || yb_utf8_valid((const uint8_t *)s, strlen(s));
 }
 
 int yb_serve_write_inventory(const yb_serve_opts *o, const yb_serve_device_info *d, unsigned n,
@@ -74,8 +81,19 @@ int yb_serve_write_inventory(const yb_serve_opts *o, const yb_serve_device_info 
 {
     yb_outfile out;
     char oerr[512];
+    char *ca = o->self_signed ? ca_path(o->write_cert) : NULL;
+    const char *bad = !yaml_text(o->auth_user) ? "the --auth user name"
+                      : !yaml_text(o->tls_cert) ? "the --tls-cert path"
+                      : !yaml_text(ca) ? "the --write-cert path" : NULL;
+    if (bad) {
+        snprintf(err, errlen, "--write-inventory: %s is not UTF-8 text, which YAML cannot carry",
+                 bad);
+        free(ca);
+        return -1;
+    }
     if (yb_outfile_open(&out, o->write_inventory, 0, oerr, sizeof oerr) < 0) {
         snprintf(err, errlen, "--write-inventory: %s", oerr);
+        free(ca);
         return -1;
     }
     FILE *f = out.f;
@@ -91,7 +109,7 @@ int yb_serve_write_inventory(const yb_serve_opts *o, const yb_serve_device_info 
                        "   # the password of serve's --auth, by reference\n");
         }
         if (tls)
-            write_tls(f, o);
+            write_tls(f, o, ca);
     }
     fprintf(f, "targets:\n");
     for (unsigned k = 0; k < n; k++) {
@@ -103,6 +121,7 @@ int yb_serve_write_inventory(const yb_serve_opts *o, const yb_serve_device_info 
                 fputc('\n', f);
             }
     }
+    free(ca);
     if (ferror(f)) {
         yb_outfile_abort(&out);
         snprintf(err, errlen, "--write-inventory %s: write error", o->write_inventory);

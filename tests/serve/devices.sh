@@ -157,6 +157,17 @@ is "the inventory verifies the certificate as localhost" \
    "$("$PY" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["defaults"]["tls"]["server-name"])' "$T/addr.yaml")" localhost
 stop_serve >/dev/null
 
+# ---- hostile names stay one YAML value ---------------------------------------------------
+U=$'ad"m\\in: #x\ty'
+check "an --auth user with quotes, a backslash, ': ', '#' and a tab" start_fleet --devices 2 \
+    --restconf 127.0.0.1:0 --gnmi off --auth "$U" --write-inventory "$T/odd.yaml"
+stop_serve >/dev/null
+is "the inventory reads back the exact user name" \
+   "$("$PY" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["defaults"]["user"] == sys.argv[2])' "$T/odd.yaml" "$U")" True
+like "a user name that is not UTF-8: exit 2, no inventory" \
+   "$("$YB" serve --devices 2 --restconf :0 --gnmi off --auth $'\xff' --write-inventory "$T/bad.yaml" 2>&1 >/dev/null | tr '\n' ' '; echo "rc=${PIPESTATUS[0]} $(test -e "$T/bad.yaml" && echo written)")" \
+   'the --auth user name is not UTF-8 text.*rc=2 $'
+
 # ---- one device: as it always was ---------------------------------------------------------
 check "serve without --devices" start_serve --stats "$T/one.json" --write-inventory "$T/one.yaml"
 is "the single ready line is unchanged" "$(grep -c '^serve:' "$SOUT") $(grep '^serve:' "$SOUT" | sed 's/:[0-9][0-9]*/:P/g')" \
