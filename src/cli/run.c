@@ -1,6 +1,7 @@
 /* yangblast run: replay a corpus against a target. */
 #include "config.h"
 #include "cli/cli.h"
+#include "cli/fleet.h"
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
@@ -51,7 +52,8 @@ static void show_reason(double t_s, yb_err_class cls, const char *reason, void *
 
 static void help(void)
 {
-    printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n\n"
+    printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n"
+           "       yangblast run CORPUS --targets FILE --fan-out [OPTIONS]\n\n"
            "Replay CORPUS against URL (http://, https://; grpc://, grpcs:// for gNMI; a gNMI\n"
            "corpus over http:// is HTTP/2 without TLS, over https:// TLS with ALPN h2)\n"
            "and report where the time goes.\n\n");
@@ -142,8 +144,8 @@ int yb_cmd_run(int argc, char **argv)
     uint64_t max_errors = ro.max_errors, subscriptions = ro.subscriptions;
     if (optind + 1 != argc)
         return yb_usage_error("run", "expected exactly one CORPUS");
-    if (!target)
-        return yb_usage_error("run", "missing --target URL");
+    if (!target && !ro.inventory)
+        return yb_usage_error("run", "missing --target URL (or --targets FILE)");
     o.corpus_path = argv[optind];
     if (!strcmp(sessions, "reuse"))
         o.policy = YB_SESS_REUSE;
@@ -191,43 +193,65 @@ int yb_cmd_run(int argc, char **argv)
     if ((rc = yb_check_shared("run", &ro)))
         return rc;
     char err[512];
-    if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
-        yb_errorf("%s", err);
-        return YB_EXIT_USAGE;
-    }
-    if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
-        return rc;
     const char *proto = "";
     char redacted[256];
-    rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted);
-    if (rc)
-        return rc;
-    int h2 = o.ops == &yb_h2_client_ops;
-    if ((rc = yb_check_corpus_target("run", o.corpus_path, proto, h2, &o.target, target,
-                                     ro.given['m'] ? o.streams : 1)))
-        return rc;
-    if (subscriptions && strcmp(proto, "gnmi"))
+    /* several targets: every one checked (and the inventory validated)
+     * before anything is sent */
+    yb_fleet fleet;
+    int multi = yb_fleet_wanted(&ro);
+    if (multi) {
+        if ((rc = yb_fleet_prepare("run", &ro, &fleet)))
+            return rc;
+        proto = fleet.proto;
+        target = fleet.desc;
+    } else {
+        if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            return YB_EXIT_USAGE;
+        }
+        if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
+            return rc;
+        rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted);
+        if (rc)
+            return rc;
+        int h2 = o.ops == &yb_h2_client_ops;
+        if ((rc = yb_check_corpus_target("run", o.corpus_path, proto, h2, &o.target, target,
+                                         ro.given['m'] ? o.streams : 1)))
+            return rc;
+    }
+    if (subscriptions && strcmp(proto, "gnmi")) {
+        if (multi)
+            yb_fleet_free(&fleet);
         return yb_usage_error("run", "--subscriptions holds gNMI Subscribe calls open, but %s is "
                               "a %s corpus", o.corpus_path, proto);
+    }
 
     /* Every output is checked now: a bad path costs milliseconds, not the
      * run.  (--keylog is a TLS session log, appended to by the transport.) */
     const char *outs[] = {json, hgrm, hlog, ro.log, ro.series};
     FILE *text;
-    if ((rc = yb_check_outputs("run", outs, sizeof outs / sizeof outs[0], csv, &text)))
-        return rc;
-    if (o.tls.keylog && yb_outfile_is_stdout(o.tls.keylog))
-        return yb_usage_error("run", "--keylog takes a file, not '-'");
-
-    /* Credentials: from the environment or files only, never argv. */
     yb_credentials cred;
-    if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
-        return YB_EXIT_USAGE;
-    if ((rc = yb_check_redactions("run", o.corpus_path, redacted, &cred, ro.no_credentials))) {
-        yb_credentials_cleanup(&cred);
+    memset(&cred, 0, sizeof cred);
+    if ((rc = yb_check_outputs("run", outs, sizeof outs / sizeof outs[0], csv, &text)) ||
+        (o.tls.keylog && yb_outfile_is_stdout(o.tls.keylog) &&
+         (rc = yb_usage_error("run", "--keylog takes a file, not '-'")))) {
+        if (multi)
+            yb_fleet_free(&fleet);
         return rc;
     }
-    yb_engine_bind(&o, &cred, user);
+
+    /* Credentials: from the environment or files only, never argv (a
+     * fleet's are each target's, loaded by yb_fleet_prepare). */
+    if (!multi) {
+        if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
+            return YB_EXIT_USAGE;
+        if ((rc = yb_check_redactions("run", o.corpus_path, redacted, &cred,
+                                      ro.no_credentials))) {
+            yb_credentials_cleanup(&cred);
+            return rc;
+        }
+        yb_engine_bind(&o, &cred, user);
+    }
     o.codec.extra = ro.extra;
     o.codec.n_extra = ro.n_extra;
     o.stop = &stop_flag;
@@ -267,7 +291,18 @@ int yb_cmd_run(int argc, char **argv)
         goto out;
     }
     double cpu_user = 0, cpu_sys = 0;
-    rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
+    if (multi) {
+        yb_plan plan;
+        if (yb_fleet_plan(&fleet, &o, &plan) < 0) {
+            yb_errorf("out of memory");
+            yb_recorder_cleanup(&rec);
+            ret = YB_EXIT_RUNTIME;
+            goto out;
+        }
+        rc = yb_run_plan_timed(&plan, &rec, fleet.rec, &cpu_user, &cpu_sys, err, sizeof err);
+    } else {
+        rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
+    }
     if (live)
         fputs("\r\033[K", stderr);
     if (stream)
@@ -302,9 +337,15 @@ int yb_cmd_run(int argc, char **argv)
     };
     if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
+    if (multi)
+        yb_fleet_report_text(text, &fleet);
     fflush(text);
     if (json) {
         json_t *j = yb_report_json(&rec, &info);
+        if (j && multi && yb_fleet_report_json(j, &fleet) < 0) {
+            json_decref(j);
+            j = NULL;
+        }
         if (!j || yb_write_json_file(json, j, err, sizeof err) < 0) {
             yb_errorf("%s", j ? err : "cannot build the JSON report");
             ret = YB_EXIT_RUNTIME;
@@ -328,6 +369,8 @@ int yb_cmd_run(int argc, char **argv)
 out:
     yb_stream_free(stream);
     yb_credentials_cleanup(&cred);
+    if (multi)
+        yb_fleet_free(&fleet);
     return ret;
 #undef o
 }

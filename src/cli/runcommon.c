@@ -64,14 +64,21 @@ static int has_ctl(const char *s)
 int yb_credentials_load(const char *user, const char *password_file, const char *token_file,
                         yb_credentials *c)
 {
+    if (user)
+        return yb_credentials_from(user, "YANGBLAST_PASSWORD", password_file, c);
+    return yb_credentials_from(NULL, "YANGBLAST_TOKEN", token_file, c);
+}
+
+int yb_credentials_from(const char *user, const char *env, const char *file, yb_credentials *c)
+{
     memset(c, 0, sizeof *c);
     if (user) {
-        if (password_file)
-            c->password = read_secret_file(password_file);
-        else if (getenv("YANGBLAST_PASSWORD"))
-            c->password = strdup(getenv("YANGBLAST_PASSWORD"));
+        if (file)
+            c->password = read_secret_file(file);
+        else if (getenv(env))
+            c->password = strdup(getenv(env));
         else
-            yb_errorf("--user given but no password: set YANGBLAST_PASSWORD or --password-file");
+            yb_errorf("--user given but no password: set %s or --password-file", env);
         if (!c->password)
             return -1;
         size_t n = strlen(user) + 1 + strlen(c->password);
@@ -86,13 +93,12 @@ int yb_credentials_load(const char *user, const char *password_file, const char 
                 wipe(&b64);
             }
         }
-    } else if (token_file || getenv("YANGBLAST_TOKEN")) {
-        c->token = token_file ? read_secret_file(token_file) : strdup(getenv("YANGBLAST_TOKEN"));
+    } else if (file || getenv(env)) {
+        c->token = file ? read_secret_file(file) : strdup(getenv(env));
         if (!c->token)
             return -1;
         if (has_ctl(c->token)) {
-            yb_errorf("%s: the token contains a control character",
-                      token_file ? token_file : "YANGBLAST_TOKEN");
+            yb_errorf("%s: the token contains a control character", file ? file : env);
             yb_credentials_cleanup(c);
             return -1;
         }
@@ -126,13 +132,35 @@ static void refuse_mixed(const char *path, const uint64_t *n, size_t np)
                                     len ? ", " : "", yb_proto_name((yb_proto)i),
                                     (unsigned long long)n[i]);
     yb_errorf("%s: the corpus mixes protocols that travel over different codecs (%s "
-              "records); a run replays one protocol: split it, e.g. yangblast corpus cat "
-              "%s | jq -c 'select(.protocol==\"gnmi\")' | yangblast corpus import -o gnmi.ybc",
+              "records): one target cannot take them all; route them to two (run --target "
+              "http(s)://... --target grpc(s)://...: RESTCONF records to the first, gNMI to the "
+              "other), or split it, e.g. yangblast corpus cat %s | jq -c "
+              "'select(.protocol==\"gnmi\")' | yangblast corpus import -o gnmi.ybc",
               path, list, path);
 }
 
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
                   char *redacted, size_t rlen)
+{
+    uint64_t n[YB_CENSUS_N];
+    yb_proto first;
+    int rc = yb_corpus_census(path, n, &first, redacted, rlen);
+    if (rc)
+        return rc;
+    uint64_t h2 = n[YB_PROTO_GNMI] + n[YB_PROTO_HTTP2], total = h2;
+    for (size_t i = 0; i < YB_CENSUS_N; i++)
+        total += yb_proto_is_h2((yb_proto)i) ? 0 : n[i];
+    if (h2 != 0 && h2 != total) {
+        refuse_mixed(path, n, YB_CENSUS_N);
+        return YB_EXIT_USAGE;
+    }
+    *proto = yb_proto_name(first);
+    *ops = h2 ? &yb_h2_client_ops : &yb_h1_client_ops;
+    return 0;
+}
+
+int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char *redacted,
+                     size_t rlen)
 {
     char err[512];
     yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
@@ -142,17 +170,16 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
     }
     /* Every record, not just the first: the engine runs one codec, and a
      * record of the other kind could only be skipped, never sent. */
-    enum { NP = YB_PROTO_HTTP2 + 1 };
-    uint64_t n[NP] = {0}, total = 0, h2 = 0;
-    yb_proto first = YB_PROTO_UNSPECIFIED;
+    uint64_t total = 0;
+    memset(n, 0, YB_CENSUS_N * sizeof *n);
+    *first_proto = YB_PROTO_UNSPECIFIED;
     const yb_request *q;
     int rc;
     while ((rc = yb_corpus_reader_next(r, &q, err, sizeof err)) == 1) {
         if (!total++)
-            first = q->protocol;
-        if ((unsigned)q->protocol < NP)
-            n[q->protocol]++;
-        h2 += yb_proto_is_h2(q->protocol) != 0;
+            *first_proto = q->protocol;
+        /* a protocol beyond the known ones counts as unspecified (HTTP/1.1) */
+        n[(unsigned)q->protocol < YB_CENSUS_N ? q->protocol : YB_PROTO_UNSPECIFIED]++;
     }
     const yb_corpus_header *h = yb_corpus_reader_header(r);
     size_t nr = 0;
@@ -168,12 +195,6 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
         yb_errorf("%s: the corpus has no records", path);
         return YB_EXIT_USAGE;
     }
-    if (h2 != 0 && h2 != total) {
-        refuse_mixed(path, n, NP);
-        return YB_EXIT_USAGE;
-    }
-    *proto = yb_proto_name(first);
-    *ops = h2 ? &yb_h2_client_ops : &yb_h1_client_ops;
     return 0;
 }
 
@@ -210,9 +231,17 @@ static double tv_s(struct timeval tv)
 int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
                  double *cpu_sys_s, char *err, size_t errlen)
 {
+    yb_plan plan;
+    yb_plan_single(&plan, o);
+    return yb_run_plan_timed(&plan, rec, NULL, cpu_user_s, cpu_sys_s, err, errlen);
+}
+
+int yb_run_plan_timed(const yb_plan *plan, yb_recorder *rec, yb_recorder *per_pair,
+                      double *cpu_user_s, double *cpu_sys_s, char *err, size_t errlen)
+{
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
-    int rc = yb_engine_run(o, rec, err, errlen);
+    int rc = yb_engine_run_plan(plan, rec, per_pair, err, errlen);
     getrusage(RUSAGE_SELF, &ru1);
     *cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
     *cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);

@@ -18,6 +18,10 @@ typedef struct {
  * printed (c is then empty). */
 int yb_credentials_load(const char *user, const char *password_file, const char *token_file,
                         yb_credentials *c);
+/* The same from references: with user, the password from file or the
+ * environment variable env; else a bearer token from file or env (if
+ * any).  Returns 0, or -1 with a message printed. */
+int yb_credentials_from(const char *user, const char *env, const char *file, yb_credentials *c);
 /* Wipes and frees the secrets. */
 void yb_credentials_cleanup(yb_credentials *c);
 
@@ -29,6 +33,14 @@ void yb_credentials_cleanup(yb_credentials *c);
  * printed. */
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
                   char *redacted, size_t rlen);
+
+/* Counts the records of the corpus at path per protocol into n[0 ..
+ * YB_CENSUS_N - 1], sets *first_proto (the first record's), and lists the
+ * redacted credential names as yb_pick_codec does.  Returns 0 or
+ * YB_EXIT_USAGE with a message printed (unreadable or empty corpus). */
+#define YB_CENSUS_N (YB_PROTO_HTTP2 + 1)
+int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char *redacted,
+                     size_t rlen);
 
 /* Refuses (YB_EXIT_USAGE, message printed) a corpus the target cannot
  * carry: an HTTP/1.1 corpus against grpc:// or grpcs://, or -m above 1 for
@@ -56,5 +68,8 @@ void yb_engine_bind(yb_engine_opts *o, const yb_credentials *c, const char *user
  * what yb_engine_run returns. */
 int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
                  double *cpu_sys_s, char *err, size_t errlen);
+/* The same for a plan (yb_engine_run_plan). */
+int yb_run_plan_timed(const yb_plan *plan, yb_recorder *rec, yb_recorder *per_pair,
+                      double *cpu_user_s, double *cpu_sys_s, char *err, size_t errlen);
 
 #endif

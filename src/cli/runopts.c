@@ -58,7 +58,14 @@ static const opt_def OPTS[] = {
     {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN, "    --tls-resume",
      "new sessions resume TLS (tickets / ids)"},
     {NULL, "target", YB_RO_TARGET, required_argument, RUN, "    --target URL",
-     "scheme://host[:port], no path (once)"},
+     "scheme://host[:port], no path; given twice (an\nhttp(s):// and a grpc(s):// URL), a mixed corpus'\n"
+     "RESTCONF records go to the first, gNMI to the other"},
+    {NULL, "targets", YB_RO_TARGETS, required_argument, RUN, "    --targets FILE",
+     "YAML inventory of switches (yangblast-inventory(5)),\nvalidated before any traffic; with "
+     "--fan-out"},
+    {NULL, "fan-out", YB_RO_FAN_OUT, no_argument, RUN, "    --fan-out",
+     "send the workload to every inventory target: each\ngets the whole load model (-n, -D, "
+     "--rate, -c;\nits own concurrency/rate from the inventory)"},
     {"TLS (https:// and grpcs:// targets):", "cacert", YB_RO_CACERT, required_argument, BOTH,
      "    --cacert FILE", "CA certificates to verify the target with"},
     {NULL, "insecure", 'k', no_argument, BOTH, "-k, --insecure", "do not verify the target's certificate"},
@@ -303,11 +310,15 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_SESSIONS: r->sessions = arg; break;
     case YB_RO_TLS_RESUME: o->tls_resume = 1; break;
     case YB_RO_TARGET:
-        if (r->target)
-            return yb_usage_error(cmdname, "--target given twice: a run has one target "
-                                  "(routing to several targets is not implemented)");
-        r->target = arg;
+        if (r->n_targets == YB_RO_MAX_TARGETS)
+            return yb_usage_error(cmdname, "--target given more than %d times (a fleet goes "
+                                  "in an inventory: --targets FILE)", YB_RO_MAX_TARGETS);
+        if (!r->target)
+            r->target = arg;
+        r->targets[r->n_targets++] = arg;
         break;
+    case YB_RO_TARGETS: r->inventory = arg; break;
+    case YB_RO_FAN_OUT: r->fan_out = 1; break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;
     case 'k': o->tls.insecure = 1; break;
     case YB_RO_CERT: o->tls.cert = arg; break;

@@ -20,15 +20,21 @@ enum {
     YB_RO_NO_CREDENTIALS, YB_RO_TIMEOUT, YB_RO_MAXBODY, YB_RO_MAXERR, YB_RO_JSON, YB_RO_UNIT,
     YB_RO_TARGET, YB_RO_RATE, YB_RO_BACKLOG, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SPIN, YB_RO_HGRM,
     YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS, YB_RO_LOG, YB_RO_LOG_FORMAT, YB_RO_SERIES,
+    YB_RO_TARGETS, YB_RO_FAN_OUT,
     YB_RO_END, /* first id free for a command's own options */
 };
 
 #define YB_RO_MAX_HEADERS 64
+#define YB_RO_MAX_TARGETS 8 /* --target URLs (one per kind of record is routed) */
 
 /* Everything the shared options set.  Strings point into argv. */
 typedef struct {
     yb_engine_opts o;        /* engine options (yb_engine_defaults first) */
-    const char *target;      /* --target */
+    const char *target;      /* the first --target */
+    const char *targets[YB_RO_MAX_TARGETS]; /* every --target, in order */
+    size_t n_targets;
+    const char *inventory;   /* --targets FILE */
+    int fan_out;             /* --fan-out */
     const char *rate;        /* --rate as given (parsed into o.sched) */
     const char *sessions;    /* --sessions as given ("reuse" by default) */
     const char *json, *unit, *hgrm, *hlog, *csv;

@@ -110,32 +110,44 @@ static int cpu_ticks(uint64_t *total, uint64_t *steal)
 
 int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen)
 {
-    uint64_t ticks0 = 0, steal0 = 0, ticks1, steal1;
-    int have_ticks = cpu_ticks(&ticks0, &steal0) == 0;
     yb_plan plan;
     yb_plan_single(&plan, o);
-    yb_worker **ws = calloc(plan.workers, sizeof *ws);
+    return yb_engine_run_plan(&plan, out, NULL, err, errlen);
+}
+
+int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_pair, char *err,
+                       size_t errlen)
+{
+    /* what belongs to the run (stop flag, progress, streams, grace) is
+     * read from the first pair: every pair's workload carries the same */
+    const yb_engine_opts *o = plan->pair[0].workload;
+    uint64_t ticks0 = 0, steal0 = 0, ticks1, steal1;
+    int have_ticks = cpu_ticks(&ticks0, &steal0) == 0;
+    /* plan->workers workers per pair: worker i runs pair i / workers */
+    unsigned nw = plan->workers * (unsigned)plan->n_pairs;
+    yb_worker **ws = calloc(nw, sizeof *ws);
     if (!ws) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     int rc = 0;
     unsigned started = 0;
-    for (unsigned i = 0; i < plan.workers && !rc; i++)
-        if (!(ws[i] = yb_worker_new(&plan, i, o->progress != NULL, err, errlen)))
+    for (unsigned i = 0; i < nw && !rc; i++)
+        if (!(ws[i] = yb_worker_new(plan, i / plan->workers, i % plan->workers,
+                                    o->progress != NULL, err, errlen)))
             rc = -1;
-    if (o->stream && !rc && yb_stream_lanes(o->stream, plan.workers, err, errlen) < 0)
+    if (o->stream && !rc && yb_stream_lanes(o->stream, nw, err, errlen) < 0)
         rc = -1;
     /* one clock for every worker, read once they are all prepared */
     uint64_t start = uv_hrtime();
     if (o->stream && !rc && yb_stream_start(o->stream, start, err, errlen) < 0)
         rc = -1;
-    for (unsigned i = 0; i < plan.workers && !rc; i++) {
+    for (unsigned i = 0; i < nw && !rc; i++) {
         yb_worker_set_start(ws[i], start);
         if (o->stream)
             yb_worker_set_lane(ws[i], yb_stream_lane_of(o->stream, i));
     }
-    for (unsigned i = 0; i < plan.workers && !rc; i++) {
+    for (unsigned i = 0; i < nw && !rc; i++) {
         if (yb_worker_start(ws[i]) < 0) {
             snprintf(err, errlen, "cannot start worker thread %u", i);
             rc = -1;
@@ -168,17 +180,22 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
     }
     for (unsigned i = 0; i < started; i++) {
         const char *werr = yb_worker_error(ws[i]);
+        const char *corpus = plan->pair[i / plan->workers].workload->corpus_path;
         if (werr && !rc) {
             /* corpus reader errors already start with the file's name */
-            size_t pl = strlen(o->corpus_path);
-            if (!strncmp(werr, o->corpus_path, pl) && werr[pl] == ':')
+            size_t pl = strlen(corpus);
+            if (!strncmp(werr, corpus, pl) && werr[pl] == ':')
                 snprintf(err, errlen, "%s", werr);
             else
-                snprintf(err, errlen, "%s: %s", o->corpus_path, werr);
+                snprintf(err, errlen, "%s: %s", corpus, werr);
             rc = -1;
         }
         yb_recorder *r = yb_worker_recorder(ws[i]);
-        if ((yb_recorder_finish(r) < 0 || yb_recorder_merge(out, r) < 0) && !rc) {
+        yb_recorder *pp = per_pair ? &per_pair[i / plan->workers] : NULL;
+        if (pp)
+            pp->run_start = start;
+        if ((yb_recorder_finish(r) < 0 || yb_recorder_merge(out, r) < 0 ||
+             (pp && yb_recorder_merge(pp, r) < 0)) && !rc) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
@@ -189,7 +206,7 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
         snprintf(err, errlen, "%s", serr);
         rc = -1;
     }
-    for (unsigned i = 0; i < plan.workers; i++)
+    for (unsigned i = 0; i < nw; i++)
         yb_worker_free(ws[i]);
     free(ws);
     return rc;

@@ -13,6 +13,19 @@ void yb_plan_single(yb_plan *p, const yb_engine_opts *o)
     p->pair[0].target = &o->target;
 }
 
+int yb_plan_add(yb_plan *p, const yb_engine_opts *o)
+{
+    if (!p->n_pairs) {
+        yb_plan_single(p, o);
+        return 0;
+    }
+    if (p->n_pairs == YB_PLAN_MAX_PAIRS)
+        return -1;
+    p->pair[p->n_pairs].workload = o;
+    p->pair[p->n_pairs++].target = &o->target;
+    return 0;
+}
+
 /* Worker i's part of total among n: the first total % n get one more. */
 static unsigned split(unsigned total, unsigned n, unsigned i)
 {

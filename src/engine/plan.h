@@ -6,9 +6,9 @@
  * index, its part of the concurrency, of the session pool and of the -n
  * budget, and every workers-th due time of the pair's schedule.
  *
- * Today a plan holds one pair (the options of `run`); the shape is kept so
- * that several workloads x targets add pairs, not new paths.  Pure
- * arithmetic over the options: no I/O, no clocks. */
+ * A plan holds one pair (the options of `run`) or several (a fleet, a
+ * routed mixed corpus: src/cli/fleet.c); each pair gets `workers` workers
+ * of its own.  Pure arithmetic over the options: no I/O, no clocks. */
 #ifndef YB_PLAN_H
 #define YB_PLAN_H
 
@@ -29,6 +29,7 @@ struct yb_stream;                       /* report/stream.h */
  * sessions (policy) and for how long.  Read-only during the run. */
 typedef struct {
     const char *corpus_path;
+    int route;               /* YB_ROUTE_*: the records this workload takes */
     const yb_codec_ops *ops; /* codec for the corpus' protocol */
     yb_target target;
     unsigned threads;        /* workers, >= 1 */
@@ -68,7 +69,12 @@ typedef struct {
     struct yb_stream *stream;
 } yb_engine_opts;
 
-#define YB_PLAN_MAX_PAIRS 1
+/* Routing: which of a mixed corpus' records a workload takes. */
+#define YB_ROUTE_ALL 0 /* every record */
+#define YB_ROUTE_H1 1  /* HTTP/1.1 records only (RESTCONF, other HTTP/1.1) */
+#define YB_ROUTE_H2 2  /* HTTP/2 records only (gNMI, other HTTP/2) */
+
+#define YB_PLAN_MAX_PAIRS 256
 
 typedef struct {
     const yb_engine_opts *workload; /* corpus, load model, session policy */
@@ -100,6 +106,10 @@ typedef struct {
 /* The plan of one workload against one target (o and o->target must
  * outlive the plan). */
 void yb_plan_single(yb_plan *p, const yb_engine_opts *o);
+
+/* Adds the pair (o, o->target) to p, whose workers come from the first
+ * pair (o must outlive the plan).  Returns 0, or -1 when p is full. */
+int yb_plan_add(yb_plan *p, const yb_engine_opts *o);
 
 /* Fills *s with worker `worker`'s share of pair `pair` (< p->n_pairs). */
 void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s);

@@ -9,6 +9,7 @@ struct yb_source {
     yb_corpus_reader *rd;
     unsigned worker, n;
     int by_conn;
+    int route;             /* YB_ROUTE_*: 0 = every record */
     uint64_t passes;
     const yb_codec_ops *ops;
     const yb_codec_cfg *cfg;
@@ -44,6 +45,11 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
     s->budget = cache_bytes;
     s->caching = cache_bytes > 0;
     return s;
+}
+
+void yb_source_route(yb_source *s, int route)
+{
+    s->route = route;
 }
 
 static void drop_cache(yb_source *s)
@@ -145,6 +151,8 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         uint64_t k = yb_corpus_reader_index(s->rd) - 1;
         if ((s->by_conn ? r->conn_id : k) % s->n != s->worker)
             continue;
+        if (s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2))
+            continue; /* routed to another target's workload */
         yb_prepared *p = calloc(1, sizeof *p);
         if (!p) {
             snprintf(err, errlen, "out of memory");

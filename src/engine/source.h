@@ -15,6 +15,10 @@ typedef struct yb_source yb_source;
 yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
                          const yb_codec_ops *ops, const yb_codec_cfg *cfg, uint64_t cache_bytes,
                          char *err, size_t errlen);
+/* Takes only the records of one codec (YB_ROUTE_H1 / _H2, plan.h) from
+ * a mixed corpus; the others belong to another workload.  Before the first
+ * yb_source_next. */
+void yb_source_route(yb_source *s, int route);
 /* Number of completed passes over the share (cycles so far). */
 uint64_t yb_source_passes(const yb_source *s);
 /* Next prepared request, cycling at the end of the share when cycle = 1.

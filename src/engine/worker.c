@@ -559,15 +559,15 @@ static void worker_cleanup(worker *w)
 
 /* Opens worker w's corpus share, pool and loop.  Returns 0 or -1 with err
  * (w is then cleaned up by the caller). */
-static int worker_init(worker *w, const yb_plan *plan, unsigned i, int live, char *err,
-                       size_t errlen)
+static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, int live,
+                       char *err, size_t errlen)
 {
-    const yb_engine_opts *o = plan->pair[0].workload;
+    const yb_engine_opts *o = plan->pair[pair].workload;
     w->o = o;
-    w->target = plan->pair[0].target;
+    w->target = plan->pair[pair].target;
     w->tfd = -1;
     w->ops = o->ops;
-    yb_plan_share(plan, 0, i, &w->share);
+    yb_plan_share(plan, pair, i, &w->share);
     if (yb_recorder_init(&w->rec) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -580,6 +580,7 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned i, int live, cha
                            &o->codec, o->cache_bytes, err, errlen);
     if (!w->src)
         return -1;
+    yb_source_route(w->src, o->route);
     if (o->sched.kind != YB_SCHED_NONE) {
         /* open loop: decode the corpus before the clock starts */
         if (yb_source_warm(w->src, err, errlen) < 0)
@@ -625,14 +626,15 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned i, int live, cha
     return 0;
 }
 
-yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, char *err, size_t errlen)
+yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live, char *err,
+                         size_t errlen)
 {
     worker *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (worker_init(w, p, index, live, err, errlen) < 0) {
+    if (worker_init(w, p, pair, index, live, err, errlen) < 0) {
         worker_cleanup(w);
         free(w);
         return NULL;

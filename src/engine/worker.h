@@ -30,11 +30,12 @@ typedef struct {
     uint64_t p50_us, p99_us;/* end-to-end in the last whole second */
 } yb_worker_live;
 
-/* Prepares worker `index` of plan p (opens its corpus share, TLS context,
+/* Prepares worker `index` of pair `pair` of plan p (opens its corpus share, TLS context,
  * loop; an open-loop worker reads its share ahead).  live = 1 keeps the
  * per-second figures of yb_worker_live.  p must outlive the worker.
  * Returns the worker, or NULL with a message in err. */
-yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, char *err, size_t errlen);
+yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live, char *err,
+                         size_t errlen);
 /* Sets the run's start (uv_hrtime), from which due times, deadlines and
  * intervals count.  Called once, before yb_worker_start. */
 void yb_worker_set_start(yb_worker *w, uint64_t start);

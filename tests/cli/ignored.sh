@@ -23,8 +23,10 @@ yb_serve "$T/serve.out" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --stats "$T/st
 GRPC=$GURL HTTP=$RURL
 
 # run
-refused "a second --target" "routing to several targets is not implemented" \
+refused "a second --target for the same records" "two --target URLs for the same records" \
     "$YB" run "$T/rc.ybc" --target "$HTTP" --target "$HTTP"
+refused "a second --target no record goes to" "--target $GRPC would receive no record" \
+    "$YB" run "$T/rc.ybc" --target "$HTTP" --target "$GRPC"
 refused "a path in --target" "has a path.*every record carries its own path" \
     "$YB" run "$T/rc.ybc" --target "$HTTP/restconf/data"
 refused "-m with an HTTP/1.1 corpus" "-m 8 sets HTTP/2 streams.*restconf corpus" \
@@ -66,7 +68,7 @@ refused "--subscriptions with a Set corpus" "--subscriptions holds gNMI Subscrib
 refused "--no-credentials without redactions" "--no-credentials applies to a corpus whose credentials were redacted" \
     "$YB" run "$T/rc.ybc" --target "$HTTP" --no-credentials
 
-refused "a second --target (URLs not echoed)" "given twice" \
+refused "a second --target (URLs not echoed)" "user-info in the URL is not accepted" \
     "$YB" run "$T/rc.ybc" --target "http://u:SECRETPW@127.0.0.1:1" --target "$HTTP"
 refused "experiment -k, user-info in the URL" "-k applies to TLS targets" \
     "$YB" experiment sessions --restconf "http://u:SECRETPW@127.0.0.1:1" -k

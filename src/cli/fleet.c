@@ -1,0 +1,319 @@
+/* Several targets in one run (see fleet.h). */
+#include "config.h"
+#include "cli/fleet.h"
+#include "cli/cli.h"
+#include "codec/codec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int yb_fleet_wanted(const yb_runopts *ro)
+{
+    return ro->inventory || ro->n_targets > 1 || ro->fan_out;
+}
+
+/* The two kinds of record a corpus may mix, by the codec that sends them. */
+enum { K_H1, K_H2, K_N };
+static const char *const KIND_NAME[K_N] = {"HTTP/1.1 (RESTCONF)", "HTTP/2 (gNMI)"};
+
+/* "restconf 2, gnmi 3": the protocols of kind k with their counts. */
+static void kind_list(const uint64_t *n, int k, char *buf, size_t len)
+{
+    size_t l = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < YB_CENSUS_N && l < len; i++)
+        if (n[i] && (yb_proto_is_h2((yb_proto)i) != 0) == (k == K_H2))
+            l += (size_t)snprintf(buf + l, len - l, "%s%s %llu", l ? ", " : "",
+                                  yb_proto_name((yb_proto)i), (unsigned long long)n[i]);
+}
+
+static int alloc_pairs(yb_fleet *f, size_t n)
+{
+    f->o = calloc(n, sizeof *f->o);
+    f->label = calloc(n, sizeof *f->label);
+    f->url = calloc(n, sizeof *f->url);
+    f->cred = calloc(n, sizeof *f->cred);
+    f->rec = calloc(n, sizeof *f->rec);
+    f->cap = n;
+    return f->o && f->label && f->url && f->cred && f->rec ? 0 : -1;
+}
+
+/* Sets pair i up for kind k of records at url: a copy of the run's
+ * options with its own target, codec and route.  Returns 0 or
+ * YB_EXIT_USAGE with a message printed (prefixed by where, when given). */
+static int pair_init(const char *cmd, yb_runopts *ro, yb_fleet *f, size_t i, int k, int routed,
+                     const char *url, const char *where)
+{
+    char err[512];
+    yb_engine_opts *o = &f->o[i];
+    *o = ro->o;
+    o->ops = k == K_H2 ? &yb_h2_client_ops : &yb_h1_client_ops;
+    o->route = routed ? (k == K_H2 ? YB_ROUTE_H2 : YB_ROUTE_H1) : YB_ROUTE_ALL;
+    f->url[i] = url;
+    if (yb_target_parse(url, &o->target, err, sizeof err) < 0) {
+        yb_errorf("%s%s", where, err);
+        return YB_EXIT_USAGE;
+    }
+    int rc = yb_check_corpus_target(cmd, o->corpus_path, k == K_H2 ? "gnmi" : "restconf",
+                                    k == K_H2, &o->target, url, ro->given['m'] ? o->streams : 1);
+    return rc;
+}
+
+/* --target URL --target URL: each kind of record to the URL of its kind. */
+static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *n,
+                      const uint64_t *kind_n, const char *redacted)
+{
+    const char *by_kind[K_N] = {NULL, NULL};
+    int any_tls = 0;
+    for (size_t i = 0; i < ro->n_targets; i++) {
+        yb_target t;
+        char err[512];
+        if (yb_target_parse_url(ro->targets[i], &t, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            return YB_EXIT_USAGE;
+        }
+        any_tls |= t.tls;
+        int k = !strcmp(t.scheme, "grpc") || !strcmp(t.scheme, "grpcs") ? K_H2 : K_H1;
+        if (by_kind[k])
+            return yb_usage_error(cmd, "two --target URLs for the same records (%s): a run "
+                                  "routes HTTP/1.1 (RESTCONF) records to its http:// or https:// "
+                                  "target and gNMI records to its grpc:// or grpcs:// target; "
+                                  "several switches go in an inventory (--targets FILE "
+                                  "--fan-out)", KIND_NAME[k]);
+        by_kind[k] = ro->targets[i];
+    }
+    for (int k = 0; k < K_N; k++) {
+        char list[200];
+        kind_list(n, k, list, sizeof list);
+        if (kind_n[k] && !by_kind[k])
+            return yb_usage_error(cmd, "%llu records of %s have no target (%s): give a --target "
+                                  "%s URL for them", (unsigned long long)kind_n[k],
+                                  ro->o.corpus_path, list,
+                                  k == K_H2 ? "grpc:// or grpcs://" : "http:// or https://");
+        if (!kind_n[k] && by_kind[k])
+            return yb_usage_error(cmd, "--target %s would receive no record: %s has no %s "
+                                  "records", by_kind[k], ro->o.corpus_path, KIND_NAME[k]);
+    }
+    int rc;
+    if (!any_tls && (rc = yb_check_tls_applies(cmd, ro, ro->targets[0])))
+        return rc;
+    if (alloc_pairs(f, K_N) < 0)
+        return yb_usage_error(cmd, "out of memory");
+    for (int k = 0; k < K_N; k++) {
+        size_t i = f->n;
+        rc = pair_init(cmd, ro, f, i, k, 1, by_kind[k], "");
+        if (rc)
+            return rc;
+        snprintf(f->label[i], sizeof f->label[i], "%s", by_kind[k]);
+        f->n++;
+        if (yb_credentials_load(ro->user, ro->pwfile, ro->tokfile, &f->cred[i]) < 0)
+            return YB_EXIT_USAGE;
+        if ((rc = yb_check_redactions(cmd, ro->o.corpus_path, redacted, &f->cred[i],
+                                      ro->no_credentials)))
+            return rc;
+        yb_engine_bind(&f->o[i], &f->cred[i], ro->user);
+    }
+    snprintf(f->desc, sizeof f->desc, "%s + %s", by_kind[K_H1], by_kind[K_H2]);
+    return 0;
+}
+
+/* --targets FILE --fan-out: the workload to every target, one pair per
+ * target and kind of record. */
+static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
+                   const char *redacted)
+{
+    static const int FROM_INVENTORY[] = {YB_RO_CACERT, 'k', YB_RO_CERT, YB_RO_KEY, YB_RO_USER,
+                                         YB_RO_PWFILE, YB_RO_TOKFILE};
+    for (size_t i = 0; i < sizeof FROM_INVENTORY / sizeof FROM_INVENTORY[0]; i++)
+        if (ro->given[FROM_INVENTORY[i]])
+            return yb_usage_error(cmd, "%s does not apply with --targets: each target's TLS "
+                                  "settings and credentials come from the inventory",
+                                  yb_runopts_name(FROM_INVENTORY[i]));
+    const yb_inventory *inv = &f->inv;
+    int routed = kind_n[K_H1] && kind_n[K_H2];
+    size_t per = routed ? 2 : 1;
+    if (inv->n * per > YB_PLAN_MAX_PAIRS)
+        return yb_usage_error(cmd, "%s: %zu targets: a run fans out to at most %d target "
+                              "workloads", ro->inventory, inv->n, YB_PLAN_MAX_PAIRS);
+    if (alloc_pairs(f, inv->n * per) < 0)
+        return yb_usage_error(cmd, "out of memory");
+    for (size_t t = 0; t < inv->n; t++) {
+        const yb_inv_target *it = &inv->target[t];
+        char where[400];
+        snprintf(where, sizeof where, "%s:%u: target '%s': ", ro->inventory, it->line, it->name);
+        for (int k = 0; k < K_N; k++) {
+            if (!kind_n[k])
+                continue;
+            const char *url = k == K_H2 ? it->gnmi : it->restconf;
+            if (!url) {
+                yb_errorf("%shas no %s URL for the %llu %s records of %s", where,
+                          k == K_H2 ? "gnmi:" : "restconf:", (unsigned long long)kind_n[k],
+                          KIND_NAME[k], ro->o.corpus_path);
+                return YB_EXIT_USAGE;
+            }
+            if (it->tls_server_name) {
+                yb_errorf("%stls server-name is not supported by this version", where);
+                return YB_EXIT_USAGE;
+            }
+            size_t i = f->n;
+            int rc = pair_init(cmd, ro, f, i, k, routed, url, where);
+            if (rc)
+                return rc;
+            yb_engine_opts *o = &f->o[i];
+            snprintf(f->label[i], sizeof f->label[i], "%s%s", it->name,
+                     !routed ? "" : k == K_H2 ? "/gnmi" : "/restconf");
+            f->n++;
+            if (o->target.tls) {
+                o->tls.cacert = it->tls_ca;
+                o->tls.insecure = it->tls_insecure;
+                o->tls.cert = it->tls_cert;
+                o->tls.key = it->tls_key;
+            }
+            if (it->concurrency) {
+                if (it->concurrency < o->threads) {
+                    yb_errorf("%sconcurrency %u is below -t %u", where, it->concurrency,
+                              o->threads);
+                    return YB_EXIT_USAGE;
+                }
+                o->concurrency = it->concurrency;
+            }
+            if (it->has_rate) {
+                if (o->timing_original) {
+                    yb_errorf("%sa rate excludes --timing original", where);
+                    return YB_EXIT_USAGE;
+                }
+                o->sched = it->rate;
+            }
+            const char *user = it->secret == YB_SECRET_PASSWORD ? it->user : NULL;
+            if (it->user && it->secret != YB_SECRET_PASSWORD) {
+                yb_errorf("%shas a user but no password-env or password-file", where);
+                return YB_EXIT_USAGE;
+            }
+            if (it->secret &&
+                yb_credentials_from(user, it->secret_env ? it->secret_env : "", it->secret_file,
+                                    &f->cred[i]) < 0)
+                return YB_EXIT_USAGE;
+            if ((rc = yb_check_redactions(cmd, ro->o.corpus_path, redacted, &f->cred[i],
+                                          ro->no_credentials)))
+                return rc;
+            yb_engine_bind(o, &f->cred[i], user);
+        }
+    }
+    snprintf(f->desc, sizeof f->desc, "%zu targets (%s)", inv->n, ro->inventory);
+    return 0;
+}
+
+int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
+{
+    memset(f, 0, sizeof *f);
+    int rc;
+    if (ro->fan_out && !ro->inventory)
+        return yb_usage_error(cmd, "--fan-out goes with --targets FILE");
+    if (ro->inventory && ro->n_targets)
+        return yb_usage_error(cmd, "--targets and --target exclude each other");
+    if (ro->inventory) {
+        /* the inventory first: its errors stop the run before anything else */
+        char err[1024];
+        if (yb_inventory_load(ro->inventory, &f->inv, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            return YB_EXIT_USAGE;
+        }
+        if (!ro->fan_out) {
+            rc = yb_usage_error(cmd, "--targets needs --fan-out (every target gets the "
+                                "workload)");
+            goto fail;
+        }
+    }
+    uint64_t n[YB_CENSUS_N], kind_n[K_N] = {0, 0};
+    yb_proto first;
+    char redacted[256];
+    if ((rc = yb_corpus_census(ro->o.corpus_path, n, &first, redacted, sizeof redacted)))
+        goto fail;
+    for (size_t i = 0; i < YB_CENSUS_N; i++)
+        kind_n[yb_proto_is_h2((yb_proto)i) ? K_H2 : K_H1] += n[i];
+    f->proto = kind_n[K_H1] && kind_n[K_H2] ? "mixed" : yb_proto_name(first);
+    rc = ro->inventory ? fan_out(cmd, ro, f, kind_n, redacted)
+                       : route_urls(cmd, ro, f, n, kind_n, redacted);
+    if (rc)
+        goto fail;
+    for (; f->n_rec < f->n; f->n_rec++)
+        if (yb_recorder_init(&f->rec[f->n_rec]) < 0) {
+            rc = yb_usage_error(cmd, "out of memory");
+            goto fail;
+        }
+    return 0;
+fail:
+    yb_fleet_free(f);
+    return rc;
+}
+
+int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    for (size_t i = 0; i < f->n; i++) {
+        yb_engine_opts *o = &f->o[i];
+        o->stop = base->stop;
+        o->progress = base->progress;
+        o->progress_ud = base->progress_ud;
+        o->on_reason = base->on_reason;
+        o->reason_ud = base->reason_ud;
+        o->stream = base->stream;
+        o->codec.extra = base->codec.extra;
+        o->codec.n_extra = base->codec.n_extra;
+        if (yb_plan_add(plan, o) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static double pct_ms(const yb_recorder *r, double p)
+{
+    return r->ok ? (double)yb_hdr_percentile(r->h[YB_H_E2E], p) / 1e3 : 0.0;
+}
+
+void yb_fleet_report_text(FILE *out, const yb_fleet *f)
+{
+    fprintf(out, "\nTargets:\n  %-32s %10s %10s %10s %10s %10s\n", "target", "requests", "ok",
+            "errors", "p50 ms", "p99 ms");
+    for (size_t i = 0; i < f->n; i++) {
+        const yb_recorder *r = &f->rec[i];
+        fprintf(out, "  %-32s %10llu %10llu %10llu %10.2f %10.2f\n", f->label[i],
+                (unsigned long long)r->completed, (unsigned long long)r->ok,
+                (unsigned long long)(r->completed - r->ok), pct_ms(r, 50), pct_ms(r, 99));
+    }
+}
+
+int yb_fleet_report_json(json_t *report, const yb_fleet *f)
+{
+    json_t *a = json_array();
+    if (!a)
+        return -1;
+    for (size_t i = 0; i < f->n; i++) {
+        const yb_recorder *r = &f->rec[i];
+        json_t *t = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f}", "name", f->label[i],
+                              "url", f->url[i], "started", (json_int_t)r->started, "requests",
+                              (json_int_t)r->completed, "ok", (json_int_t)r->ok, "errors",
+                              (json_int_t)(r->completed - r->ok), "p50_ms", pct_ms(r, 50),
+                              "p99_ms", pct_ms(r, 99));
+        if (!t || json_array_append_new(a, t) < 0) {
+            json_decref(a);
+            return -1;
+        }
+    }
+    return json_object_set_new(report, "targets", a);
+}
+
+void yb_fleet_free(yb_fleet *f)
+{
+    for (size_t i = 0; i < f->n_rec; i++)
+        yb_recorder_cleanup(&f->rec[i]);
+    for (size_t i = 0; f->cred && i < f->cap; i++)
+        yb_credentials_cleanup(&f->cred[i]);
+    free(f->o);
+    free(f->label);
+    free(f->url);
+    free(f->cred);
+    free(f->rec);
+    yb_inventory_free(&f->inv);
+    memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,52 @@
+/* Several targets in one `run`: a mixed corpus routed to one --target per
+ * kind of record (HTTP/1.1 records to the http(s):// URL, HTTP/2 ones to
+ * the grpc(s):// URL), or an inventory's fan-out (--targets FILE
+ * --fan-out: every target gets the workload).  Builds one workload per
+ * (target, kind of record), checks all of them before any traffic, and
+ * reports per target. */
+#ifndef YB_FLEET_H
+#define YB_FLEET_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include "cli/runcommon.h"
+#include "cli/runopts.h"
+#include "engine/inventory.h"
+
+typedef struct {
+    size_t n, cap;            /* pairs, and room for them */
+    yb_engine_opts *o;        /* per pair: the run's options, its target, route, TLS, load */
+    char (*label)[80];        /* per pair: the target's name (inventory) or URL */
+    const char **url;         /* per pair: its URL (in the inventory or argv) */
+    yb_credentials *cred;     /* per pair */
+    yb_recorder *rec;         /* per pair, filled by the run */
+    size_t n_rec;             /* recorders initialised */
+    yb_inventory inv;
+    char desc[160];           /* what the report calls the target */
+    const char *proto;        /* the corpus' protocol (static), or "mixed" */
+} yb_fleet;
+
+/* 1 when the run's options ask for several targets (--targets or more
+ * than one --target). */
+int yb_fleet_wanted(const yb_runopts *ro);
+
+/* Builds the fleet from ro (its corpus in ro->o.corpus_path): reads and
+ * validates the inventory, counts the corpus' records per kind, assigns
+ * each kind to a target, loads every target's credentials.  Nothing is
+ * sent.  Returns 0, or YB_EXIT_USAGE with a message printed (the fleet is
+ * then freed). */
+int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f);
+
+/* Fills plan with the fleet's pairs, first copying into each the settings
+ * that belong to the run as a whole (stop flag, progress, reasons, stream,
+ * extra headers) from base.  Returns 0 or -1 (out of memory). */
+int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan);
+
+/* The per-target table after the text report, and the "targets" array of
+ * the JSON report (yangblast-report(5)). */
+void yb_fleet_report_text(FILE *out, const yb_fleet *f);
+int yb_fleet_report_json(json_t *report, const yb_fleet *f);
+
+void yb_fleet_free(yb_fleet *f);
+
+#endif

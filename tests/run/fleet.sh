@@ -1,0 +1,136 @@
+#!/bin/bash
+# Several targets in one run, checked on the servers' own statistics:
+# --targets FILE --fan-out against `serve --devices 3` (each device counts
+# exactly its share), a mixed RESTCONF + gNMI corpus routed to two --target
+# URLs (each server sees exactly its protocol's records), and every
+# inventory error refused with exit 2, naming file, line and key, before
+# any traffic (the devices saw no connection at all).
+. "$YB_SRCDIR/tests/lib.sh"
+
+# serve_fleet NAME: `serve --devices 3` writing $T/NAME.yaml and, on exit,
+# $T/NAME.stats.json; sets FPID.
+serve_fleet() {
+    "$YB" serve --devices 3 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
+        --write-inventory "$T/$1.yaml" --stats "$T/$1.stats.json" >"$T/$1.out" 2>&1 &
+    FPID=$!
+    local i
+    for i in $(seq 100); do grep -q 'devices ready' "$T/$1.out" && return 0; sleep 0.1; done
+    cat "$T/$1.out" >&2
+    return 1
+}
+stop_fleet() { kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null; FPID=; }
+at_exit stop_fleet
+# dev NAME EXPR: EXPR over device d of NAME's statistics, for each device.
+dev() { jget "$T/$1.stats.json" "[$2 for d in r['devices']]"; }
+
+"$YB" synth acl --proto restconf -n 10 -r 1 -o "$T/rc.ybc" >/dev/null &&
+"$YB" synth acl --proto gnmi -n 7 -r 1 -o "$T/gn.ybc" >/dev/null &&
+{ "$YB" corpus cat "$T/rc.ybc"; "$YB" corpus cat "$T/gn.ybc"; } >"$T/mixed.jsonl" &&
+"$YB" corpus import "$T/mixed.jsonl" -o "$T/mixed.ybc" >/dev/null ||
+    { echo "Bail out! corpora"; exit 1; }
+
+# ---- inventory errors: exit 2, FILE:LINE: key, before any traffic --------------
+serve_fleet bad || { echo "Bail out! serve --devices did not start"; exit 1; }
+I=$T/bad.yaml
+url() { /usr/bin/python3 -c "import re,sys; print(re.findall(r'$1: \"?([^\"\\n]+)', open(sys.argv[1]).read())[$2])" "$I"; }
+R1=$(url restconf 0) G1=$(url gnmi 0) G2=$(url gnmi 1)
+# refused DESC FILE MESSAGE [RUN ARGS...]: run --targets FILE exits 2 with
+# exactly "yangblast run: MESSAGE".
+refused() {
+    local d=$1 f=$2 msg=$3; shift 3
+    "$YB" run "${CORPUS:-$T/rc.ybc}" --targets "$f" --fan-out -q "$@" >"$T/out" 2>"$T/err"
+    is "$d: exit 2" "$?" 2
+    is "$d: the message" "$(head -1 "$T/err")" "yangblast run: $msg"
+}
+inv() { printf "$@" >"$T/e.yaml"; }
+unset YB_FLEET_NOPE
+inv 'targets:\n  - name: sw1\n    restconf: %s\n    colour: red\n' "$R1"
+refused "unknown key" "$T/e.yaml" "$T/e.yaml:4: unknown key 'colour' in target 'sw1'"
+inv 'defaults:\n  user: admin\n  password-env: YB_FLEET_NOPE\ntargets:\n  - name: sw1\n    restconf: %s\n' "$R1"
+refused "missing secret (environment variable)" "$T/e.yaml" \
+    "$T/e.yaml:3: key 'password-env' in defaults: environment variable 'YB_FLEET_NOPE' is not set"
+inv 'targets:\n  - name: sw1\n    restconf: %s\n    user: admin\n    password-file: %s/nope\n' "$R1" "$T"
+refused "missing secret (file)" "$T/e.yaml" \
+    "$T/e.yaml:5: key 'password-file' in target 'sw1': cannot read '$T/nope': No such file or directory"
+inv 'targets:\n  - name: sw1\n    restconf: %s\n    user: admin\n    password: LITERALPW\n' "$R1"
+refused "literal password" "$T/e.yaml" \
+    "$T/e.yaml:5: key 'password' in target 'sw1': a literal password is refused (it would sit in the file in clear); give password-env: VARIABLE or password-file: PATH"
+is "the literal password is never repeated" "$(grep -c LITERALPW "$T/err")" 0
+inv 'targets:\n  %s:\n    password: LITERALPW\n' "${G1#grpc://}"
+refused "literal password (gnmic shape)" "$T/e.yaml" \
+    "$T/e.yaml:3: key 'password' in target '${G1#grpc://}': a literal password is refused (it would sit in the file in clear); give password-env: VARIABLE or password-file: PATH"
+inv 'targets:\n  - name: sw1\n    restconf: %s\n  - name: sw1\n    gnmi: %s\n' "$R1" "$G1"
+refused "duplicate name" "$T/e.yaml" "$T/e.yaml:4: key 'name': duplicate target name 'sw1' (first at line 2)"
+inv 'targets:\n  - name: sw1\n    restconf: htp://127.0.0.1:1\n'
+refused "bad URL" "$T/e.yaml" \
+    "$T/e.yaml:3: key 'restconf' in target 'sw1': bad URL 'htp://127.0.0.1:1': scheme must be http, https, grpc or grpcs"
+inv 'targets:\n  - name: sw1\n    labels: {rack: r1}\n'
+refused "target without a URL" "$T/e.yaml" \
+    "$T/e.yaml:2: target 'sw1' has no URL: give restconf: URL and/or gnmi: URL"
+inv 'targets:\n  - name: sw1\n    restconf: %s\n    concurrency: lots\n' "$R1"
+refused "bad concurrency" "$T/e.yaml" \
+    "$T/e.yaml:4: key 'concurrency' in target 'sw1': 'lots': expected an integer in 1..100000"
+inv 'a: &x [1, 2]\nb: [*x, *x]\ntargets:\n  - name: sw1\n    restconf: %s\n' "$R1"
+refused "YAML aliases" "$T/e.yaml" "$T/e.yaml:2: YAML aliases (*x) are not accepted in an inventory"
+inv 'targets:\n  - name: sw1\n    restconf: %s\n  - name: sw2\n    restconf: %s\n' "$R1" "$R1"
+CORPUS=$T/mixed.ybc refused "records without a target (sw1 has no gNMI URL)" "$T/e.yaml" \
+    "$T/e.yaml:2: target 'sw1': has no gnmi: URL for the 7 HTTP/2 (gNMI) records of $T/mixed.ybc"
+"$YB" run "$T/rc.ybc" --targets "$T/bad.yaml" -q >"$T/out" 2>"$T/err"
+is "--targets without --fan-out: exit 2" "$?" 2
+like "... says so" "$(head -1 "$T/err")" "needs --fan-out"
+"$YB" run "$T/mixed.ybc" --target "$R1" -q >"$T/out" 2>"$T/err"
+is "mixed corpus, one --target: exit 2" "$?" 2
+like "... naming the protocols and their counts" "$(head -1 "$T/err")" 'mixes protocols.*restconf 10, gnmi 7 records.*second|--target'
+"$YB" run "$T/rc.ybc" --target "$R1" --target "$G2" -q >"$T/out" 2>"$T/err"
+is "a --target that would receive no record: exit 2" "$?" 2
+stop_fleet
+is "no device saw a connection or a request" \
+    "$(dev bad "d['connections']['restconf'] + d['connections']['gnmi'] + d['requests']['restconf']['total'] + d['requests']['gnmi']['total']")" \
+    "[0,0,0]"
+
+# ---- fan-out: every device gets the whole workload -----------------------------
+serve_fleet fan || { echo "Bail out! serve --devices did not start"; exit 1; }
+timeout 60 "$YB" run "$T/rc.ybc" --targets "$T/fan.yaml" --fan-out -n 12 -c 2 -t 2 -q \
+    --json "$T/fan.json" >"$T/fan.txt" 2>&1
+is "fan-out -n 12 to 3 devices: exit 0" "$?" 0
+is "run: 36 requests, 36 ok" "$(jget "$T/fan.json" "[r['summary']['requests_completed'], r['summary']['requests_ok']]")" "[36,36]"
+is "JSON targets: per target requests/ok/errors" \
+    "$(jget "$T/fan.json" "[[t['name'], t['requests'], t['ok'], t['errors']] for t in r['targets']]")" \
+    '[["sw1",12,12,0],["sw2",12,12,0],["sw3",12,12,0]]'
+is "JSON targets: p50 <= p99, both > 0" \
+    "$(jget "$T/fan.json" "all(0 < t['p50_ms'] <= t['p99_ms'] for t in r['targets'])")" true
+like "text report: a line per target" "$(grep -c '^  sw[123] *12 *12 *0 ' "$T/fan.txt")" '^3$'
+# per-target concurrency from the inventory: sw2 gets 4 slots (4 sessions)
+/usr/bin/python3 - "$T/fan.yaml" "$T/fan4.yaml" <<'EOF'
+import sys
+s = open(sys.argv[1]).read().replace("  - name: sw2\n", "  - name: sw2\n    concurrency: 4\n")
+open(sys.argv[2], "w").write(s)
+EOF
+timeout 60 "$YB" run "$T/gn.ybc" --targets "$T/fan4.yaml" --fan-out -n 20 -c 2 -q \
+    --json "$T/fan4.json" >/dev/null 2>&1
+is "gNMI fan-out, sw2 at concurrency 4: exit 0" "$?" 0
+stop_fleet
+is "each device counted exactly its share: 12 RESTCONF, 20 gNMI" \
+    "$(dev fan "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
+    "[[12,20],[12,20],[12,20]]"
+is "sessions: -c 2 each, sw2 4 from the inventory (gNMI)" \
+    "$(dev fan "d['connections']['gnmi']")" "[2,4,2]"
+
+# ---- routing: a mixed corpus to two --target URLs, and fanned out ---------------
+serve_fleet mix || { echo "Bail out! serve --devices did not start"; exit 1; }
+I=$T/mix.yaml
+R1=$(url restconf 0) G2=$(url gnmi 1)
+timeout 60 "$YB" run "$T/mixed.ybc" --target "$R1" --target "$G2" -q --json "$T/route.json" >/dev/null 2>&1
+is "mixed corpus, --target RESTCONF --target gNMI: exit 0" "$?" 0
+is "JSON targets: 10 to the RESTCONF URL, 7 to the gNMI URL" \
+    "$(jget "$T/route.json" "[[t['url'], t['ok']] for t in r['targets']]")" "[[\"$R1\",10],[\"$G2\",7]]"
+timeout 60 "$YB" run "$T/mixed.ybc" --targets "$T/mix.yaml" --fan-out -q --json "$T/mixfan.json" >/dev/null 2>&1
+is "mixed corpus fanned out: exit 0" "$?" 0
+is "JSON targets: each device's RESTCONF and gNMI workloads" \
+    "$(jget "$T/mixfan.json" "[[t['name'], t['ok']] for t in r['targets']]")" \
+    '[["sw1/restconf",10],["sw1/gnmi",7],["sw2/restconf",10],["sw2/gnmi",7],["sw3/restconf",10],["sw3/gnmi",7]]'
+stop_fleet
+is "each device saw exactly its protocol's records (RESTCONF, gNMI)" \
+    "$(dev mix "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
+    "[[20,7],[10,14],[10,7]]"
+done_testing
