@@ -5,6 +5,7 @@
  * the per-request sessions lose their time. */
 #include "config.h"
 #include "cli/cli.h"
+#include "cli/fleet.h"
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
@@ -115,6 +116,13 @@ static int parse_counts(const char *s, uint64_t *out, size_t *n)
     return *n ? 0 : -1;
 }
 
+/* Frees the inventory on an early return; returns rc. */
+static int bail(yb_inventory *inv, int rc)
+{
+    yb_inventory_free(inv);
+    return rc;
+}
+
 int yb_cmd_experiment(int argc, char **argv)
 {
     enum { O_RC = YB_RO_END, O_GN, O_RCC, O_GNC, O_RESUME };
@@ -170,27 +178,40 @@ int yb_cmd_experiment(int argc, char **argv)
     const char *user = ro.user, *json = ro.json;
     if (optind != argc)
         return yb_usage_error("experiment", "unexpected argument '%s'", argv[optind]);
+    /* an inventory of one target: validated before anything else */
+    yb_inventory inv = {0};
+    const yb_inv_target *it = NULL;
+    if (ro.inventory) {
+        if (tg[0].url || tg[1].url)
+            return yb_usage_error("experiment", "--targets excludes --restconf and --gnmi");
+        if ((rc = yb_fleet_one("experiment", &ro, &inv, &it)))
+            return rc;
+        tg[0].url = it->restconf;
+        tg[1].url = it->gnmi;
+        user = it->secret == YB_SECRET_PASSWORD ? it->user : NULL;
+    }
     if (!tg[0].url && !tg[1].url)
-        return yb_usage_error("experiment", "give --restconf URL, --gnmi URL or both");
+        return bail(&inv, yb_usage_error("experiment", "give --restconf URL, --gnmi URL or "
+                                         "both"));
     for (int t = 0; t < 2; t++)
         if (tg[t].corpus && !tg[t].url)
-            return yb_usage_error("experiment", "--%s-corpus needs --%s URL", tg[t].proto,
-                                  tg[t].proto);
+            return bail(&inv, yb_usage_error("experiment", "--%s-corpus needs --%s URL",
+                                             tg[t].proto, tg[t].proto));
     if (ro.given['m'] && ro.o.streams > 1 && !tg[1].url)
-        return yb_usage_error("experiment", "-m sets HTTP/2 streams per session: it needs a "
-                              "--gnmi target (RESTCONF is HTTP/1.1)");
+        return bail(&inv, yb_usage_error("experiment", "-m sets HTTP/2 streams per session: "
+                                         "it needs a --gnmi target (RESTCONF is HTTP/1.1)"));
     int any_tls = 0;
     for (int t = 0; t < 2; t++)
         any_tls |= tg[t].url && (!strncmp(tg[t].url, "https://", 8) ||
                                  !strncmp(tg[t].url, "grpcs://", 8));
     /* (the URLs are not parsed yet: a message must not echo their user-info) */
     if (!any_tls && (rc = yb_check_tls_applies("experiment", &ro, "http:// or grpc://")))
-        return rc;
+        return bail(&inv, rc);
     if (resume && !any_tls)
-        return yb_usage_error("experiment", "--tls-resume needs a TLS target (https://, "
-                              "grpcs://)");
+        return bail(&inv, yb_usage_error("experiment", "--tls-resume needs a TLS target "
+                                         "(https://, grpcs://)"));
     if ((rc = yb_check_shared("experiment", &ro)))
-        return rc;
+        return bail(&inv, rc);
 
     policy_spec pol[3] = {{YB_SESS_REUSE, 0, "single persistent session"},
                           {YB_SESS_PER_REQUEST, 0, "new session per request"},
@@ -200,10 +221,11 @@ int yb_cmd_experiment(int argc, char **argv)
     const char *outs[] = {json};
     FILE *text;
     if ((rc = yb_check_outputs("experiment", outs, 1, ro.csv, &text)))
-        return rc;
+        return bail(&inv, rc);
     yb_credentials cred;
-    if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
-        return YB_EXIT_USAGE;
+    if ((it ? yb_fleet_credentials(it, &cred) : yb_credentials_load(user, ro.pwfile, ro.tokfile,
+                                                                    &cred)) < 0)
+        return bail(&inv, YB_EXIT_USAGE);
     int ret = YB_EXIT_OK;
     char tmpdir[] = "/tmp/yangblast-exp.XXXXXX";
     int have_tmp = 0;
@@ -400,5 +422,6 @@ out:
     if (have_tmp)
         rmdir(tmpdir);
     yb_credentials_cleanup(&cred);
+    yb_inventory_free(&inv);
     return ret;
 }

@@ -117,10 +117,10 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
     return 0;
 }
 
-/* --targets FILE --fan-out: the workload to every target, one pair per
- * target and kind of record. */
-static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
-                   const char *redacted)
+/* Refuses the command line's TLS and credential options with --targets,
+ * where they would compete with the inventory's.  Returns 0 or
+ * YB_EXIT_USAGE with the message printed. */
+static int refuse_cli_settings(const char *cmd, const yb_runopts *ro)
 {
     static const int FROM_INVENTORY[] = {YB_RO_CACERT, 'k', YB_RO_CERT, YB_RO_KEY, YB_RO_USER,
                                          YB_RO_PWFILE, YB_RO_TOKFILE};
@@ -129,6 +129,62 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
             return yb_usage_error(cmd, "%s does not apply with --targets: each target's TLS "
                                   "settings and credentials come from the inventory",
                                   yb_runopts_name(FROM_INVENTORY[i]));
+    return 0;
+}
+
+int yb_fleet_one(const char *cmd, yb_runopts *ro, yb_inventory *inv,
+                 const yb_inv_target **out)
+{
+    char err[1024];
+    int rc = refuse_cli_settings(cmd, ro);
+    if (rc)
+        return rc;
+    if (yb_inventory_load(ro->inventory, inv, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    const yb_inv_target *t = &inv->target[0];
+    if (inv->n != 1)
+        rc = yb_usage_error(cmd, "%s has %zu targets: this command takes an inventory of one "
+                            "(a study per device is not part of this version)", ro->inventory,
+                            inv->n);
+    else if (t->tls_server_name)
+        rc = yb_usage_error(cmd, "%s:%u: target '%s': tls server-name is not supported by "
+                            "this version", ro->inventory, t->line, t->name);
+    else if (t->user && t->secret != YB_SECRET_PASSWORD)
+        rc = yb_usage_error(cmd, "%s:%u: target '%s' has a user but no password-env or "
+                            "password-file", ro->inventory, t->line, t->name);
+    if (rc) {
+        yb_inventory_free(inv);
+        return rc;
+    }
+    ro->o.tls.cacert = t->tls_ca;
+    ro->o.tls.insecure = t->tls_insecure;
+    ro->o.tls.cert = t->tls_cert;
+    ro->o.tls.key = t->tls_key;
+    if (t->concurrency)
+        ro->o.concurrency = t->concurrency;
+    *out = t;
+    return 0;
+}
+
+int yb_fleet_credentials(const yb_inv_target *t, yb_credentials *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!t->secret)
+        return 0;
+    return yb_credentials_from(t->secret == YB_SECRET_PASSWORD ? t->user : NULL,
+                               t->secret_env ? t->secret_env : "", t->secret_file, c);
+}
+
+/* --targets FILE --fan-out: the workload to every target, one pair per
+ * target and kind of record. */
+static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
+                   const char *redacted)
+{
+    int rc0 = refuse_cli_settings(cmd, ro);
+    if (rc0)
+        return rc0;
     const yb_inventory *inv = &f->inv;
     int routed = kind_n[K_H1] && kind_n[K_H2];
     size_t per = routed ? 2 : 1;
@@ -189,9 +245,7 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                 yb_errorf("%shas a user but no password-env or password-file", where);
                 return YB_EXIT_USAGE;
             }
-            if (it->secret &&
-                yb_credentials_from(user, it->secret_env ? it->secret_env : "", it->secret_file,
-                                    &f->cred[i]) < 0)
+            if (yb_fleet_credentials(it, &f->cred[i]) < 0)
                 return YB_EXIT_USAGE;
             if ((rc = yb_check_redactions(cmd, ro->o.corpus_path, redacted, &f->cred[i],
                                           ro->no_credentials)))

@@ -60,9 +60,9 @@ static const opt_def OPTS[] = {
     {NULL, "target", YB_RO_TARGET, required_argument, RUN, "    --target URL",
      "scheme://host[:port], no path; given twice (an\nhttp(s):// and a grpc(s):// URL), a mixed corpus'\n"
      "RESTCONF records go to the first, gNMI to the other"},
-    {NULL, "targets", YB_RO_TARGETS, required_argument, RUN, "    --targets FILE",
-     "YAML inventory of switches (yangblast-inventory(5)),\nvalidated before any traffic; with "
-     "--fan-out"},
+    {NULL, "targets", YB_RO_TARGETS, required_argument, BOTH, "    --targets FILE",
+     "YAML inventory of switches (yangblast-inventory(5)),\nvalidated before any traffic (run: "
+     "with --fan-out;\nexperiment: an inventory of one target)"},
     {NULL, "fan-out", YB_RO_FAN_OUT, no_argument, RUN, "    --fan-out",
      "send the workload to every inventory target: each\ngets the whole load model (-n, -D, "
      "--rate, -c;\nits own concurrency/rate from the inventory)"},

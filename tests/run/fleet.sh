@@ -83,6 +83,11 @@ is "mixed corpus, one --target: exit 2" "$?" 2
 like "... naming the protocols and their counts" "$(head -1 "$T/err")" 'mixes protocols.*restconf 10, gnmi 7 records.*second|--target'
 "$YB" run "$T/rc.ybc" --target "$R1" --target "$G2" -q >"$T/out" 2>"$T/err"
 is "a --target that would receive no record: exit 2" "$?" 2
+inv 'targets:\n  - name: sw1\n    restconf: %s\n    gnmi: %s\n    rack: 1\n' "$R1" "$G1"
+"$YB" experiment sessions --targets "$T/e.yaml" -n 10 -q >"$T/out" 2>"$T/err"
+is "experiment --targets with an unknown key: exit 2" "$?" 2
+is "... naming file, line and key" "$(head -1 "$T/err")" \
+    "yangblast experiment: $T/e.yaml:5: unknown key 'rack' in target 'sw1'"
 stop_fleet
 is "no device saw a connection or a request" \
     "$(dev bad "d['connections']['restconf'] + d['connections']['gnmi'] + d['requests']['restconf']['total'] + d['requests']['gnmi']['total']")" \
@@ -133,4 +138,21 @@ stop_fleet
 is "each device saw exactly its protocol's records (RESTCONF, gNMI)" \
     "$(dev mix "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
     "[[20,7],[10,14],[10,7]]"
+
+# ---- experiment sessions --targets: an inventory of one target ------------------
+serve_fleet exp || { echo "Bail out! serve --devices did not start"; exit 1; }
+/usr/bin/python3 - "$T/exp.yaml" "$T/one.yaml" <<'EOF'
+import sys
+s = open(sys.argv[1]).read().split("  - name: ")
+open(sys.argv[2], "w").write(s[0] + "  - name: " + s[2])
+EOF
+"$YB" experiment sessions --targets "$T/exp.yaml" -n 10 -q >"$T/out" 2>"$T/err"
+is "experiment --targets with 3 targets: exit 2" "$?" 2
+like "... says it takes one" "$(head -1 "$T/err")" "has 3 targets: this command takes an inventory of one"
+timeout 120 "$YB" experiment sessions --targets "$T/one.yaml" -n 10 -q --json "$T/exp.json" >/dev/null 2>&1
+is "experiment --targets (sw2 only): exit 0" "$?" 0
+stop_fleet
+is "only sw2 was studied: 2 policies x 10 requests per protocol" \
+    "$(dev exp "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
+    "[[0,0],[20,20],[0,0]]"
 done_testing
