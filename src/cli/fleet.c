@@ -197,6 +197,7 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
         const yb_inv_target *it = &inv->target[t];
         char where[400];
         snprintf(where, sizeof where, "%s:%u: target '%s': ", ro->inventory, it->line, it->name);
+        int tls_used = 0;
         for (int k = 0; k < K_N; k++) {
             if (!kind_n[k])
                 continue;
@@ -220,6 +221,7 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                      !routed ? "" : k == K_H2 ? "/gnmi" : "/restconf");
             f->n++;
             if (o->target.tls) {
+                tls_used = 1;
                 o->tls.cacert = it->tls_ca;
                 o->tls.insecure = it->tls_insecure;
                 o->tls.cert = it->tls_cert;
@@ -251,6 +253,12 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                                           ro->no_credentials)))
                 return rc;
             yb_engine_bind(o, &f->cred[i], user);
+        }
+        if (!tls_used && (it->tls_ca || it->tls_cert || it->tls_insecure)) {
+            /* as -k or --cacert with a plain target: refused, not ignored */
+            yb_errorf("%shas TLS settings, but the URL it is sent to is not TLS (https://, "
+                      "grpcs://)", where);
+            return YB_EXIT_USAGE;
         }
     }
     snprintf(f->desc, sizeof f->desc, "%zu targets (%s)", inv->n, ro->inventory);

@@ -7,15 +7,16 @@
 # any traffic (the devices saw no connection at all).
 . "$YB_SRCDIR/tests/lib.sh"
 
-# serve_fleet NAME: `serve --devices 3` writing $T/NAME.yaml and, on exit,
-# $T/NAME.stats.json; sets FPID.
+# serve_fleet NAME [ARGS...]: `serve --devices 3 ARGS` writing $T/NAME.yaml
+# and, on exit, $T/NAME.stats.json; sets FPID.
 serve_fleet() {
-    "$YB" serve --devices 3 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
-        --write-inventory "$T/$1.yaml" --stats "$T/$1.stats.json" >"$T/$1.out" 2>&1 &
+    local name=$1; shift
+    "$YB" serve --devices 3 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" \
+        --write-inventory "$T/$name.yaml" --stats "$T/$name.stats.json" >"$T/$name.out" 2>&1 &
     FPID=$!
     local i
-    for i in $(seq 100); do grep -q 'devices ready' "$T/$1.out" && return 0; sleep 0.1; done
-    cat "$T/$1.out" >&2
+    for i in $(seq 100); do grep -q 'devices ready' "$T/$name.out" && return 0; sleep 0.1; done
+    cat "$T/$name.out" >&2
     return 1
 }
 stop_fleet() { kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null; FPID=; }
@@ -70,6 +71,9 @@ refused "target without a URL" "$T/e.yaml" \
 inv 'targets:\n  - name: sw1\n    restconf: %s\n    concurrency: lots\n' "$R1"
 refused "bad concurrency" "$T/e.yaml" \
     "$T/e.yaml:4: key 'concurrency' in target 'sw1': 'lots': expected an integer in 1..100000"
+inv 'targets:\n  - name: sw1\n    restconf: %s\n    tls: {insecure: true}\n' "$R1"
+refused "TLS settings for a plain target" "$T/e.yaml" \
+    "$T/e.yaml:2: target 'sw1': has TLS settings, but the URL it is sent to is not TLS (https://, grpcs://)"
 inv 'a: &x [1, 2]\nb: [*x, *x]\ntargets:\n  - name: sw1\n    restconf: %s\n' "$R1"
 refused "YAML aliases" "$T/e.yaml" "$T/e.yaml:2: YAML aliases (*x) are not accepted in an inventory"
 inv 'targets:\n  - name: sw1\n    restconf: %s\n  - name: sw2\n    restconf: %s\n' "$R1" "$R1"
@@ -138,6 +142,25 @@ stop_fleet
 is "each device saw exactly its protocol's records (RESTCONF, gNMI)" \
     "$(dev mix "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
     "[[20,7],[10,14],[10,7]]"
+
+# ---- TLS and credentials by reference, from the inventory serve wrote ----------
+export YANGBLAST_SERVE_PASSWORD=fleet-secret
+serve_fleet tls --self-signed --write-cert "$T/ca.pem" --auth admin ||
+    { echo "Bail out! serve --devices --self-signed did not start"; exit 1; }
+(unset YANGBLAST_PASSWORD; "$YB" run "$T/mixed.ybc" --targets "$T/tls.yaml" --fan-out -q \
+    >"$T/out" 2>"$T/err")
+is "password-env not set: exit 2" "$?" 2
+like "... naming file, line and key" "$(head -1 "$T/err")" "tls.yaml:4: key 'password-env' in defaults: environment variable 'YANGBLAST_PASSWORD' is not set"
+YANGBLAST_PASSWORD=wrong timeout 60 "$YB" run "$T/rc.ybc" --targets "$T/tls.yaml" --fan-out -n 2 \
+    -q --json "$T/tlsbad.json" >/dev/null 2>&1
+is "a wrong password: every request fails (exit 1)" "$?" 1
+YANGBLAST_PASSWORD=fleet-secret timeout 60 "$YB" run "$T/mixed.ybc" --targets "$T/tls.yaml" \
+    --fan-out -q --json "$T/tls.json" >/dev/null 2>&1
+is "TLS fleet with credentials by reference: exit 0" "$?" 0
+stop_fleet
+is "each device: 2 refused (wrong password), then its 10 RESTCONF and 7 gNMI records over TLS" \
+    "$(dev tls "[d['requests']['restconf']['total'], d['requests']['gnmi']['total'], d['auth_failures']]")" \
+    "[[12,7,2],[12,7,2],[12,7,2]]"
 
 # ---- experiment sessions --targets: an inventory of one target ------------------
 serve_fleet exp || { echo "Bail out! serve --devices did not start"; exit 1; }

@@ -37,6 +37,31 @@ static void test_single_pair(void **st)
     assert_ptr_equal(p.pair[0].target, &o.target);
 }
 
+/* A fleet: one pair per target, each shared among the plan's workers with
+ * its own load model (a target's concurrency from the inventory). */
+static void test_pairs_added(void **st)
+{
+    (void)st;
+    static yb_engine_opts o[YB_PLAN_MAX_PAIRS + 1];
+    for (size_t i = 0; i <= YB_PLAN_MAX_PAIRS; i++)
+        o[i] = opts(2, 2 + (unsigned)i);
+    yb_plan p;
+    memset(&p, 0, sizeof p);
+    for (size_t i = 0; i < YB_PLAN_MAX_PAIRS; i++)
+        assert_int_equal(yb_plan_add(&p, &o[i]), 0);
+    assert_int_equal(yb_plan_add(&p, &o[YB_PLAN_MAX_PAIRS]), -1);
+    assert_int_equal(p.n_pairs, YB_PLAN_MAX_PAIRS);
+    assert_int_equal(p.workers, 2);
+    assert_ptr_equal(p.pair[5].workload, &o[5]);
+    assert_ptr_equal(p.pair[5].target, &o[5].target);
+    yb_share a, b;
+    yb_plan_share(&p, 5, 0, &a);
+    yb_plan_share(&p, 5, 1, &b);
+    assert_int_equal(a.slots + b.slots, 7);
+    assert_int_equal(a.worker, 0);
+    assert_int_equal(b.worker, 1);
+}
+
 static void test_slots_and_reuse_sessions(void **st)
 {
     (void)st;
@@ -175,6 +200,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_pair),
+        cmocka_unit_test(test_pairs_added),
         cmocka_unit_test(test_slots_and_reuse_sessions),
         cmocka_unit_test(test_sessions_times_streams),
         cmocka_unit_test(test_per_request_and_original),
