@@ -45,15 +45,17 @@ static uint32_t text_hash(const char *s)
  * the owner thread calls this; a new entry is published (release) after it
  * is written. */
 static void reason_count(yb_recorder *r, yb_err_class cls, const char *text, uint64_t n,
-                         uint64_t first)
+                         uint64_t first, int merging)
 {
     uint32_t h = text_hash(text);
     for (size_t i = 0; i < r->n_reasons; i++) {
         yb_reason_count *e = &r->reasons[i];
         if (e->hash == h && e->cls == cls && !strcmp(e->text, text)) {
             e->count += n;
-            if (first && (!e->first || first < e->first))
-                e->first = first; /* merging: never for a published entry's reader */
+            /* only a merge (no reader then) moves first: a published
+             * entry's first never changes while the owner records */
+            if (merging && first && (!e->first || first < e->first))
+                e->first = first;
             return;
         }
     }
@@ -69,18 +71,6 @@ static void reason_count(yb_recorder *r, yb_err_class cls, const char *text, uin
     snprintf(e->text, sizeof e->text, "%s", text);
     r->n_reasons++;
     atomic_store_explicit(&r->reasons_pub, r->n_reasons, memory_order_release);
-}
-
-void yb_recorder_errors(yb_recorder *r, yb_err_class cls, const char *reason, uint64_t n,
-                        uint64_t now)
-{
-    if (!n)
-        return;
-    if ((unsigned)cls >= YB_ERR__COUNT || cls == YB_ERR_NONE)
-        cls = YB_ERR_OTHER;
-    r->completed += n;
-    r->errors[cls] += n;
-    reason_count(r, cls, reason && *reason ? reason : yb_err_name(cls), n, now);
 }
 
 void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t *body, size_t len)
@@ -366,7 +356,7 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
         r->ok_bytes_in += res->bytes_in;
     } else {
         r->errors[err]++;
-        reason_count(r, err, res->reason[0] ? res->reason : yb_err_name(err), 1, res->done);
+        reason_count(r, err, res->reason[0] ? res->reason : yb_err_name(err), 1, res->done, 0);
     }
     if (res->status >= 0 && res->status < YB_MAX_STATUS)
         r->status[res->status]++;
@@ -530,7 +520,7 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->ok_bytes_in += src->ok_bytes_in;
     for (size_t k = 0; k < src->n_reasons; k++)
         reason_count(dst, src->reasons[k].cls, src->reasons[k].text, src->reasons[k].count,
-                     src->reasons[k].first);
+                     src->reasons[k].first, 1);
     for (i = 0; i < YB_ERR__COUNT; i++)
         dst->reasons_other[i] += src->reasons_other[i];
     merge_samples(dst, src);

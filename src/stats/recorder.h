@@ -190,11 +190,6 @@ void yb_recorder_cleanup(yb_recorder *r);
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
-/* Counts n requests that completed as errors of class cls without an
- * exchange (e.g. records the codec cannot send), with reason (NULL or ""
- * = the class name), first seen at now (uv_hrtime). */
-void yb_recorder_errors(yb_recorder *r, yb_err_class cls, const char *reason, uint64_t n,
-                        uint64_t now);
 /* Keeps the body of failed response res (its first YB_ERR_SAMPLE_BODY
  * bytes of body[0..len)) while fewer than YB_ERR_SAMPLES are kept; call it
  * besides yb_recorder_add.  Copies; never allocates. */
