@@ -116,6 +116,20 @@ like "summary: totals in the single-device shape" "$(cat "$SOUT")" \
 like "summary: one line per device" "$(grep '^sw[0-9]*:' "$SOUT" | cut -d';' -f1-2 | tr '\n' '|')" \
    '^sw1: connections restconf [0-9]+ gnmi 1 .*; requests restconf 6 gnmi 1\|sw2: .*; requests restconf 1 gnmi 8\|sw3: .*; requests restconf 5 gnmi 1\|$'
 
+# ---- the written inventory drives one run against the whole fleet -------------------------
+check "fleet of 3 (TLS, auth) for run --targets" start_fleet --devices 3 --restconf 127.0.0.1:0 \
+    --gnmi 127.0.0.1:0 --self-signed --write-cert "$T/fc.pem" --auth admin \
+    --write-inventory "$T/fleet.yaml" --stats "$T/fleet.json"
+"$YB" synth acl --proto restconf -n 6 -r 1 --name-prefix FO -o "$T/r6.ybc" >/dev/null
+timeout 60 "$YB" run "$T/r6.ybc" --targets "$T/fleet.yaml" --fan-out -q --json "$T/fo.json" \
+    >/dev/null 2>"$T/fo.err"
+is "run --targets FILE --fan-out with the written inventory: exit 0" "$?" 0
+is "18 requests ok (6 to each device)" "$(jget "$T/fo.json" "r['summary']['requests_ok']")" 18
+check "serve exits 0" stop_serve
+is "each device served exactly its 6" \
+   "$(jget "$T/fleet.json" "[(x['name'], x['requests']['restconf']['PATCH'], x['auth_failures']) for x in r['devices']]")" \
+   '[["sw1",6,0],["sw2",6,0],["sw3",6,0]]'
+
 # ---- per-device workers: one device's queue does not hold another's requests ---------
 # One worker each and 100 ms per request: 8 requests 4 at a time queue on
 # sw1; sw2's one-at-a-time requests, sent meanwhile, never wait for a worker
