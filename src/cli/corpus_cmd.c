@@ -261,19 +261,28 @@ out:
 static int cmd_cat(int argc, char **argv)
 {
     static const struct option opts[] = {{"with-header", no_argument, NULL, 'H'},
+                                         {"decode", no_argument, NULL, 'd'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int c, with_header = 0;
+    int c, with_header = 0, decode = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "Hh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "Hdh", opts, NULL)) != -1) {
         if (c == 'H') {
             with_header = 1;
             continue;
         }
+        if (c == 'd') {
+            decode = 1;
+            continue;
+        }
         if (c == 'h') {
-            printf("Usage: yangblast corpus cat [--with-header] FILE\n\n"
+            printf("Usage: yangblast corpus cat [--with-header] [--decode] FILE\n\n"
                    "Print one JSON object per record (see yangblast-corpus(5)).  With\n"
-                   "--with-header, the first line carries the corpus header.\n");
+                   "--with-header, the first line carries the corpus header.  With\n"
+                   "--decode, gNMI bodies are printed as their messages (\"grpc\", paths as\n"
+                   "/a/b[k=v], JSON values inline) whenever that form imports back to\n"
+                   "the same bytes; other bodies stay as they are, with \"grpc\": null and\n"
+                   "the reason in \"grpc_raw_reason\".\n");
             return YB_EXIT_OK;
         }
         return yb_usage_error("corpus cat", "bad option");
@@ -300,7 +309,7 @@ static int cmd_cat(int argc, char **argv)
     }
     const yb_request *q;
     while ((rc = yb_corpus_reader_next(r, &q, err, sizeof err)) == 1) {
-        json_t *j = yb_jsonl_from_request(q);
+        json_t *j = decode ? yb_jsonl_from_request_decoded(q) : yb_jsonl_from_request(q);
         if (!j || json_dumpf(j, stdout, JSON_COMPACT) < 0) {
             json_decref(j);
             yb_errorf("%s: cannot print record %" PRIu64, argv[optind],
@@ -390,8 +399,11 @@ static int cmd_import(int argc, char **argv)
         yb_request_init(&q);
         int rc = yb_jsonl_parse_line(line, (size_t)n, lineno == 1, &q, &h, lerr, sizeof lerr);
         if (rc == YB_JSONL_RECORD && !refused && !w) {
+            /* A header line restates the header, producer included, so that
+             * `cat --with-header | import` gives back the same file. */
             if ((!*h.source && yb_request_set_str(&h.source, "corpus import")) ||
-                yb_request_set_str(&h.producer, PACKAGE_NAME " " PACKAGE_VERSION " import")) {
+                (!*h.producer &&
+                 yb_request_set_str(&h.producer, PACKAGE_NAME " " PACKAGE_VERSION " import"))) {
                 yb_request_cleanup(&q);
                 yb_errorf("out of memory");
                 ret = YB_EXIT_RUNTIME;
@@ -432,7 +444,8 @@ static int cmd_import(int argc, char **argv)
         ret = YB_EXIT_USAGE;
     }
     if (ret == YB_EXIT_OK && !w) { /* no records: still write an empty corpus */
-        if (yb_request_set_str(&h.producer, PACKAGE_NAME " " PACKAGE_VERSION " import") ||
+        if ((!*h.producer &&
+             yb_request_set_str(&h.producer, PACKAGE_NAME " " PACKAGE_VERSION " import")) ||
             !(w = yb_corpus_writer_open(out, &h, err, sizeof err))) {
             yb_errorf("%s", err);
             ret = YB_EXIT_USAGE;
@@ -458,7 +471,7 @@ int yb_cmd_corpus(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc < 2 ? stderr : stdout;
         fprintf(f, "Usage: yangblast corpus info FILE\n"
-                   "       yangblast corpus cat [--with-header] FILE\n"
+                   "       yangblast corpus cat [--with-header] [--decode] FILE\n"
                    "       yangblast corpus import [FILE] -o OUT\n"
                    "Each subcommand takes --help.\n");
         return argc < 2 ? YB_EXIT_USAGE : YB_EXIT_OK;

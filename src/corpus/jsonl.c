@@ -1,5 +1,6 @@
 #include "config.h"
 #include "corpus/jsonl.h"
+#include "gnmi/gnmi_json.h"
 #include "util/util.h"
 
 #include <stdarg.h>
@@ -69,9 +70,50 @@ fail:
     return NULL;
 }
 
+json_t *yb_jsonl_from_request_decoded(const yb_request *r)
+{
+    json_t *j = yb_jsonl_from_request(r);
+    if (!j || r->protocol != YB_PROTO_GNMI)
+        return j;
+    char why[300];
+    json_t *msgs = yb_gnmi_body_to_json(r->path, r->body, r->body_len, why, sizeof why);
+    json_t *o = json_object();
+    if (!o)
+        goto fail;
+    /* Same keys in the same order, the body replaced by its messages (or
+     * kept, with "grpc": null and the reason next to it). */
+    const char *k;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach(j, k, v)
+    {
+        int is_body = !strcmp(k, "body") || !strcmp(k, "body_base64");
+        if (!is_body || !msgs)
+            rc |= json_object_set(o, k, v);
+        if (is_body && msgs) {
+            rc |= json_object_set_new(o, YB_JSONL_GRPC_KEY, msgs);
+            msgs = NULL;
+        } else if (is_body) {
+            rc |= json_object_set_new(o, YB_JSONL_GRPC_KEY, json_null());
+            rc |= json_object_set_new(o, YB_JSONL_GRPC_WHY_KEY, json_string(why));
+        }
+    }
+    if (rc)
+        goto fail;
+    json_decref(msgs);
+    json_decref(j);
+    return o;
+fail:
+    json_decref(msgs);
+    json_decref(o);
+    json_decref(j);
+    return NULL;
+}
+
 static const char *const REQUEST_KEYS[] = {
     "protocol", "method", "scheme", "authority", "path", "headers", "body", "body_base64",
-    "timestamp_ns", "conn_id", "conn_order", "expected_status", "expected_grpc_status", NULL};
+    "timestamp_ns", "conn_id", "conn_order", "expected_status", "expected_grpc_status",
+    YB_JSONL_GRPC_KEY, YB_JSONL_GRPC_WHY_KEY, NULL};
 
 static int known_key(const char *k, const char *const *keys)
 {
@@ -222,8 +264,33 @@ int yb_jsonl_to_request(const json_t *obj, yb_request *r, char *err, size_t errl
         return -1;
     uint8_t *b;
     size_t bl;
-    if (get_bytes(obj, "body", &b, &bl, err, errlen) < 0)
+    json_t *g = json_object_get(obj, YB_JSONL_GRPC_KEY);
+    json_t *gw = json_object_get(obj, YB_JSONL_GRPC_WHY_KEY);
+    if (gw && !json_is_string(gw)) {
+        seterr(err, errlen, "\"%s\" must be a string", YB_JSONL_GRPC_WHY_KEY);
         return -1;
+    }
+    if (g && !json_is_null(g)) {
+        if (json_object_get(obj, "body") || json_object_get(obj, "body_base64")) {
+            seterr(err, errlen, "key \"%s\": give the body either as gNMI messages or as "
+                                "\"body\"/\"body_base64\" (with \"%s\": null), not both",
+                   YB_JSONL_GRPC_KEY, YB_JSONL_GRPC_KEY);
+            return -1;
+        }
+        if (r->protocol != YB_PROTO_GNMI) {
+            seterr(err, errlen, "key \"%s\": gNMI messages need \"protocol\": \"gnmi\"",
+                   YB_JSONL_GRPC_KEY);
+            return -1;
+        }
+        char gerr[400];
+        if (yb_gnmi_json_to_body(r->path, g, &b, &bl, gerr, sizeof gerr) < 0) {
+            seterr(err, errlen, "key \"%s\"%s%s", YB_JSONL_GRPC_KEY, gerr[0] == '[' ? "" : ": ",
+                   gerr);
+            return -1;
+        }
+    } else if (get_bytes(obj, "body", &b, &bl, err, errlen) < 0) {
+        return -1;
+    }
     yb_request_take_body(r, bl ? b : NULL, bl);
     if (!bl)
         free(b);

@@ -12,6 +12,17 @@
 
 /* Returns a new JSON object for r (caller json_decref's) or NULL on ENOMEM. */
 json_t *yb_jsonl_from_request(const yb_request *r);
+/* Keys of the decoded gNMI form (yangblast-corpus(5)): "grpc" holds the
+ * body as gNMI messages, or null when the body is kept as "body"/
+ * "body_base64", with the reason under "grpc_raw_reason". */
+#define YB_JSONL_GRPC_KEY "grpc"
+#define YB_JSONL_GRPC_WHY_KEY "grpc_raw_reason"
+
+/* As yb_jsonl_from_request, for `corpus cat --decode`: a gnmi record's body
+ * becomes "grpc" (gnmi_json.h) when that form encodes back to exactly the
+ * same bytes, else it stays with "grpc": null and the reason.  Returns a
+ * new object or NULL on ENOMEM. */
+json_t *yb_jsonl_from_request_decoded(const yb_request *r);
 /* Fills r (initialised, heap-owned) from obj.  Returns 0, or -1 with a
  * message naming the offending key in err. */
 int yb_jsonl_to_request(const json_t *obj, yb_request *r, char *err, size_t errlen);

@@ -8,21 +8,10 @@
 
 void yb_gnmi_path_free(Gnmi__Path *p)
 {
-    if (!p)
-        return;
-    for (size_t i = 0; i < p->n_elem; i++) {
-        Gnmi__PathElem *e = p->elem[i];
-        for (size_t k = 0; k < e->n_key; k++) {
-            free(e->key[k]->key);
-            free(e->key[k]->value);
-            free(e->key[k]);
-        }
-        free(e->key);
-        free(e->name);
-        free(e);
-    }
-    free(p->elem);
-    free(p);
+    /* Every part of a parsed Path is malloc'd the way protobuf-c's unpack
+     * allocates, so its own free walks it (NULL names of a half-built
+     * element included). */
+    gnmi__path__free_unpacked(p, NULL);
 }
 
 static char *dupn(const char *s, size_t n)
@@ -35,15 +24,49 @@ static char *dupn(const char *s, size_t n)
     return d;
 }
 
+/* Reads one path-string token at *sp up to an unescaped character of stop
+ * (or the end), undoing '\' escapes (a '\' takes the next character as it
+ * is, as ygot's reference implementation does).  Returns a malloc'd copy
+ * and advances *sp to the stop character; NULL with *rc = -EINVAL for a
+ * dangling '\' or a stop-less end when need_stop, -ENOMEM. */
+static char *read_token(const char **sp, const char *stop, int need_stop, int *rc)
+{
+    const char *s = *sp;
+    size_t n = 0, i = 0;
+    while (s[i] && !strchr(stop, s[i])) {
+        if (s[i] == '\\' && !s[++i]) {
+            *rc = -EINVAL;
+            return NULL;
+        }
+        i++;
+        n++;
+    }
+    if (need_stop && !s[i]) {
+        *rc = -EINVAL;
+        return NULL;
+    }
+    char *d = malloc(n + 1);
+    if (!d) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    for (size_t j = 0, k = 0; j < i; j++, k++) {
+        if (s[j] == '\\')
+            j++;
+        d[k] = s[j];
+    }
+    d[n] = 0;
+    *sp = s + i;
+    return d;
+}
+
 /* Parses "[k=v]" groups at *sp into e.  Returns 0 or -EINVAL/-ENOMEM. */
 static int parse_keys(const char **sp, Gnmi__PathElem *e)
 {
     const char *s = *sp;
+    int rc = 0;
     while (*s == '[') {
-        const char *eq = strchr(s, '=');
-        const char *close = eq ? strchr(eq, ']') : NULL;
-        if (!eq || !close || eq == s + 1)
-            return -EINVAL;
+        s++;
         Gnmi__PathElem__KeyEntry **nk = realloc(e->key, (e->n_key + 1) * sizeof *nk);
         if (!nk)
             return -ENOMEM;
@@ -52,15 +75,35 @@ static int parse_keys(const char **sp, Gnmi__PathElem *e)
         if (!ke)
             return -ENOMEM;
         gnmi__path_elem__key_entry__init(ke);
-        ke->key = dupn(s + 1, (size_t)(eq - s - 1));
-        ke->value = dupn(eq + 1, (size_t)(close - eq - 1));
+        ke->key = ke->value = NULL;
         nk[e->n_key++] = ke;
-        if (!ke->key || !ke->value)
-            return -ENOMEM;
-        s = close + 1;
+        /* A key name ends at the first unescaped '='; an unescaped ']'
+         * before it is a key without a value. */
+        if (!(ke->key = read_token(&s, "=]", 1, &rc)))
+            return rc;
+        if (*s != '=' || !*ke->key)
+            return -EINVAL;
+        s++;
+        if (!(ke->value = read_token(&s, "]", 1, &rc)))
+            return rc;
+        s++;
     }
     *sp = s;
     return 0;
+}
+
+/* Splits a leading "origin:" off s as gnmic does: s does not start with
+ * '/', and its first ':' comes before any '/' or '[' and is followed by
+ * '/' or the end ("openconfig-acl:acl/..." has no origin).  Returns the
+ * origin's length (0 = none). */
+static size_t origin_len(const char *s)
+{
+    if (*s == '/')
+        return 0;
+    size_t n = strcspn(s, ":/[\\");
+    if (s[n] != ':' || (s[n + 1] && s[n + 1] != '/'))
+        return 0;
+    return n;
 }
 
 int yb_gnmi_path_parse(const char *s, Gnmi__Path **out)
@@ -70,14 +113,17 @@ int yb_gnmi_path_parse(const char *s, Gnmi__Path **out)
         return -ENOMEM;
     gnmi__path__init(p);
     int rc = 0;
+    size_t on = origin_len(s);
+    if (on) {
+        if (!(p->origin = dupn(s, on))) {
+            yb_gnmi_path_free(p);
+            return -ENOMEM;
+        }
+        s += on + 1;
+    }
     if (*s == '/')
         s++;
     while (*s && !rc) {
-        size_t n = strcspn(s, "/[");
-        if (n == 0) {
-            rc = -EINVAL;
-            break;
-        }
         Gnmi__PathElem **ne = realloc(p->elem, (p->n_elem + 1) * sizeof *ne);
         Gnmi__PathElem *e = ne ? malloc(sizeof *e) : NULL;
         if (ne)
@@ -87,12 +133,14 @@ int yb_gnmi_path_parse(const char *s, Gnmi__Path **out)
             break;
         }
         gnmi__path_elem__init(e);
+        e->name = NULL;
         p->elem[p->n_elem++] = e;
-        if (!(e->name = dupn(s, n))) {
-            rc = -ENOMEM;
+        if (!(e->name = read_token(&s, "/[", 0, &rc)))
+            break;
+        if (!*e->name) {
+            rc = -EINVAL;
             break;
         }
-        s += n;
         rc = parse_keys(&s, e);
         if (!rc && *s == '/')
             s++;
@@ -107,45 +155,131 @@ int yb_gnmi_path_parse(const char *s, Gnmi__Path **out)
     return 0;
 }
 
+/* A growing text buffer for formatting; on ENOMEM it stops growing and
+ * only counts. */
+typedef struct {
+    char *b;
+    size_t n, cap;
+    int oom;
+} tbuf;
+
+static void put(tbuf *t, const char *s, size_t n, const char *escape)
+{
+    for (size_t i = 0; i < n; i++) {
+        int esc = escape && strchr(escape, s[i]) != NULL;
+        if (t->n + 3 > t->cap && !t->oom) {
+            size_t nc = t->cap ? 2 * t->cap : 128;
+            char *nb = realloc(t->b, nc);
+            if (nb) {
+                t->b = nb;
+                t->cap = nc;
+            } else {
+                t->oom = 1;
+            }
+        }
+        if (!t->oom) {
+            if (esc)
+                t->b[t->n] = '\\';
+            t->b[t->n + (size_t)esc] = s[i];
+        }
+        t->n += 1 + (size_t)esc;
+    }
+}
+
+/* Characters escaped with '\' in names, key names and key values: those
+ * that would otherwise end the token, and '\' itself. */
+#define ESC_NAME "\\/["
+#define ESC_KEY "\\=]"
+#define ESC_VALUE "\\]"
+
+char *yb_gnmi_path_to_text(const Gnmi__Path *p, int with_origin)
+{
+    tbuf t = {0};
+    if (with_origin && p->origin && *p->origin) {
+        put(&t, p->origin, strlen(p->origin), NULL);
+        put(&t, ":", 1, NULL);
+    }
+    if (p->n_elem == 0)
+        put(&t, "/", 1, NULL);
+    for (size_t i = 0; i < p->n_elem; i++) {
+        const Gnmi__PathElem *e = p->elem[i];
+        put(&t, "/", 1, NULL);
+        put(&t, e->name ? e->name : "", e->name ? strlen(e->name) : 0, ESC_NAME);
+        for (size_t k = 0; k < e->n_key; k++) {
+            const char *kk = e->key[k]->key ? e->key[k]->key : "";
+            const char *kv = e->key[k]->value ? e->key[k]->value : "";
+            put(&t, "[", 1, NULL);
+            put(&t, kk, strlen(kk), ESC_KEY);
+            put(&t, "=", 1, NULL);
+            put(&t, kv, strlen(kv), ESC_VALUE);
+            put(&t, "]", 1, NULL);
+        }
+    }
+    put(&t, "", 1, NULL); /* the terminating NUL */
+    if (t.oom) {
+        free(t.b);
+        return NULL;
+    }
+    return t.b;
+}
+
+int yb_gnmi_path_text_exact(const Gnmi__Path *p)
+{
+    if ((p->target && *p->target) || p->n_element || p->base.n_unknown_fields)
+        return 0;
+    if (p->origin && p->origin[strcspn(p->origin, ":/[\\")])
+        return 0; /* "origin:" would not read back as this origin */
+    for (size_t i = 0; i < p->n_elem; i++) {
+        const Gnmi__PathElem *e = p->elem[i];
+        if (!e->name || !*e->name || e->base.n_unknown_fields)
+            return 0;
+        for (size_t k = 0; k < e->n_key; k++)
+            if (!e->key[k]->key || !*e->key[k]->key || e->key[k]->base.n_unknown_fields)
+                return 0;
+    }
+    return 1;
+}
+
 size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap)
 {
-    size_t n = 0;
-#define PUT(...)                                                                   \
-    do {                                                                           \
-        int k_ = snprintf(cap > n ? buf + n : NULL, cap > n ? cap - n : 0, __VA_ARGS__); \
-        if (k_ > 0)                                                                \
-            n += (size_t)k_;                                                       \
-    } while (0)
-    if (cap)
-        buf[0] = 0;
-    if (p->n_elem == 0)
-        PUT("/");
-    for (size_t i = 0; i < p->n_elem; i++) {
-        PUT("/%s", p->elem[i]->name);
-        for (size_t k = 0; k < p->elem[i]->n_key; k++)
-            PUT("[%s=%s]", p->elem[i]->key[k]->key, p->elem[i]->key[k]->value);
+    char *s = yb_gnmi_path_to_text(p, 1);
+    size_t n = s ? strlen(s) : 0;
+    if (cap) {
+        size_t c = n < cap - 1 ? n : cap - 1;
+        if (s)
+            memcpy(buf, s, c);
+        buf[c] = 0;
     }
-#undef PUT
+    free(s);
     return n;
 }
 
-int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+int yb_grpc_append(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
 {
     size_t n = protobuf_c_message_get_packed_size(m);
     if (n > UINT32_MAX)
         return -EFBIG;
-    uint8_t *b = malloc(n + YB_GRPC_PREFIX);
+    /* + 1: an empty first message still gets a buffer of its own */
+    uint8_t *b = realloc(*buf, *len + YB_GRPC_PREFIX + n + 1);
     if (!b)
         return -ENOMEM;
-    b[0] = 0;
-    b[1] = (uint8_t)(n >> 24);
-    b[2] = (uint8_t)(n >> 16);
-    b[3] = (uint8_t)(n >> 8);
-    b[4] = (uint8_t)n;
-    protobuf_c_message_pack(m, b + YB_GRPC_PREFIX);
-    *out = b;
-    *len = n + YB_GRPC_PREFIX;
+    uint8_t *p = b + *len;
+    p[0] = 0;
+    p[1] = (uint8_t)(n >> 24);
+    p[2] = (uint8_t)(n >> 16);
+    p[3] = (uint8_t)(n >> 8);
+    p[4] = (uint8_t)n;
+    protobuf_c_message_pack(m, p + YB_GRPC_PREFIX);
+    *buf = b;
+    *len += YB_GRPC_PREFIX + n;
     return 0;
+}
+
+int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    return yb_grpc_append(m, out, len);
 }
 
 int yb_grpc_next(const uint8_t *buf, size_t len, size_t *off, const uint8_t **msg,

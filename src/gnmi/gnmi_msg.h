@@ -9,13 +9,29 @@
 
 #define YB_GRPC_PREFIX 5
 
-/* Parses an XPath-like gNMI path ("a/b[k=v][k2=v2]/c", leading '/'
- * optional; '/' inside [...] is part of the key value) into a heap Path.
- * Returns 0 and *out (free with yb_gnmi_path_free), -EINVAL for a
- * malformed path, -ENOMEM. */
+/* gNMI path strings (the gNMI path-strings specification, parsed as
+ * ygot's reference implementation does): "/a/b[k=v][k2=v2]/c", leading '/'
+ * optional, "origin:/a/b" sets Path.origin (gnmic's rule: no leading '/',
+ * the first ':' comes before any '/' and is followed by '/' or the end, so
+ * "openconfig-acl:acl/..." is a name, not an origin).  A '\' takes the next
+ * character literally; '/' and '=' need no escape inside [...], '/' and '['
+ * are escaped in names, '=' and ']' in key names, ']' in key values.
+ *
+ * yb_gnmi_path_parse: returns 0 and a heap *out (free with
+ * yb_gnmi_path_free), -EINVAL for a malformed path (empty name or key
+ * name, unterminated [...], a dangling '\', text after ']'), -ENOMEM. */
 int yb_gnmi_path_parse(const char *s, Gnmi__Path **out);
+/* Frees a Path from yb_gnmi_path_parse (or unpacked by protobuf-c); NULL ok. */
 void yb_gnmi_path_free(Gnmi__Path *p);
-/* Formats a Path back to the text form into buf (always NUL-terminated,
+/* Returns the text form of p's elements, preceded by "origin:" when
+ * with_origin and p has one, as a malloc'd string (caller frees), or NULL
+ * on ENOMEM.  The empty path is "/".  Keys keep their wire order. */
+char *yb_gnmi_path_to_text(const Gnmi__Path *p, int with_origin);
+/* Returns 1 when yb_gnmi_path_to_text(p, 1) parses back to exactly p (no
+ * target, no deprecated element list, no unknown fields, non-empty names
+ * and key names, an origin without ':', '/', '[' or '\'), else 0. */
+int yb_gnmi_path_text_exact(const Gnmi__Path *p);
+/* Formats yb_gnmi_path_to_text(p, 1) into buf (always NUL-terminated,
  * truncated to cap).  Returns the untruncated length. */
 size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap);
 
@@ -23,6 +39,11 @@ size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap);
  * malloc'd buffer.  Returns 0 and *out and *len (caller frees), or -ENOMEM /
  * -EFBIG (message over 4 GiB). */
 int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len);
+
+/* Appends m, packed behind a gRPC prefix (flag 0), to the malloc'd buffer
+ * *buf of *len bytes (NULL and 0 to start).  Returns 0, or -ENOMEM /
+ * -EFBIG with *buf and *len unchanged. */
+int yb_grpc_append(const ProtobufCMessage *m, uint8_t **buf, size_t *len);
 
 /* Walks gRPC messages in buf[0..len) from *off.  Returns 1 with
  * *msg and *msglen set (pointing into buf) and *off advanced; 0 when *off ==

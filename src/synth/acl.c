@@ -359,26 +359,6 @@ static int gnmi_get(const yb_synth_acl_opts *o, uint64_t k, uint8_t **buf, size_
     return rc;
 }
 
-/* Appends one framed message to *buf. */
-static int append_frame(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
-{
-    uint8_t *f;
-    size_t n;
-    int rc = yb_grpc_frame(m, &f, &n);
-    if (rc)
-        return rc;
-    uint8_t *nb = realloc(*buf, *len + n);
-    if (!nb) {
-        free(f);
-        return -ENOMEM;
-    }
-    memcpy(nb + *len, f, n);
-    free(f);
-    *buf = nb;
-    *len += n;
-    return 0;
-}
-
 static int gnmi_subscribe(const yb_synth_acl_opts *o, uint8_t **buf, size_t *len)
 {
     Gnmi__SubscribeRequest req = GNMI__SUBSCRIBE_REQUEST__INIT;
@@ -402,14 +382,14 @@ static int gnmi_subscribe(const yb_synth_acl_opts *o, uint8_t **buf, size_t *len
     req.subscribe = &list;
     *buf = NULL;
     *len = 0;
-    rc = append_frame(&req.base, buf, len);
+    rc = yb_grpc_append(&req.base, buf, len);
     if (o->sub_mode == YB_SUB_POLL) {
         Gnmi__Poll poll = GNMI__POLL__INIT;
         Gnmi__SubscribeRequest preq = GNMI__SUBSCRIBE_REQUEST__INIT;
         preq.request_case = GNMI__SUBSCRIBE_REQUEST__REQUEST_POLL;
         preq.poll = &poll;
         for (unsigned i = 0; i < o->polls && !rc; i++)
-            rc = append_frame(&preq.base, buf, len);
+            rc = yb_grpc_append(&preq.base, buf, len);
     }
     yb_gnmi_path_free(sub.path);
     if (rc) {

@@ -122,17 +122,11 @@ for f in rc gn del sub mixed; do
     "$YB" corpus import -o "$T/$f.h2.ybc" - <"$T/$f.h1.jsonl"
     "$YB" corpus cat --with-header "$T/$f.h2.ybc" >"$T/$f.h2.jsonl"
     check "with header: records identical: $f" cmp <(tail -n +2 "$T/$f.h1.jsonl") <(tail -n +2 "$T/$f.h2.jsonl")
-    # The header keeps source, time and redactions; the producer becomes import.
-    check "with header: header kept but producer: $f" $PY -c '
-import json, sys
-a = json.loads(open(sys.argv[1]).readline())["yangblast_corpus"]
-b = json.loads(open(sys.argv[2]).readline())["yangblast_corpus"]
-assert b["producer"] == "yangblast 0.1.0 import", b
-a.pop("producer"); b.pop("producer")
-assert a == b, (a, b)
-' "$T/$f.h1.jsonl" "$T/$f.h2.jsonl"
-    "$YB" corpus cat --with-header "$T/$f.h2.ybc" | "$YB" corpus import -o "$T/$f.h3.ybc"
-    check "second round trip is byte-identical: $f" cmp "$T/$f.h2.ybc" "$T/$f.h3.ybc"
+    # The header line restates the whole header, producer included, so the
+    # first round trip already gives the same file.
+    check "with header: header kept, producer too: $f" cmp <(head -1 "$T/$f.h1.jsonl") \
+        <(head -1 "$T/$f.h2.jsonl")
+    check "with header: round trip is byte-identical: $f" cmp "$T/$f.ybc" "$T/$f.h2.ybc"
 done
 run "$YB" corpus cat --with-header "$T/rc.ybc"
 like "--with-header: first line is the corpus header" "$(printf '%s\n' "$OUT" | head -1)" \

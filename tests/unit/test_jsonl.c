@@ -14,6 +14,7 @@
 
 #include "corpus/corpus.h"
 #include "corpus/jsonl.h"
+#include "gnmi/gnmi_msg.h"
 
 static void set_strs(yb_request *r, const char *method, const char *scheme, const char *auth,
                      const char *path)
@@ -340,6 +341,127 @@ static void test_many_roundtrips(void **state)
     }
 }
 
+/* A gNMI Set record whose body is req framed (plus extra raw bytes). */
+static void gnmi_record(yb_request *r, const ProtobufCMessage *req, const uint8_t *extra,
+                        size_t extra_len)
+{
+    yb_request_init(r);
+    r->protocol = YB_PROTO_GNMI;
+    set_strs(r, "POST", "http", "sw1:8080", "/gnmi.gNMI/Set");
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(yb_grpc_frame(req, &b, &n), 0);
+    uint8_t *all = malloc(n + extra_len + 1);
+    assert_non_null(all);
+    memcpy(all, b, n);
+    if (extra_len)
+        memcpy(all + n, extra, extra_len);
+    free(b);
+    yb_request_take_body(r, all, n + extra_len);
+}
+
+/* Prints j as corpus cat does and parses it as import does. */
+static void reparse(json_t *j, yb_request *q)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    assert_non_null(text);
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    yb_request_init(q);
+    char err[400] = "";
+    if (yb_jsonl_parse_line(text, strlen(text), 0, q, &h, err, sizeof err) != YB_JSONL_RECORD)
+        fail_msg("import refused its own decoded form: %s\n%s", err, text);
+    yb_corpus_header_cleanup(&h);
+    free(text);
+}
+
+static void test_gnmi_decoded(void **state)
+{
+    (void)state;
+    Gnmi__SetRequest req = GNMI__SET_REQUEST__INIT;
+    Gnmi__Path *prefix, *p0, *p1;
+    assert_int_equal(yb_gnmi_path_parse("oc:/system", &prefix), 0);
+    assert_int_equal(yb_gnmi_path_parse("/a[k=x\\]y]", &p0), 0);
+    assert_int_equal(yb_gnmi_path_parse("/b", &p1), 0);
+    Gnmi__TypedValue v0 = GNMI__TYPED_VALUE__INIT, v1 = GNMI__TYPED_VALUE__INIT;
+    v0.value_case = GNMI__TYPED_VALUE__VALUE_INT_VAL;
+    v0.int_val = -5;
+    static char spaced[] = "{\"a\": [1, 2], \"b\": \"x y\"}";
+    v1.value_case = GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL;
+    v1.json_ietf_val.data = (uint8_t *)spaced;
+    v1.json_ietf_val.len = strlen(spaced);
+    Gnmi__Update u0 = GNMI__UPDATE__INIT, u1 = GNMI__UPDATE__INIT, *ups[] = {&u0, &u1};
+    u0.path = p0;
+    u0.val = &v0;
+    u1.path = p1;
+    u1.val = &v1;
+    req.prefix = prefix;
+    req.n_update = 2;
+    req.update = ups;
+    yb_request r;
+    gnmi_record(&r, &req.base, NULL, 0);
+    yb_gnmi_path_free(prefix);
+    yb_gnmi_path_free(p0);
+    yb_gnmi_path_free(p1);
+
+    json_t *j = yb_jsonl_from_request_decoded(&r);
+    assert_non_null(j);
+    assert_null(json_object_get(j, "body"));
+    assert_null(json_object_get(j, "body_base64"));
+    json_t *set = json_object_get(json_array_get(json_object_get(j, "grpc"), 0), "SetRequest");
+    assert_non_null(set);
+    assert_string_equal(json_string_value(json_object_get(set, "prefix")), "oc:/system");
+    json_t *upd = json_object_get(set, "update");
+    json_t *a = json_array_get(upd, 0), *b = json_array_get(upd, 1);
+    assert_string_equal(json_string_value(json_object_get(a, "path")), "/a[k=x\\]y]");
+    /* int64 as a string (proto3 JSON), the JSON value inline with its layout. */
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a, "val"), "int_val")),
+                        "-5");
+    json_t *bv = json_object_get(b, "val");
+    assert_string_equal(json_string_value(json_object_get(bv, "json_format")), "spaced");
+    json_t *inl = json_object_get(bv, "json_ietf_val");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(inl, "a"), 1)), 2);
+    assert_string_equal(json_string_value(json_object_get(inl, "b")), "x y");
+    yb_request q;
+    reparse(j, &q);
+    assert_true(yb_request_equal(&q, &r));
+    yb_request_cleanup(&q);
+
+    /* An edit of the inline value is encoded in the same layout. */
+    json_object_set_new(inl, "b", json_string("edited"));
+    reparse(j, &q);
+    assert_int_equal(q.body_len, r.body_len + 3); /* "x y" -> "edited" */
+    assert_non_null(memmem(q.body, q.body_len, "{\"a\": [1, 2], \"b\": \"edited\"}", 27));
+    yb_request_cleanup(&q);
+    json_decref(j);
+    yb_request_cleanup(&r);
+
+    /* A second message with the compressed flag: kept as bytes, with the
+     * reason, and still imported to the same record. */
+    static const uint8_t compressed[] = {1, 0, 0, 0, 0};
+    Gnmi__SetRequest empty = GNMI__SET_REQUEST__INIT;
+    gnmi_record(&r, &empty.base, compressed, sizeof compressed);
+    j = yb_jsonl_from_request_decoded(&r);
+    assert_true(json_is_null(json_object_get(j, "grpc")));
+    assert_non_null(json_object_get(j, "body_base64"));
+    assert_string_equal(json_string_value(json_object_get(j, "grpc_raw_reason")),
+                        "message 1 has the gRPC compressed flag (0x01)");
+    reparse(j, &q);
+    assert_true(yb_request_equal(&q, &r));
+    yb_request_cleanup(&q);
+    json_decref(j);
+    yb_request_cleanup(&r);
+
+    /* RESTCONF records are printed as without --decode. */
+    yb_request_init(&r);
+    set_strs(&r, "GET", "https", "sw1", "/restconf/data/x");
+    j = yb_jsonl_from_request_decoded(&r);
+    assert_null(json_object_get(j, "grpc"));
+    assert_non_null(json_object_get(j, "body"));
+    json_decref(j);
+    yb_request_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_bad_input_names_key),
         cmocka_unit_test(test_many_roundtrips),
+        cmocka_unit_test(test_gnmi_decoded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -630,6 +630,65 @@ static void test_path_parse(void **state)
     yb_gnmi_path_free(p);
 }
 
+/* The escapes of the gNMI path-strings specification and gnmic's origin. */
+static void test_path_escapes_and_origin(void **state)
+{
+    (void)state;
+    Gnmi__Path *p = NULL;
+    /* ']' and '\' escaped in a value, '/' and '[' in a name, '=' in a key
+     * name; '/' and '=' need no escape inside a value. */
+    static const char text[] = "/a[k=x\\]y\\\\z/=w]/b\\/c\\[d[k\\=1=v]";
+    assert_int_equal(yb_gnmi_path_parse(text, &p), 0);
+    assert_int_equal(p->n_elem, 2);
+    assert_string_equal(p->elem[0]->name, "a");
+    assert_string_equal(key_value(p->elem[0], "k"), "x]y\\z/=w");
+    assert_string_equal(p->elem[1]->name, "b/c[d");
+    assert_string_equal(p->elem[1]->key[0]->key, "k=1");
+    assert_string_equal(p->elem[1]->key[0]->value, "v");
+    assert_int_equal(yb_gnmi_path_text_exact(p), 1);
+    check_path(p, text);
+    yb_gnmi_path_free(p);
+
+    /* Keys keep their order (no sorting: the wire order is kept). */
+    assert_int_equal(yb_gnmi_path_parse("/s[type=T][name=N]", &p), 0);
+    check_path(p, "/s[type=T][name=N]");
+    yb_gnmi_path_free(p);
+
+    /* origin:/path, origin only, and module prefixes that are no origin. */
+    assert_int_equal(yb_gnmi_path_parse("openconfig:/a/b", &p), 0);
+    assert_string_equal(p->origin, "openconfig");
+    assert_int_equal(p->n_elem, 2);
+    check_path(p, "openconfig:/a/b");
+    yb_gnmi_path_free(p);
+    assert_int_equal(yb_gnmi_path_parse("rfc7951:", &p), 0);
+    assert_string_equal(p->origin, "rfc7951");
+    assert_int_equal(p->n_elem, 0);
+    check_path(p, "rfc7951:/");
+    yb_gnmi_path_free(p);
+    assert_int_equal(yb_gnmi_path_parse("openconfig-acl:acl/acl-sets", &p), 0);
+    assert_string_equal(p->origin, "");
+    assert_string_equal(p->elem[0]->name, "openconfig-acl:acl");
+    yb_gnmi_path_free(p);
+    assert_int_equal(yb_gnmi_path_parse("/x:/y", &p), 0);
+    assert_string_equal(p->origin, "");
+    assert_string_equal(p->elem[0]->name, "x:");
+    yb_gnmi_path_free(p);
+
+    /* What the string cannot say is not called exact. */
+    assert_int_equal(yb_gnmi_path_parse("/a", &p), 0);
+    p->origin = strdup("a:b"); /* was protobuf-c's static "" */
+    assert_int_equal(yb_gnmi_path_text_exact(p), 0);
+    yb_gnmi_path_free(p);
+
+    static const char *const bad[] = {"a\\", "/a[k\\]=v", "/a[k=v\\]", "/a[\\=v]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = NULL;
+        int rc = yb_gnmi_path_parse(bad[i], &p);
+        if (rc != -EINVAL)
+            fail_msg("\"%s\": rc %d, want -EINVAL", bad[i], rc);
+    }
+}
+
 static void test_grpc_framing(void **state)
 {
     (void)state;
@@ -673,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_gnmi_subscribe),
         cmocka_unit_test(test_gnmi_rules_option),
         cmocka_unit_test(test_path_parse),
+        cmocka_unit_test(test_path_escapes_and_origin),
         cmocka_unit_test(test_grpc_framing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
