@@ -1,16 +1,21 @@
-/* yangblast synth acl: write a synthesized openconfig-acl corpus. */
+/* yangblast synth acl|gnmi: write a synthesized corpus (openconfig-acl
+ * workloads, or copies of the SetRequest of a gnmic-style request file). */
 #include "config.h"
 #include "cli/cli.h"
 #include "corpus/corpus.h"
 #include "synth/acl.h"
+#include "synth/gnmi_req.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void help(void)
 {
-    printf("Usage: yangblast synth acl [OPTIONS] -o FILE\n\n"
+    printf("Usage: yangblast synth acl [OPTIONS] -o FILE\n"
+           "       yangblast synth gnmi --set-request FILE [--count N] [--encoding E] -o FILE\n\n"
            "Synthesize an openconfig-acl workload: each request creates (or replaces,\n"
            "reads, deletes) one ACL set of --rules IPv4 rules with a unique name.\n\n"
            "  -o, --output FILE       corpus to write (.ybc; '-' = stdout)\n"
@@ -28,7 +33,15 @@ static void help(void)
            "      --name-prefix P     ACL set names P_000001... (default YB_ACL)\n"
            "      --authority HOST    recorded authority / Host (default localhost)\n"
            "      --scheme S          recorded scheme: https (default) or http\n"
-           "  -h, --help              this help\n",
+           "  -h, --help              this help\n\n"
+           "synth gnmi writes --count (default 1) copies of the gNMI SetRequest described\n"
+           "by a gnmic-style request file (JSON: \"updates\", \"replaces\",\n"
+           "\"union-replaces\" as [{\"path\", \"value\" or \"value-file\", \"encoding\"}],\n"
+           "\"deletes\" as [path], optional \"prefix\"; see yangblast(1)).\n"
+           "      --set-request FILE  the request file\n"
+           "      --encoding E        encoding of items without one: json_ietf (default),\n"
+           "                          json or ascii\n"
+           "  -n, --count, --authority, --scheme, -o as above\n",
            YB_SYNTH_DEFAULT_RULES_RESTCONF, YB_SYNTH_DEFAULT_RULES_GNMI);
 }
 
@@ -45,9 +58,68 @@ static int parse_op(const char *s, yb_synth_op *op)
     return -1;
 }
 
+/* Writes count copies of the request file's SetRequest to out. */
+static int synth_gnmi(const char *file, yb_gnmi_enc enc, uint64_t count, const char *authority,
+                      const char *scheme, const char *out)
+{
+    char err[512];
+    uint8_t *body;
+    size_t len;
+    if (yb_synth_gnmi_set_body(file, enc, &body, &len, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    char source[600];
+    snprintf(source, sizeof source, "synth gnmi --set-request %s --count %llu", file,
+             (unsigned long long)count);
+    h.producer = (char *)PACKAGE_NAME " " PACKAGE_VERSION " synth";
+    h.source = source;
+    yb_corpus_writer *w = yb_corpus_writer_open(out, &h, err, sizeof err);
+    if (!w) {
+        free(body);
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    for (uint64_t k = 0; k < count; k++) {
+        yb_request r;
+        yb_request_init(&r);
+        r.protocol = YB_PROTO_GNMI;
+        r.conn_order = (uint32_t)k;
+        uint8_t *copy = malloc(len + 1);
+        int rc = copy ? 0 : -ENOMEM;
+        if (copy)
+            memcpy(copy, body, len);
+        rc = rc ? rc : yb_request_set_str(&r.scheme, scheme);
+        rc = rc ? rc : yb_request_set_str(&r.authority, authority);
+        if (rc)
+            free(copy);
+        rc = rc ? rc : yb_synth_grpc_request(&r, "/gnmi.gNMI/Set", copy, len);
+        rc = rc ? rc : yb_corpus_writer_add(w, &r);
+        yb_request_cleanup(&r);
+        if (rc) { /* never leave a partial corpus behind */
+            yb_corpus_writer_abort(w);
+            free(body);
+            yb_errorf("%s: cannot write request %llu: %s", out, (unsigned long long)k,
+                      strerror(-rc));
+            return YB_EXIT_RUNTIME;
+        }
+    }
+    free(body);
+    if (yb_corpus_writer_close(w, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_RUNTIME;
+    }
+    return YB_EXIT_OK;
+}
+
 int yb_cmd_synth(int argc, char **argv)
 {
-    enum { O_OP = 256, O_METHOD, O_MODE, O_SAMPLE, O_POLLS, O_PREFIX, O_AUTH, O_SCHEME };
+    enum {
+        O_OP = 256, O_METHOD, O_MODE, O_SAMPLE, O_POLLS, O_PREFIX, O_AUTH, O_SCHEME, O_SETREQ,
+        O_ENCODING, O_END
+    };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"proto", required_argument, NULL, 'p'},
         {"count", required_argument, NULL, 'n'},  {"rules", required_argument, NULL, 'r'},
@@ -59,17 +131,20 @@ int yb_cmd_synth(int argc, char **argv)
         {"name-prefix", required_argument, NULL, O_PREFIX},
         {"authority", required_argument, NULL, O_AUTH},
         {"scheme", required_argument, NULL, O_SCHEME},
+        {"set-request", required_argument, NULL, O_SETREQ},
+        {"encoding", required_argument, NULL, O_ENCODING},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     yb_synth_acl_opts o;
     yb_synth_acl_defaults(&o);
-    const char *out = NULL;
+    const char *out = NULL, *set_request = NULL;
+    yb_gnmi_enc enc = YB_GNMI_ENC_JSON_IETF;
     uint64_t v;
-    unsigned char given[O_SCHEME + 1] = {0};
+    unsigned char given[O_END] = {0};
     int c;
     optind = 1;
     opterr = 0; /* option errors are worded by yb_bad_option */
     while ((c = getopt_long(argc, argv, ":o:p:n:r:s:h", opts, NULL)) != -1) {
-        if (c > 0 && c <= O_SCHEME)
+        if (c > 0 && c < O_END)
             given[c] = 1;
         switch (c) {
         case 'o': out = optarg; break;
@@ -121,18 +196,45 @@ int yb_cmd_synth(int argc, char **argv)
                 return yb_usage_error("synth", "--scheme must be http or https");
             o.scheme = optarg;
             break;
+        case O_SETREQ: set_request = optarg; break;
+        case O_ENCODING:
+            if (yb_gnmi_enc_parse(optarg, &enc) < 0)
+                return yb_usage_error("synth", "--encoding must be json_ietf, json or ascii, "
+                                      "not '%s'", optarg);
+            break;
         case 'h': help(); return YB_EXIT_OK;
         default: return yb_bad_option("synth", c, argv);
         }
     }
     if (optind >= argc)
-        return yb_usage_error("synth", "missing workload name (only 'acl' exists)");
-    if (strcmp(argv[optind], "acl"))
-        return yb_usage_error("synth", "unknown workload '%s' (only 'acl' exists)", argv[optind]);
+        return yb_usage_error("synth", "missing workload name (acl or gnmi)");
+    if (strcmp(argv[optind], "acl") && strcmp(argv[optind], "gnmi"))
+        return yb_usage_error("synth", "unknown workload '%s' (acl or gnmi)", argv[optind]);
     if (optind + 1 < argc)
         return yb_usage_error("synth", "unexpected argument '%s'", argv[optind + 1]);
     if (!out)
         return yb_usage_error("synth", "missing -o FILE");
+    if (!strcmp(argv[optind], "gnmi")) {
+        /* The acl workload's options say nothing about a request file. */
+        static const struct {
+            int code;
+            const char *name;
+        } ACL_ONLY[] = {{'p', "--proto"},          {'r', "--rules"},     {'s', "--seed"},
+                        {O_OP, "--op"},            {O_METHOD, "--method"}, {O_MODE, "--mode"},
+                        {O_SAMPLE, "--sample-interval"}, {O_POLLS, "--polls"},
+                        {O_PREFIX, "--name-prefix"}};
+        for (size_t i = 0; i < sizeof ACL_ONLY / sizeof ACL_ONLY[0]; i++)
+            if (given[ACL_ONLY[i].code])
+                return yb_usage_error("synth", "%s applies to synth acl, not synth gnmi",
+                                      ACL_ONLY[i].name);
+        if (!set_request)
+            return yb_usage_error("synth", "synth gnmi needs --set-request FILE");
+        return synth_gnmi(set_request, enc, given['n'] ? o.count : 1, o.authority, o.scheme,
+                          out);
+    }
+    if (given[O_SETREQ] || given[O_ENCODING])
+        return yb_usage_error("synth", "%s applies to synth gnmi, not synth acl",
+                              given[O_SETREQ] ? "--set-request" : "--encoding");
     /* Options that would be silently ignored are refused. */
     int content = o.op == YB_SYNTH_CREATE || o.op == YB_SYNTH_REPLACE;
     if (given[O_METHOD] && (o.proto != YB_PROTO_RESTCONF || o.op != YB_SYNTH_CREATE))

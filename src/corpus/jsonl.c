@@ -334,12 +334,31 @@ fail:
     return NULL;
 }
 
+static const char *const HEADER_KEYS[] = {"format_version", "created_unix_ns", "producer",
+                                           "source", "redactions", NULL};
+
 int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t errlen)
 {
     json_t *o = json_object_get(obj, YB_JSONL_HEADER_KEY);
     if (!json_is_object(o)) {
         seterr(err, errlen, "\"%s\" must be an object", YB_JSONL_HEADER_KEY);
         return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        if (strcmp(k, YB_JSONL_HEADER_KEY)) {
+            seterr(err, errlen, "unknown key \"%s\" next to \"%s\"", k, YB_JSONL_HEADER_KEY);
+            return -1;
+        }
+    }
+    json_object_foreach(o, k, v)
+    {
+        if (!known_key(k, HEADER_KEYS)) {
+            seterr(err, errlen, "unknown key \"%s\" in \"%s\"", k, YB_JSONL_HEADER_KEY);
+            return -1;
+        }
     }
     uint64_t created = 0;
     if (get_uint(o, "created_unix_ns", INT64_MAX, &created, err, errlen) ||
@@ -353,7 +372,6 @@ int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t
         return -1;
     }
     size_t i;
-    json_t *v;
     json_array_foreach(red, i, v)
     {
         if (!json_is_string(v)) {

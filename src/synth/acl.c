@@ -1,6 +1,7 @@
 #include "config.h"
 #include "synth/acl.h"
 #include "gnmi/gnmi_msg.h"
+#include "synth/gnmi_req.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -427,12 +428,7 @@ static int gnmi_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
     }
     if (rc)
         return rc;
-    yb_request_take_body(r, body, len);
-    rc = yb_request_set_str(&r->method, "POST");
-    rc = rc ? rc : yb_request_set_str(&r->path, rpc);
-    rc = rc ? rc : yb_request_add_header(r, "content-type", "application/grpc", 16);
-    rc = rc ? rc : yb_request_add_header(r, "te", "trailers", 8);
-    return rc;
+    return yb_synth_grpc_request(r, rpc, body, len);
 }
 
 int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)

@@ -217,6 +217,10 @@ static void test_header_roundtrip(void **state)
         {"{\"yangblast_corpus\": {\"source\": null}}", "source"},
         {"{\"yangblast_corpus\": {\"redactions\": \"authorization\"}}", "redactions"},
         {"{\"yangblast_corpus\": {\"redactions\": [1]}}", "redactions"},
+        /* Unknown keys are refused as in records (a header line edited by
+         * a jq filter meant for records must not pass silently). */
+        {"{\"yangblast_corpus\": {\"sourse\": \"x\"}}", "sourse"},
+        {"{\"yangblast_corpus\": {}, \"grpc\": []}", "grpc"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *o = json_loads(bad[i].json, 0, NULL);

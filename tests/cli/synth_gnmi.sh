@@ -1,0 +1,133 @@
+#!/bin/bash
+# synth gnmi --set-request: a gnmic-style request file becomes a corpus of
+# SetRequests, checked with protoc and by replaying it against `yangblast
+# serve` (the datastore holds what the file said, seen over RESTCONF).
+. "${YB_SRCDIR:-.}/tests/serve/common.sh"
+PROTOC=$(command -v protoc || true)
+PROTO_DIR=$YB_SRCDIR/src/gnmi
+SETS='/openconfig-acl:acl/acl-sets'
+
+mkdir -p "$T/req/values"
+cat >"$T/req/create.json" <<'EOF'
+{"updates": [{"path": "/openconfig-acl:acl/acl-sets/acl-set[name=S1][type=ACL_IPV4]",
+              "value": {"openconfig-acl:acl-set": [{"name": "S1", "type": "openconfig-acl:ACL_IPV4",
+                        "config": {"name": "S1", "type": "openconfig-acl:ACL_IPV4",
+                                   "description": "from a request file"}}]},
+              "encoding": "json_ietf"}],
+ "replaces": [{"path": "/openconfig-acl:acl/acl-sets/acl-set[name=S2][type=ACL_IPV4]",
+               "value-file": "values/s2.json"}]}
+EOF
+cat >"$T/req/values/s2.json" <<'EOF'
+{"openconfig-acl:acl-set": [{"name": "S2", "type": "openconfig-acl:ACL_IPV4",
+  "config": {"name": "S2", "type": "openconfig-acl:ACL_IPV4", "description": "from a value file"}}]}
+EOF
+cat >"$T/req/delete.json" <<'EOF'
+{"deletes": ["/openconfig-acl:acl/acl-sets/acl-set[name=S1][type=ACL_IPV4]"]}
+EOF
+
+check "synth gnmi --set-request --count 3" "$YB" synth gnmi --set-request "$T/req/create.json" \
+    --count 3 --authority sw1 -o "$T/create.ybc"
+"$YB" corpus cat --decode "$T/create.ybc" >"$T/create.jsonl"
+is "three copies, in order, Set records" "$($PY -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+print(len(rs), [r["conn_order"] for r in rs], {r["path"] for r in rs}, {r["authority"] for r in rs},
+      len({json.dumps(r["grpc"]) for r in rs}))' "$T/create.jsonl")" \
+    "3 [0, 1, 2] {'/gnmi.gNMI/Set'} {'sw1'} 1"
+is "update and replace, values inline, paths kept" "$($PY -c '
+import json, sys
+m = json.loads(open(sys.argv[1]).readline())["grpc"][0]["SetRequest"]
+u, r = m["update"][0], m["replace"][0]
+print(u["path"], u["val"]["json_ietf_val"]["openconfig-acl:acl-set"][0]["config"]["description"])
+print(r["path"], r["val"]["json_ietf_val"]["openconfig-acl:acl-set"][0]["config"]["description"])' "$T/create.jsonl")" \
+"/openconfig-acl:acl/acl-sets/acl-set[name=S1][type=ACL_IPV4] from a request file
+/openconfig-acl:acl/acl-sets/acl-set[name=S2][type=ACL_IPV4] from a value file"
+like "header names the request file" "$("$YB" corpus info "$T/create.ybc")" \
+    'source: +synth gnmi --set-request .*create.json --count 3'
+
+if [ -n "$PROTOC" ]; then
+    "$YB" corpus cat "$T/create.ybc" | head -1 | $PY -c '
+import base64, json, sys
+b = base64.b64decode(json.loads(sys.stdin.readline())["body_base64"])
+assert b[0] == 0 and int.from_bytes(b[1:5], "big") == len(b) - 5
+sys.stdout.buffer.write(b[5:])' >"$T/create.bin"
+    TXT=$("$PROTOC" --decode=gnmi.SetRequest -I "$PROTO_DIR" gnmi.proto <"$T/create.bin" 2>&1)
+    like "protoc: update json_ietf_val, compact" "$TXT" \
+        'json_ietf_val: "\{\\"openconfig-acl:acl-set\\":\[\{\\"name\\":\\"S1\\",'
+    like "protoc: replace from the value file" "$TXT" 'from a value file'
+    like "protoc: key value S2" "$TXT" 'value: "S2"'
+else
+    ok "protoc checks # SKIP protoc not installed"
+fi
+
+# --encoding json, ascii values, union-replaces and a prefix.
+cat >"$T/req/other.json" <<'EOF'
+{"prefix": "openconfig:/system",
+ "updates": [{"path": "config/hostname", "value": "sw1"},
+             {"path": "config/motd-banner", "value": "hello", "encoding": "ASCII"}],
+ "union-replaces": [{"path": "config/domain-name", "value": "lab"}]}
+EOF
+check "--encoding json" "$YB" synth gnmi --set-request "$T/req/other.json" --encoding json -o "$T/other.ybc"
+like "prefix with origin, json_val, ascii_val, union_replace" "$("$YB" corpus cat --decode "$T/other.ybc")" \
+    '"prefix":"openconfig:/system","update":\[\{"path":"/config/hostname","val":\{"json_val":"sw1"\}\},\{"path":"/config/motd-banner","val":\{"ascii_val":"hello"\}\}\],"union_replace":\[\{"path":"/config/domain-name","val":\{"json_val":"lab"\}\}\]'
+
+# ---- replayed against serve: the datastore holds the file's values ------------------
+if start_serve; then
+    timeout 60 "$YB" run "$T/create.ybc" --target "grpc://127.0.0.1:$GP" -q -n 3 \
+        --json "$T/run1.json" >"$T/run1.out" 2>&1
+    is "run create: exit 0, 3 ok" "$?:$(jget "$T/run1.json" 'r["summary"]["requests_ok"]')" "0:3"
+    is "serve: S1 created by the update" "$(rc_code GET "/restconf/data$SETS/acl-set=S1,ACL_IPV4/config/description")" 200
+    like "serve: S1 description" "$(cat "$T/body")" 'from a request file'
+    rc_code GET "/restconf/data$SETS/acl-set=S2,ACL_IPV4/config/description" >/dev/null
+    like "serve: S2 description from the value file" "$(cat "$T/body")" 'from a value file'
+    check "synth gnmi delete" "$YB" synth gnmi --set-request "$T/req/delete.json" -o "$T/delete.ybc"
+    timeout 60 "$YB" run "$T/delete.ybc" --target "grpc://127.0.0.1:$GP" -q -n 1 >/dev/null 2>&1
+    is "serve: S1 deleted" "$(rc_code GET "/restconf/data$SETS/acl-set=S1,ACL_IPV4")" 404
+    is "serve: S2 still there" "$(rc_code GET "/restconf/data$SETS/acl-set=S2,ACL_IPV4")" 200
+    stop_serve
+else
+    not_ok "serve starts"
+fi
+
+# ---- errors: named file and key, exit 2, nothing written ------------------------------------------
+refuse() { # refuse DESC REGEX JSON [options...]
+    local d=$1 re=$2 json=$3; shift 3
+    printf '%s\n' "$json" >"$T/req/bad.json"
+    rm -f "$T/bad.ybc"
+    "$YB" synth gnmi --set-request "$T/req/bad.json" "$@" -o "$T/bad.ybc" 2>"$T/bad.err"
+    local rc=$?
+    if [ "$rc" = 2 ] && [ ! -e "$T/bad.ybc" ] && grep -Eq -- "$re" "$T/bad.err"; then ok "refuses $d"
+    else not_ok "refuses $d (exit $rc)"; sed 's/^/# /' "$T/bad.err" | head -3; fi
+}
+refuse "a malformed path" 'bad.json: updates\[1\]\.path: malformed gNMI path "/a\[k=v"' \
+    '{"updates":[{"path":"/ok","value":1},{"path":"/a[k=v","value":1}]}'
+refuse "a misspelt item key" 'bad.json: replaces\[0\]: unknown key "valeu"' \
+    '{"replaces":[{"path":"/a","valeu":1}]}'
+refuse "a misspelt top key" 'bad.json: unknown key "update"' '{"update":[]}'
+refuse "an item without value" 'bad.json: updates\[0\]: missing "value" \(or "value-file"\)' \
+    '{"updates":[{"path":"/a"}]}'
+refuse "value and value-file" 'updates\[0\]: give "value" or "value-file", not both' \
+    '{"updates":[{"path":"/a","value":1,"value-file":"x"}]}'
+refuse "an unknown encoding" 'bad.json: updates\[0\]\.encoding: must be json_ietf, json or ascii' \
+    '{"updates":[{"path":"/a","value":1,"encoding":"proto"}]}'
+refuse "an ascii value that is no string" 'updates\[0\]\.value: an ascii value must be a string' \
+    '{"updates":[{"path":"/a","value":1,"encoding":"ascii"}]}'
+refuse "a missing value file" 'updates\[0\]\.value-file: .*nope.json: cannot open' \
+    '{"updates":[{"path":"/a","value-file":"nope.json"}]}'
+printf '{"a": [1,\n' >"$T/req/broken.json"
+refuse "a value file that is not JSON" 'updates\[0\]\.value-file: .*broken.json:2:.*invalid JSON' \
+    '{"updates":[{"path":"/a","value-file":"broken.json"}]}'
+refuse "invalid JSON with line and column" 'bad.json:1:[0-9]+: invalid JSON' '{"updates":[}'
+refuse "a delete that is no path" 'bad.json: deletes\[1\]: must be a gNMI path string' \
+    '{"deletes":["/a",3]}'
+refuse "an empty request" 'bad.json: no updates, replaces, union-replaces or deletes' '{}'
+check_rc "synth gnmi without --set-request: exit 2" 2 "$YB" synth gnmi -o "$T/x.ybc"
+check_rc "synth gnmi --rules: exit 2" 2 "$YB" synth gnmi --set-request "$T/req/delete.json" --rules 3 -o "$T/x.ybc"
+like "synth gnmi --op names the option" "$("$YB" synth gnmi --set-request "$T/req/delete.json" --op get -o "$T/x.ybc" 2>&1)" \
+    '--op applies to synth acl, not synth gnmi'
+like "synth acl --set-request names the option" "$("$YB" synth acl --set-request "$T/req/delete.json" -o "$T/x.ybc" 2>&1)" \
+    '--set-request applies to synth gnmi, not synth acl'
+check_rc "missing request file: exit 2" 2 "$YB" synth gnmi --set-request "$T/req/none.json" -o "$T/x.ybc"
+if [ -e "$T/x.ybc" ]; then not_ok "refused runs write nothing"; else ok "refused runs write nothing"; fi
+
+done_testing
