@@ -840,7 +840,13 @@ static json_t *decode_messages(const ProtobufCMessageDescriptor *d, const uint8_
                  len - off - YB_GRPC_PREFIX, n);
             goto fail;
         }
-        ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, n, body + off + YB_GRPC_PREFIX);
+        const uint8_t *mb = body + off + YB_GRPC_PREFIX;
+        if (yb_gnmi_wire_depth_ok(d, mb, n, MAX_DEPTH) < 0) {
+            whyf(&dc, "message %zu is not a valid %s (or nests deeper than %d)", k, d->name,
+                 MAX_DEPTH);
+            goto fail;
+        }
+        ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, n, mb);
         if (!m) {
             whyf(&dc, "message %zu is not a valid %s", k, d->name);
             goto fail;

@@ -254,6 +254,67 @@ size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap)
     return n;
 }
 
+/* Reads a varint at b[*off..len).  Returns 0 or -1 (truncated, > 10 bytes). */
+static int wire_varint(const uint8_t *b, size_t len, size_t *off, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; shift < 70 && *off < len; shift += 7) {
+        uint8_t c = b[(*off)++];
+        *v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t len,
+                      int depth, int max)
+{
+    if (depth > max)
+        return -1;
+    size_t off = 0;
+    while (off < len) {
+        uint64_t tag, n;
+        if (wire_varint(b, len, &off, &tag))
+            return -1;
+        switch (tag & 7) {
+        case 0:
+            if (wire_varint(b, len, &off, &n))
+                return -1;
+            break;
+        case 1:
+        case 5: {
+            size_t w = (tag & 7) == 1 ? 8 : 4;
+            if (len - off < w)
+                return -1;
+            off += w;
+            break;
+        }
+        case 2: {
+            if (wire_varint(b, len, &off, &n) || n > len - off)
+                return -1;
+            const ProtobufCFieldDescriptor *f =
+                d && tag >> 3 <= UINT32_MAX
+                    ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
+                    : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+                wire_depth(f->descriptor, b + off, (size_t)n, depth + 1, max))
+                return -1;
+            off += (size_t)n;
+            break;
+        }
+        default: return -1; /* groups and invalid wire types */
+        }
+    }
+    return 0;
+}
+
+int yb_gnmi_wire_depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                          int max_depth)
+{
+    return wire_depth(d, buf, len, 1, max_depth);
+}
+
 int yb_grpc_append(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
 {
     size_t n = protobuf_c_message_get_packed_size(m);

@@ -40,6 +40,15 @@ size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap);
  * -EFBIG (message over 4 GiB). */
 int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len);
 
+/* Checks that the wire bytes buf[0..len) of a message of type d nest
+ * sub-messages (known fields of message type) at most max_depth deep,
+ * walking at most that deep itself.  Call it before protobuf-c's unpack
+ * on untrusted bytes: unpack recurses once per level, and a small hostile
+ * message (a leaf-list in a leaf-list in ...) would exhaust the stack.
+ * Returns 0, or -1 when deeper or not wire format at all. */
+int yb_gnmi_wire_depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                          int max_depth);
+
 /* Appends m, packed behind a gRPC prefix (flag 0), to the malloc'd buffer
  * *buf of *len bytes (NULL and 0 to start).  Returns 0, or -ENOMEM /
  * -EFBIG with *buf and *len unchanged. */

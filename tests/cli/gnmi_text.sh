@@ -186,6 +186,36 @@ True True truncated gRPC prefix at byte 7
 False False -"
 roundtrip "kept-raw bodies" "$T/raw.ybc"
 
+# A hostile body nesting leaf-lists 100000 deep (1.4 MB): kept raw with its
+# reason, not a stack overflow in protobuf-c's recursive unpack.
+$PY - >"$T/deep.jsonl" <<'EOF'
+import base64, json
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7f, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+def ld(field, payload):
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+tv = ld(12, b"x")                      # TypedValue.ascii_val
+for _ in range(100000):
+    tv = ld(8, ld(1, tv))              # TypedValue.leaflist_val.element
+req = ld(4, ld(3, tv))                 # SetRequest.update.val
+body = b"\0" + len(req).to_bytes(4, "big") + req
+print(json.dumps({"protocol": "gnmi", "method": "POST", "path": "/gnmi.gNMI/Set",
+                  "body_base64": base64.b64encode(body).decode()}))
+EOF
+"$YB" corpus import "$T/deep.jsonl" -o "$T/deep.ybc"
+"$YB" corpus cat --decode "$T/deep.ybc" >"$T/deep.dec" 2>"$T/deep.err"
+is "deep nesting: cat --decode exits 0" "$?" 0
+is "deep nesting: kept raw with the reason" "$($PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["grpc"], r["grpc_raw_reason"])' "$T/deep.dec" 2>&1)" \
+    "None message 0 is not a valid gnmi.SetRequest (or nests deeper than 64)"
+
 # ---- malformed decoded JSON: line and key named, nothing written --------------------------------------
 bad() { # bad DESC REGEX JSON
     printf '%s\n' '{"protocol":"gnmi","method":"POST","path":"/gnmi.gNMI/Get","grpc":[{"GetRequest":{}}]}' "$3" >"$T/bad.jsonl"
