@@ -10,6 +10,7 @@
 #include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/report.h"
+#include "report/threshold.h"
 #include "synth/acl.h"
 #include "util/util.h"
 
@@ -212,6 +213,20 @@ int yb_cmd_experiment(int argc, char **argv)
                                          "(https://, grpcs://)"));
     if ((rc = yb_check_shared("experiment", &ro)))
         return bail(&inv, rc);
+    /* a threshold's scope may name one of the study's targets: by URL, or
+     * by the inventory's name */
+    yb_th_scope scopes[3];
+    size_t n_scopes = 0;
+    for (int t = 0; t < 2; t++)
+        if (tg[t].url)
+            scopes[n_scopes++] = (yb_th_scope){"target", tg[t].url, NULL};
+    if (it)
+        scopes[n_scopes++] = (yb_th_scope){"target", it->name, NULL};
+    {
+        char err[1200];
+        if (yb_thresholds_check_scopes(&ro.th, scopes, n_scopes, err, sizeof err) < 0)
+            return bail(&inv, yb_usage_error("experiment", "%s", err));
+    }
 
     policy_spec pol[3] = {{YB_SESS_REUSE, 0, "single persistent session"},
                           {YB_SESS_PER_REQUEST, 0, "new session per request"},
@@ -232,8 +247,11 @@ int yb_cmd_experiment(int argc, char **argv)
     char *made[2] = {NULL, NULL};
     yb_recorder *recs = calloc(2 * 3 * MAX_COUNTS, sizeof *recs);
     int *have = calloc(2 * 3 * MAX_COUNTS, sizeof *have);
+    /* each run's thresholds: those of the whole study and those scoped to its target */
+    yb_thresholds *ths = ro.th.n ? calloc(2 * 3 * MAX_COUNTS, sizeof *ths) : NULL;
+    int th_failed = 0;
     json_t *jruns = json_array();
-    if (!recs || !have || !jruns) {
+    if (!recs || !have || !jruns || (ro.th.n && !ths)) {
         yb_errorf("out of memory");
         ret = YB_EXIT_RUNTIME;
         goto out;
@@ -318,6 +336,24 @@ int yb_cmd_experiment(int argc, char **argv)
                                     .planned_requests = counts[k],
                                     .cpu_user_s = cu, .cpu_sys_s = cs};
                 json_t *j = yb_report_json(rec, &info);
+                if (ths) {
+                    yb_thresholds *th = &ths[idx];
+                    yb_thresholds_init(th);
+                    for (size_t i = 0; i < ro.th.n; i++) {
+                        const char *sn = ro.th.t[i].scope_name;
+                        if (!ro.th.t[i].scope_kind[0] || !strcmp(sn, tg[t].url) ||
+                            (it && !strcmp(sn, it->name)))
+                            th->t[th->n++] = ro.th.t[i];
+                    }
+                    yb_th_scope sc[2] = {{"target", tg[t].url, rec},
+                                         {"target", it ? it->name : tg[t].url, rec}};
+                    if (yb_thresholds_eval(th, rec, sc, 2))
+                        th_failed = 1; /* exit 1 at the end: the study goes on */
+                    if (j && yb_thresholds_json(j, th) < 0) {
+                        json_decref(j);
+                        j = NULL;
+                    }
+                }
                 if (j)
                     json_array_append_new(jruns, j);
                 if (ro.csv && yb_report_csv(ro.csv, rec, &info, err, sizeof err) < 0) {
@@ -389,6 +425,14 @@ int yb_cmd_experiment(int argc, char **argv)
                    tg[t].label, rr / rp, rr, rp, (unsigned long long)counts[k]);
         yb_report_session_cost(text, tg[t].label, &recs[ri], &recs[pi]);
     }
+    for (size_t i = 0; ths && i < 2 * 3 * MAX_COUNTS; i++)
+        if (have[i] && ths[i].n) {
+            char label[160];
+            size_t t = i / (3 * MAX_COUNTS), p = i / MAX_COUNTS % 3, k = i % MAX_COUNTS;
+            snprintf(label, sizeof label, "%s, %s, %llu requests", tg[t].label, pol[p].title,
+                     (unsigned long long)counts[k]);
+            yb_thresholds_text(text, &ths[i], label);
+        }
     if (json) {
         json_t *top = json_object();
         char err[512];
@@ -401,6 +445,8 @@ int yb_cmd_experiment(int argc, char **argv)
         }
         json_decref(top);
     }
+    if (th_failed && ret == YB_EXIT_OK)
+        ret = YB_EXIT_THRESHOLD;
     if (stop_flag) {
         fprintf(text, "INTERRUPTED by %s: the runs above cover the part that ran.\n",
                 stop_flag == SIGINT ? "SIGINT" : "SIGTERM");
@@ -413,6 +459,7 @@ out:
             yb_recorder_cleanup(&recs[i]);
     free(recs);
     free(have);
+    free(ths);
     json_decref(jruns);
     for (int t = 0; t < 2; t++)
         if (made[t]) {

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "report/report.h"
 #include "report/stream.h"
+#include "report/threshold.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
@@ -87,6 +88,8 @@ static int check_applies(const yb_runopts *r)
                               "requests go out when due, on their recorded connection's session");
     if (r->given[YB_RO_LOG_FORMAT] && !r->log)
         return yb_usage_error("run", "--log-format goes with --log");
+    if (r->th.abort_on_fail && !r->th.n)
+        return yb_usage_error("run", "--abort-on-fail goes with --threshold");
     return 0;
 }
 
@@ -219,7 +222,32 @@ int yb_cmd_run(int argc, char **argv)
                                          ro.given['m'] ? o.streams : 1)))
             return rc;
     }
+    /* the parts of the run a threshold's scope may name: each target, by
+     * its name (an inventory's, "NAME/gnmi" when routed) or URL; their
+     * figures are filled in after the run */
+    size_t n_scopes = multi ? 2 * fleet.n : 1;
+    yb_th_scope *scopes = calloc(n_scopes, sizeof *scopes);
+    if (!scopes) {
+        if (multi)
+            yb_fleet_free(&fleet);
+        yb_errorf("out of memory");
+        return YB_EXIT_RUNTIME;
+    }
+    if (multi)
+        for (size_t i = 0; i < fleet.n; i++) {
+            scopes[2 * i] = (yb_th_scope){"target", fleet.label[i], NULL};
+            scopes[2 * i + 1] = (yb_th_scope){"target", fleet.url[i], NULL};
+        }
+    else
+        scopes[0] = (yb_th_scope){"target", target, NULL};
+    if (yb_thresholds_check_scopes(&ro.th, scopes, n_scopes, err, sizeof err) < 0) {
+        free(scopes);
+        if (multi)
+            yb_fleet_free(&fleet);
+        return yb_usage_error("run", "%s", err);
+    }
     if (subscriptions && strcmp(proto, "gnmi")) {
+        free(scopes);
         if (multi)
             yb_fleet_free(&fleet);
         return yb_usage_error("run", "--subscriptions holds gNMI Subscribe calls open, but %s is "
@@ -237,17 +265,21 @@ int yb_cmd_run(int argc, char **argv)
          (rc = yb_usage_error("run", "--keylog takes a file, not '-'")))) {
         if (multi)
             yb_fleet_free(&fleet);
+        free(scopes);
         return rc;
     }
 
     /* Credentials: from the environment or files only, never argv (a
      * fleet's are each target's, loaded by yb_fleet_prepare). */
     if (!multi) {
-        if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0)
+        if (yb_credentials_load(user, ro.pwfile, ro.tokfile, &cred) < 0) {
+            free(scopes);
             return YB_EXIT_USAGE;
+        }
         if ((rc = yb_check_redactions("run", o.corpus_path, redacted, &cred,
                                       ro.no_credentials))) {
             yb_credentials_cleanup(&cred);
+            free(scopes);
             return rc;
         }
         yb_engine_bind(&o, &cred, user);
@@ -267,7 +299,16 @@ int yb_cmd_run(int argc, char **argv)
      * opened stops the run before its first request. */
     yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series, .hlog = hlog};
     yb_stream *stream = NULL;
-    if (so.log || so.series || so.hlog) {
+    if (ro.th.abort_on_fail) { /* the thresholds see each second as --series does */
+        if (yb_thresholds_arm(&ro.th, &stop_flag) < 0) {
+            yb_errorf("out of memory");
+            ret = YB_EXIT_RUNTIME;
+            goto out;
+        }
+        so.on_second = yb_thresholds_second;
+        so.second_ud = &ro.th;
+    }
+    if (so.log || so.series || so.hlog || so.on_second) {
         char serr[600];
         if (!(stream = yb_stream_open(&so, serr, sizeof serr))) {
             yb_errorf("%s", serr);
@@ -331,18 +372,24 @@ int yb_cmd_run(int argc, char **argv)
         .cpu_user_s = cpu_user,
         .cpu_sys_s = cpu_sys,
         .max_errors = max_errors,
-        .interrupted = stop_flag == SIGINT ? "SIGINT" : stop_flag ? "SIGTERM" : NULL,
+        .interrupted = stop_flag == SIGINT    ? "SIGINT"
+                       : stop_flag == SIGTERM ? "SIGTERM"
+                                              : NULL, /* (or a threshold: YB_TH_STOPPED) */
         .planned_duration_s = (double)o.duration_ns / 1e9,
         .planned_requests = o.requests,
     };
-    if (yb_report_text(text, &rec, &info) < 0)
+    for (size_t i = 0; i < n_scopes; i++)
+        scopes[i].rec = multi ? &fleet.rec[i / 2] : &rec;
+    size_t th_failed = yb_thresholds_eval(&ro.th, &rec, scopes, n_scopes);
+    if (yb_report_text(text, &rec, &info) < 0 || yb_thresholds_text(text, &ro.th, NULL) < 0)
         ret = YB_EXIT_RUNTIME;
     if (multi)
         yb_fleet_report_text(text, &fleet);
     fflush(text);
     if (json) {
         json_t *j = yb_report_json(&rec, &info);
-        if (j && multi && yb_fleet_report_json(j, &fleet) < 0) {
+        if (j && ((multi && yb_fleet_report_json(j, &fleet) < 0) ||
+                  (ro.th.n && yb_thresholds_json(j, &ro.th) < 0))) {
             json_decref(j);
             j = NULL;
         }
@@ -361,13 +408,15 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_RUNTIME;
     }
     uint64_t errors = rec.completed - rec.ok;
-    if (ret == YB_EXIT_OK && stop_flag)
+    if (ret == YB_EXIT_OK && info.interrupted)
         ret = YB_EXIT_INTERRUPTED; /* never mistaken for a complete run */
-    else if (ret == YB_EXIT_OK && errors > max_errors)
+    else if (ret == YB_EXIT_OK && (errors > max_errors || th_failed))
         ret = YB_EXIT_THRESHOLD;
     yb_recorder_cleanup(&rec);
 out:
     yb_stream_free(stream);
+    yb_thresholds_cleanup(&ro.th);
+    free(scopes);
     yb_credentials_cleanup(&cred);
     if (multi)
         yb_fleet_free(&fleet);

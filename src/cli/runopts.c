@@ -116,6 +116,13 @@ static const opt_def OPTS[] = {
      "only on a terminal; experiment: one line per run)"},
     {NULL, "verbose", 'v', no_argument, RUN, "-v, --verbose",
      "print each new distinct error reason on stderr when\nit first happens, with its time"},
+    {"Pass or fail:", "threshold", YB_RO_THRESHOLD, required_argument, BOTH,
+     "    --threshold EXPR", "fail the run (exit 1) unless EXPR holds at the end,\n"
+     "e.g. 'e2e.p99<50ms', 'errors<0.1%', 'rate>=990/s',\n'target=NAME:ttfb.p99.9<200ms' "
+     "(repeatable; see\nyangblast(1) for the grammar)"},
+    {NULL, "abort-on-fail", YB_RO_ABORT_ON_FAIL, no_argument, RUN, "    --abort-on-fail",
+     "check the thresholds each second on the figures\nso far (e2e.*, errors, rate) and stop "
+     "the run\nearly when one fails"},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -145,6 +152,7 @@ void yb_runopts_init(yb_runopts *r)
 {
     memset(r, 0, sizeof *r);
     yb_engine_defaults(&r->o);
+    yb_thresholds_init(&r->th);
     r->sessions = "reuse";
 }
 
@@ -350,6 +358,13 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         r->log_csv = !strcmp(arg, "csv");
         break;
     case YB_RO_SERIES: r->series = arg; break;
+    case YB_RO_THRESHOLD: {
+        char err[1200];
+        if (yb_thresholds_add(&r->th, arg, err, sizeof err) < 0)
+            rc = yb_usage_error(cmdname, "%s", err);
+        break;
+    }
+    case YB_RO_ABORT_ON_FAIL: r->th.abort_on_fail = 1; break;
     case 'q': r->quiet = 1; break;
     case 'v': r->verbose = 1; break;
     default: return 1;

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include "engine/engine.h"
+#include "report/threshold.h"
 
 /* Which command an option applies to (bit mask). */
 enum { YB_RO_RUN = 1, YB_RO_EXPERIMENT = 2 };
@@ -21,6 +22,7 @@ enum {
     YB_RO_TARGET, YB_RO_RATE, YB_RO_BACKLOG, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SPIN, YB_RO_HGRM,
     YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS, YB_RO_LOG, YB_RO_LOG_FORMAT, YB_RO_SERIES,
     YB_RO_TARGETS, YB_RO_FAN_OUT,
+    YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -45,6 +47,7 @@ typedef struct {
     int quiet;
     int verbose;             /* -v: announce new error reasons */
     uint64_t max_errors, subscriptions;
+    yb_thresholds th;        /* --threshold (each parsed as given), --abort-on-fail */
     yb_header extra[YB_RO_MAX_HEADERS];
     size_t n_extra;
     unsigned char given[YB_RO_END]; /* option id -> times given */

@@ -1,7 +1,8 @@
 ## report module: sources and tests (included from Makefile.am)
 libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
 	src/report/study.c src/report/outputs.c \
-	src/report/stream.c src/report/stream.h
+	src/report/stream.c src/report/stream.h \
+	src/report/threshold.c src/report/threshold.h
 dist_man_MANS += man/yangblast-report.5
 
 if HAVE_CMOCKA

@@ -384,12 +384,23 @@ static int acc_reach(yb_stream *s, uint64_t sec)
     return 0;
 }
 
-/* Writes the first k seconds of acc and drops them. */
-static void acc_write(yb_stream *s, size_t k)
+/* 1 when someone wants the sealed seconds. */
+static int wants_seconds(const yb_stream *s)
+{
+    return s->series.f || s->hlog.f || s->o.on_second;
+}
+
+/* Writes the first k seconds of acc and drops them; running: some worker
+ * has not ended yet. */
+static void acc_write(yb_stream *s, size_t k, int running)
 {
     if (k == 0)
         return;
     for (size_t i = 0; i < k; i++) {
+        /* a second is whole once its end has passed (the last one is not) */
+        if (s->o.on_second && running &&
+            uv_hrtime() >= s->run_start + (s->acc[i].t + 1) * 1000000000ull)
+            s->o.on_second(&s->acc[i], s->o.second_ud);
         write_second(s, &s->acc[i]);
         free(s->acc[i].hist);
     }
@@ -430,7 +441,7 @@ static void writer_pass(yb_stream *s)
     for (unsigned i = 0; i < s->n_lanes; i++) {
         if (s->log.f)
             drain_log(s, &s->lanes[i]);
-        if (s->series.f || s->hlog.f) {
+        if (wants_seconds(s)) {
             uint64_t b = take_seconds(s, &s->lanes[i]);
             if (b < bound)
                 bound = b;
@@ -438,7 +449,7 @@ static void writer_pass(yb_stream *s)
     }
     if (!s->oom && bound > s->next_sec) {
         size_t k = bound - s->next_sec < s->n_acc ? (size_t)(bound - s->next_sec) : s->n_acc;
-        acc_write(s, k);
+        acc_write(s, k, bound != NO_BOUND);
     }
     out_flush(&s->log);
     out_flush(&s->series);
@@ -552,7 +563,7 @@ void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
 
 int yb_stream_second(yb_stream_lane *l, const yb_interval *iv)
 {
-    if (!l->s->series.f && !l->s->hlog.f) {
+    if (!wants_seconds(l->s)) {
         l->handed++; /* nobody wants seconds */
         return 0;
     }

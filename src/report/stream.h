@@ -41,6 +41,12 @@ typedef struct {
     int log_csv;         /* --log-format csv */
     const char *series;  /* --series FILE or NULL */
     const char *hlog;    /* --hlog FILE or NULL */
+    /* Called on the writer's thread with each second once every worker
+     * has sealed it, while the run goes on (never the last, partial
+     * second, nor those written after the workers ended): run
+     * --abort-on-fail's check.  NULL = none. */
+    void (*on_second)(const yb_interval *iv, void *ud);
+    void *second_ud;
 } yb_stream_opts;
 
 typedef struct yb_stream yb_stream;

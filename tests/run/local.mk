@@ -23,3 +23,6 @@ EXTRA_DIST += tests/run/reasons.sh
 ## Several targets: --targets FILE --fan-out against serve --devices, mixed corpora routed by protocol, inventory errors before any traffic.
 SH_TESTS += tests/run/fleet.sh
 EXTRA_DIST += tests/run/fleet.sh
+## Pass/fail criteria: --threshold, --abort-on-fail (yangblast serve with a known service time).
+SH_TESTS += tests/run/thresholds.sh
+EXTRA_DIST += tests/run/thresholds.sh
