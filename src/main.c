@@ -15,6 +15,7 @@ static const struct {
     {"serve", yb_cmd_serve, "run an embedded switch target (RESTCONF + gNMI, cost model, faults)"},
     {"capture", yb_cmd_capture, "extract requests from pcap/pcapng captures into a corpus"},
     {"experiment", yb_cmd_experiment, "the session study: one persistent session vs one per request"},
+    {"compare", yb_cmd_compare, "two JSON reports side by side; exit 1 on a regression"},
 };
 
 static void usage(FILE *f)
@@ -26,7 +27,8 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-    fprintf(f, "\nExit codes: 0 success; 1 errors exceeded the allowed threshold;\n"
+    fprintf(f, "\nExit codes: 0 success; 1 a run failed --max-errors or --threshold, or compare\n"
+               "found a regression;\n"
                "2 usage or input error; 3 runtime failure; 4 interrupted (SIGINT/SIGTERM).\n"
                "See yangblast(1) and yangblast-corpus(5).\n");
 }

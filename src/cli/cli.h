@@ -8,7 +8,7 @@
 /* Exit codes, documented in yangblast(1). */
 enum {
     YB_EXIT_OK = 0,        /* success */
-    YB_EXIT_THRESHOLD = 1, /* a run finished but errors exceeded --max-errors */
+    YB_EXIT_THRESHOLD = 1, /* a run failed --max-errors or a --threshold; compare: a regression */
     YB_EXIT_USAGE = 2,     /* usage or input error */
     YB_EXIT_RUNTIME = 3,   /* runtime failure */
     YB_EXIT_INTERRUPTED = 4, /* SIGINT/SIGTERM stopped a run early; reports written */
@@ -21,6 +21,7 @@ int yb_cmd_run(int argc, char **argv);
 int yb_cmd_serve(int argc, char **argv);
 int yb_cmd_experiment(int argc, char **argv);
 int yb_cmd_capture(int argc, char **argv);
+int yb_cmd_compare(int argc, char **argv);
 
 /* Names the command being run, for the prefix of yb_errorf's messages. */
 void yb_cli_set_command(const char *name);

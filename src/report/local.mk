@@ -2,16 +2,20 @@
 libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
 	src/report/study.c src/report/outputs.c \
 	src/report/stream.c src/report/stream.h \
-	src/report/threshold.c src/report/threshold.h
-dist_man_MANS += man/yangblast-report.5
+	src/report/threshold.c src/report/threshold.h \
+	src/report/compare.c src/report/compare.h
+dist_man_MANS += man/yangblast-report.5 man/yangblast-compare.1
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test_report tests/unit/test_stream
-TESTS += tests/unit/test_report tests/unit/test_stream
+check_PROGRAMS += tests/unit/test_report tests/unit/test_stream tests/unit/test_threshold
+TESTS += tests/unit/test_report tests/unit/test_stream tests/unit/test_threshold
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_LDADD = $(UNIT_LDADD)
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_stream_SOURCES = tests/unit/test_stream.c
 tests_unit_test_stream_LDADD = $(UNIT_LDADD)
 tests_unit_test_stream_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_threshold_SOURCES = tests/unit/test_threshold.c
+tests_unit_test_threshold_LDADD = $(UNIT_LDADD)
+tests_unit_test_threshold_CFLAGS = $(UNIT_CFLAGS)
 endif

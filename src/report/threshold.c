@@ -241,9 +241,23 @@ static int parse_expr(yb_threshold *t, const char *expr, char *err, size_t errle
     if (parse_value(t, rhs, rl, why, sizeof why) < 0)
         goto bad;
     return 0;
-bad:
-    snprintf(err, errlen, "--threshold '%s': %s.  A threshold is %s", expr, why, YB_TH_FORMS);
+bad: {
+    char phases[300] = "";
+    size_t used = 0;
+    for (int h = 0; h < YB_H__COUNT && used < sizeof phases; h++) {
+        int w = snprintf(phases + used, sizeof phases - used, "%s%s", h ? ", " : "",
+                         yb_hist_name((yb_hist_id)h));
+        used += w > 0 ? (size_t)w : 0;
+    }
+    snprintf(err, errlen,
+             "--threshold '%.*s': %s.  A threshold is [target|workload|operation=NAME:]METRIC "
+             "OP VALUE, METRIC one of PHASE.STAT (PHASE %s; STAT pN such as p50 or p99.9, "
+             "min, max, mean), errors, errors.CLASS, rate, requests; OP <, <=, > or >=; VALUE "
+             "a duration with its unit (e2e.p99<50ms), a percentage or count (errors<0.1%%, "
+             "errors<=5), a rate (rate>=990/s) or a count (requests>=1000)",
+             (int)(strlen(expr) > 200 ? 200 : strlen(expr)), expr, why, phases);
     return -1;
+}
 }
 
 void yb_thresholds_init(yb_thresholds *ts)
@@ -493,8 +507,10 @@ int yb_thresholds_json(json_t *report, const yb_thresholds *ts)
     int bad = 0;
     for (size_t i = 0; i < ts->n && !bad; i++) {
         const yb_threshold *t = &ts->t[i];
-        json_t *scope = t->scope_kind[0] ? json_pack("{s:s, s:s?}", "kind", t->scope_kind,
-                                                     "name", t->scope_name)
+        /* argv need not be UTF-8, which JSON strings must be: such text is null */
+        json_t *sname = t->scope_kind[0] ? json_string(t->scope_name) : NULL;
+        json_t *scope = t->scope_kind[0] ? json_pack("{s:s, s:o}", "kind", t->scope_kind, "name",
+                                                     sname ? sname : json_null())
                                          : json_null();
         json_t *e = json_object(), *ex = json_string(t->expr);
         bad |= !e || !scope;

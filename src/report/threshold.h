@@ -24,15 +24,6 @@
 #define YB_TH_MAX 32          /* thresholds per run */
 #define YB_TH_STOPPED (-1)    /* what --abort-on-fail stores in the stop flag */
 
-/* What the grammar accepts, for error messages. */
-#define YB_TH_FORMS                                                                       \
-    "[target|workload|operation=NAME:]METRIC OP VALUE, METRIC one of PHASE.STAT (PHASE "  \
-    "e2e, service, connect, tls, h2, write, ttfb, lateness, sync, sample_lateness, "      \
-    "e2e_failed; STAT pN such as p50 or p99.9, min, max, mean), errors, errors.CLASS, "   \
-    "rate, requests; OP <, <=, > or >=; VALUE a duration with its unit (e2e.p99<50ms), "  \
-    "a percentage or count (errors<0.1%, errors<=5), a rate (rate>=990/s) or a count "    \
-    "(requests>=1000)"
-
 typedef enum { YB_M_LATENCY, YB_M_ERRORS, YB_M_RATE, YB_M_REQUESTS } yb_metric_kind;
 typedef enum { YB_STAT_PCT, YB_STAT_MIN, YB_STAT_MAX, YB_STAT_MEAN } yb_metric_stat;
 

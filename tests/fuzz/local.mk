@@ -21,3 +21,6 @@ EXTRA_DIST += tests/fuzz/serve_stub.c tests/fuzz/serve_stub.h tests/fuzz/fuzz_se
 ## the YAML inventory parser (--targets FILE)
 FUZZ_TESTS += tests/fuzz/inventory.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_inventory.c tests/fuzz/inventory.dict
+## compare's JSON reports (self-comparison oracle) and --threshold expressions
+FUZZ_TESTS += tests/fuzz/compare.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_compare.c

@@ -26,3 +26,6 @@ EXTRA_DIST += tests/run/fleet.sh
 ## Pass/fail criteria: --threshold, --abort-on-fail (yangblast serve with a known service time).
 SH_TESTS += tests/run/thresholds.sh
 EXTRA_DIST += tests/run/thresholds.sh
+## yangblast compare: real runs against a 1 ms and a 5 ms serve, unlike runs, hostile reports.
+SH_TESTS += tests/run/compare.sh
+EXTRA_DIST += tests/run/compare.sh
