@@ -90,6 +90,10 @@ static int check_applies(const yb_runopts *r)
         return yb_usage_error("run", "--log-format goes with --log");
     if (r->th.abort_on_fail && !r->th.n)
         return yb_usage_error("run", "--abort-on-fail goes with --threshold");
+    if (r->th.abort_on_fail && !yb_thresholds_checked_per_second(&r->th))
+        return yb_usage_error("run", "--abort-on-fail: none of the thresholds can be checked "
+                              "before the end (each second: e2e.*, errors as a percentage or "
+                              "an upper bound, rate; unscoped)");
     return 0;
 }
 

@@ -389,6 +389,23 @@ static int so_far(const yb_thresholds *ts, const yb_threshold *t, double *v)
     return 0;
 }
 
+size_t yb_thresholds_checked_per_second(const yb_thresholds *ts)
+{
+    /* so_far on figures that always have a value says which it judges */
+    yb_thresholds probe = {.cum_requests = 1, .cum_seconds = 1};
+    yb_hdr *h = yb_hdr_new_default();
+    size_t n = 0;
+    double v;
+    if (!h)
+        return ts->n; /* cannot tell: do not refuse */
+    yb_hdr_record(h, 1);
+    probe.cum = h;
+    for (size_t i = 0; i < ts->n; i++)
+        n += (size_t)so_far(&probe, &ts->t[i], &v);
+    yb_hdr_free(h);
+    return n;
+}
+
 void yb_thresholds_second(const yb_interval *iv, void *ud)
 {
     yb_thresholds *ts = ud;

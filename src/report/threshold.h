@@ -97,6 +97,11 @@ int yb_thresholds_add(yb_thresholds *ts, const char *expr, char *err, size_t err
 int yb_thresholds_check_scopes(const yb_thresholds *ts, const yb_th_scope *sc, size_t n,
                                char *err, size_t errlen);
 
+/* Returns how many of the thresholds the per-second check can judge
+ * before the end (unscoped e2e.*, a percentage of errors or an upper
+ * bound on their count, rate). */
+size_t yb_thresholds_checked_per_second(const yb_thresholds *ts);
+
 /* Prepares the per-second check of --abort-on-fail (stop: the run's stop
  * flag).  Returns 0 or -1 (out of memory). */
 int yb_thresholds_arm(yb_thresholds *ts, volatile sig_atomic_t *stop);

@@ -98,6 +98,8 @@ bad "--threshold 'target=sw1:e2e.p99<5ms': no target 'sw1' in this run \\(its ta
     --threshold 'target=sw1:e2e.p99<5ms'
 bad "no workload 'w1': this run has no per-workload figures" --threshold 'workload=w1:e2e.p99<5ms'
 bad "--abort-on-fail goes with --threshold" --abort-on-fail
+bad "--abort-on-fail: none of the thresholds can be checked before the end" --abort-on-fail \
+    --threshold 'tls.p50<5ms' --threshold 'errors>=1' --threshold "target=$RURL:e2e.p99<1s"
 bad "--threshold 'e2e.p99<1ms<2ms': expected one value" --threshold 'e2e.p99<1s' \
     --threshold 'e2e.p99<1ms<2ms'
 yb_serve_stop

@@ -188,6 +188,7 @@ static void per_second(void **st)
     assert_int_equal(yb_thresholds_add(&ts, "errors>=1", err, sizeof err), 0);  /* end only */
     assert_int_equal(yb_thresholds_add(&ts, "rate>=50", err, sizeof err), 0);
     assert_int_equal(yb_thresholds_add(&ts, "e2e.p99<5ms", err, sizeof err), 0);
+    assert_int_equal(yb_thresholds_checked_per_second(&ts), 2); /* rate, e2e */
     assert_int_equal(yb_thresholds_arm(&ts, &stop), 0);
     yb_interval iv;
     second(&iv, 0, 100, 0, 2000);
