@@ -35,7 +35,7 @@ static void help(void)
            "      --scheme S          recorded scheme: https (default) or http\n"
            "  -h, --help              this help\n\n"
            "synth gnmi writes --count (default 1) copies of the gNMI SetRequest described\n"
-           "by a gnmic-style request file (JSON: \"updates\", \"replaces\",\n"
+           "by a gnmic-style request file (YAML or JSON: \"updates\", \"replaces\",\n"
            "\"union-replaces\" as [{\"path\", \"value\" or \"value-file\", \"encoding\"}],\n"
            "\"deletes\" as [path], optional \"prefix\"; see yangblast(1)).\n"
            "      --set-request FILE  the request file\n"

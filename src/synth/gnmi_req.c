@@ -1,6 +1,7 @@
 #include "config.h"
 #include "synth/gnmi_req.h"
 #include "gnmi/gnmi_json.h"
+#include "util/yaml_json.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -69,6 +70,25 @@ static int slurp(const char *path, char **out, size_t *len, char *err, size_t er
     return 0;
 }
 
+/* Parses a request or value file: YAML when its name ends in .yaml or .yml
+ * or its text does not start with '{' or '[', else JSON.  Returns a new
+ * value or NULL with err naming the file (and line). */
+static json_t *load_doc(const char *path, const char *text, size_t n, char *err, size_t errlen)
+{
+    const char *dot = strrchr(path, '.');
+    int yaml = dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
+    size_t i = strspn(text, " \t\r\n");
+    if (!yaml && (i == n || (text[i] != '{' && text[i] != '[')))
+        yaml = i < n; /* an empty file is a JSON error, not a YAML null */
+    if (yaml)
+        return yb_yaml_to_json(path, (const uint8_t *)text, n, err, errlen);
+    json_error_t je;
+    json_t *j = json_loadb(text, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        snprintf(err, errlen, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+    return j;
+}
+
 typedef struct {
     const char *file; /* the request file, for messages and value-file paths */
     yb_gnmi_enc def_enc;
@@ -134,12 +154,8 @@ static json_t *item_value(ctx *c, const char *where, const json_t *item, yb_gnmi
         if (strlen(text) != n || !(out = json_stringn(text, n)))
             snprintf(c->err, c->errlen, "%s: %s.value-file: %s is not text (NUL bytes or invalid "
                                       "UTF-8)", c->file, where, full);
-    } else {
-        json_error_t je;
-        out = json_loadb(text, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
-        if (!out)
-            snprintf(c->err, c->errlen, "%s: %s.value-file: %s:%d:%d: invalid JSON: %s", c->file,
-                   where, full, je.line, je.column, je.text);
+    } else if (!(out = load_doc(full, text, n, sub, sizeof sub))) {
+        snprintf(c->err, c->errlen, "%s: %s.value-file: %s", c->file, where, sub);
     }
     free(text);
     free(full);
@@ -228,8 +244,8 @@ static int add_updates(ctx *c, const json_t *file, const char *list, json_t *msg
 static json_t *build_message(ctx *c, const json_t *file)
 {
     if (!json_is_object(file)) {
-        snprintf(c->err, c->errlen, "%s: must be a JSON object {\"updates\", \"replaces\", "
-                                  "\"deletes\", ...}", c->file);
+        snprintf(c->err, c->errlen, "%s: must be a mapping (object) of updates, replaces, "
+                                  "union-replaces, deletes, prefix", c->file);
         return NULL;
     }
     const char *k;
@@ -321,13 +337,10 @@ int yb_synth_gnmi_set_body(const char *path, yb_gnmi_enc def_enc, uint8_t **body
     size_t n = 0;
     if (slurp(path, &text, &n, err, errlen) < 0)
         return -1;
-    json_error_t je;
-    json_t *file = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+    json_t *file = load_doc(path, text, n, err, errlen);
     free(text);
-    if (!file) {
-        snprintf(err, errlen, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+    if (!file)
         return -1;
-    }
     json_t *msg = build_message(&c, file);
     json_decref(file);
     if (!msg)

@@ -15,7 +15,7 @@ typedef enum { YB_GNMI_ENC_JSON_IETF = 0, YB_GNMI_ENC_JSON, YB_GNMI_ENC_ASCII } 
  * Returns 0 and *enc, or -1. */
 int yb_gnmi_enc_parse(const char *s, yb_gnmi_enc *enc);
 
-/* Reads the request file at path (JSON:
+/* Reads the request file at path (YAML or JSON, see load_doc; as JSON:
  * {"prefix": PATH, "updates": [ITEM...], "replaces": [ITEM...],
  *  "union-replaces": [ITEM...], "deletes": [PATH...]}, ITEM =
  * {"path": PATH, "value": JSON | "value-file": FILE, "encoding": E}) and

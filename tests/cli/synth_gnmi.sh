@@ -71,6 +71,35 @@ check "--encoding json" "$YB" synth gnmi --set-request "$T/req/other.json" --enc
 like "prefix with origin, json_val, ascii_val, union_replace" "$("$YB" corpus cat --decode "$T/other.ybc")" \
     '"prefix":"openconfig:/system","update":\[\{"path":"/config/hostname","val":\{"json_val":"sw1"\}\},\{"path":"/config/motd-banner","val":\{"ascii_val":"hello"\}\}\],"union_replace":\[\{"path":"/config/domain-name","val":\{"json_val":"lab"\}\}\]'
 
+# ---- YAML request files (gnmic's usual form) ------------------------------------------
+cat >"$T/req/create.yaml" <<'EOF'
+# the same request as create.json
+updates:
+  - path: "/openconfig-acl:acl/acl-sets/acl-set[name=S1][type=ACL_IPV4]"
+    value:
+      openconfig-acl:acl-set:
+        - name: S1
+          type: openconfig-acl:ACL_IPV4
+          config: {name: S1, type: "openconfig-acl:ACL_IPV4", description: from a request file}
+    encoding: json_ietf
+replaces:
+  - path: /openconfig-acl:acl/acl-sets/acl-set[name=S2][type=ACL_IPV4]
+    value-file: values/s2.json
+EOF
+check "synth gnmi from YAML" "$YB" synth gnmi --set-request "$T/req/create.yaml" --count 3 \
+    --authority sw1 -o "$T/create-yaml.ybc"
+is "YAML and JSON request files give the same records" \
+    "$("$YB" corpus cat "$T/create-yaml.ybc" | md5sum)" "$("$YB" corpus cat "$T/create.ybc" | md5sum)"
+cat >"$T/req/types.yml" <<'EOF'
+updates:
+  - path: /a
+    value: {i: 12, n: -3, f: 1.5, t: true, T: TRUE, z: ~, e: , s: "1", y: yes, o: 007, l: [1, two]}
+EOF
+"$YB" synth gnmi --set-request "$T/req/types.yml" -o "$T/types.ybc"
+like "YAML scalars typed as JSON reads them; quoted, yes and 007 stay strings" \
+    "$("$YB" corpus cat --decode "$T/types.ybc")" \
+    '"json_ietf_val":\{"i":12,"n":-3,"f":1.5,"t":true,"T":true,"z":null,"e":null,"s":"1","y":"yes","o":"007","l":\[1,"two"\]\}'
+
 # ---- replayed against serve: the datastore holds the file's values ------------------
 if start_serve; then
     timeout 60 "$YB" run "$T/create.ybc" --target "grpc://127.0.0.1:$GP" -q -n 3 \
@@ -90,15 +119,19 @@ else
 fi
 
 # ---- errors: named file and key, exit 2, nothing written ------------------------------------------
-refuse() { # refuse DESC REGEX JSON [options...]
-    local d=$1 re=$2 json=$3; shift 3
-    printf '%s\n' "$json" >"$T/req/bad.json"
+# refuse_in EXT DESC REGEX TEXT [options...]: a request file bad.EXT holding
+# TEXT is refused: exit 2, REGEX on stderr, no output.
+refuse_in() {
+    local ext=$1 d=$2 re=$3 text=$4; shift 4
+    printf '%s\n' "$text" >"$T/req/bad.$ext"
     rm -f "$T/bad.ybc"
-    "$YB" synth gnmi --set-request "$T/req/bad.json" "$@" -o "$T/bad.ybc" 2>"$T/bad.err"
+    "$YB" synth gnmi --set-request "$T/req/bad.$ext" "$@" -o "$T/bad.ybc" 2>"$T/bad.err"
     local rc=$?
     if [ "$rc" = 2 ] && [ ! -e "$T/bad.ybc" ] && grep -Eq -- "$re" "$T/bad.err"; then ok "refuses $d"
     else not_ok "refuses $d (exit $rc)"; sed 's/^/# /' "$T/bad.err" | head -3; fi
 }
+refuse() { refuse_in json "$@"; }
+refuse_yaml() { refuse_in yaml "$@"; }
 refuse "a malformed path" 'bad.json: updates\[1\]\.path: malformed gNMI path "/a\[k=v"' \
     '{"updates":[{"path":"/ok","value":1},{"path":"/a[k=v","value":1}]}'
 refuse "a misspelt item key" 'bad.json: replaces\[0\]: unknown key "valeu"' \
@@ -121,6 +154,19 @@ refuse "invalid JSON with line and column" 'bad.json:1:[0-9]+: invalid JSON' '{"
 refuse "a delete that is no path" 'bad.json: deletes\[1\]: must be a gNMI path string' \
     '{"deletes":["/a",3]}'
 refuse "an empty request" 'bad.json: no updates, replaces, union-replaces or deletes' '{}'
+# YAML: the line of the problem; aliases refused (no YAML bombs).
+refuse_yaml "a YAML alias" 'bad.yaml:5: aliases \(\*name\) are not accepted' \
+    "$(printf 'updates:\n  - path: /a\n    value: &v [1, 2]\n  - path: /b\n    value: *v')"
+refuse_yaml "a duplicate YAML key" 'bad.yaml:4: duplicate mapping key' \
+    "$(printf 'updates:\n  - path: /a\n    value: 1\n    value: 2')"
+refuse_yaml "bad YAML indentation, with its line" 'bad.yaml:3: ' \
+    "$(printf 'updates:\n  - path: /a\n   value: 1')"
+refuse_yaml "a YAML integer beyond 64 bits" 'bad.yaml:3: an integer beyond 64 bits' \
+    "$(printf 'updates:\n  - path: /a\n    value: 99999999999999999999')"
+refuse_yaml "YAML nested 80 deep" 'bad.yaml:3: nested deeper than 64' \
+    "$(printf 'updates:\n  - path: /a\n    value: %s%s' "$(printf '[%.0s' $(seq 80))" "$(printf ']%.0s' $(seq 80))")"
+refuse_yaml "a malformed path in YAML" 'bad.yaml: updates\[0\]\.path: malformed gNMI path' \
+    "$(printf 'updates:\n  - path: "/a[k=v"\n    value: 1')"
 check_rc "synth gnmi without --set-request: exit 2" 2 "$YB" synth gnmi -o "$T/x.ybc"
 check_rc "synth gnmi --rules: exit 2" 2 "$YB" synth gnmi --set-request "$T/req/delete.json" --rules 3 -o "$T/x.ybc"
 like "synth gnmi --op names the option" "$("$YB" synth gnmi --set-request "$T/req/delete.json" --op get -o "$T/x.ybc" 2>&1)" \
