@@ -303,8 +303,7 @@ int yb_cmd_experiment(int argc, char **argv)
         if (t == 0)
             o.streams = 1; /* HTTP/1.1: one request per connection at a time */
         yb_engine_bind(&o, &cred, user);
-        o.codec.extra = ro.extra;
-        o.codec.n_extra = ro.n_extra;
+        yb_runopts_bind_headers(&ro, &o);
         for (size_t p = 0; p < n_pol && ret == YB_EXIT_OK && !stop_flag; p++) {
             for (size_t k = 0; k < n_counts && !stop_flag; k++) {
                 size_t idx = (size_t)t * 3 * MAX_COUNTS + p * MAX_COUNTS + k;

@@ -322,6 +322,7 @@ int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
         o->stream = base->stream;
         o->codec.extra = base->codec.extra;
         o->codec.n_extra = base->codec.n_extra;
+        o->codec.user_agent = base->codec.user_agent; /* -H User-Agent */
         if (yb_plan_add(plan, o) < 0)
             return -1;
     }

@@ -206,16 +206,23 @@ int yb_cmd_run(int argc, char **argv)
      * before anything is sent */
     yb_fleet fleet;
     int multi = yb_fleet_wanted(&ro);
+    if (multi && (ro.connect_to || ro.servername || ro.host_header))
+        return yb_usage_error("run", "%s applies to one --target (it names that target's "
+                              "address or name), not to several",
+                              ro.connect_to ? "--connect-to" : ro.servername ? "--servername"
+                                                                             : "-H 'Host: ...'");
     if (multi) {
         if ((rc = yb_fleet_prepare("run", &ro, &fleet)))
             return rc;
         proto = fleet.proto;
         target = fleet.desc;
     } else {
-        if (yb_target_parse(target, &o.target, err, sizeof err) < 0) {
+        if (yb_target_parse_via(target, ro.connect_to, &o.target, err, sizeof err) < 0) {
             yb_errorf("%s", err);
             return YB_EXIT_USAGE;
         }
+        if (ro.servername) /* checked to fit by yb_runopts_apply */
+            snprintf(o.target.servername, sizeof o.target.servername, "%s", ro.servername);
         if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
             return rc;
         rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted);
@@ -288,8 +295,7 @@ int yb_cmd_run(int argc, char **argv)
         }
         yb_engine_bind(&o, &cred, user);
     }
-    o.codec.extra = ro.extra;
-    o.codec.n_extra = ro.n_extra;
+    yb_runopts_bind_headers(&ro, &o);
     o.stop = &stop_flag;
     int live = !ro.quiet && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
     if (live)

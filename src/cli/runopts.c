@@ -8,6 +8,7 @@
 
 #include <openssl/ssl.h>
 #include <string.h>
+#include <strings.h>
 
 #define RUN YB_RO_RUN
 #define EXP YB_RO_EXPERIMENT
@@ -66,8 +67,13 @@ static const opt_def OPTS[] = {
     {NULL, "fan-out", YB_RO_FAN_OUT, no_argument, RUN, "    --fan-out",
      "send the workload to every inventory target: each\ngets the whole load model (-n, -D, "
      "--rate, -c;\nits own concurrency/rate from the inventory)"},
+    {NULL, "connect-to", YB_RO_CONNECT_TO, required_argument, RUN,
+     "    --connect-to H:P:A:Q", "connect to A:Q for the target H:P (as curl; the\nURL's name "
+     "stays in Host, SNI and verification; one --target)"},
     {"TLS (https:// and grpcs:// targets):", "cacert", YB_RO_CACERT, required_argument, BOTH,
      "    --cacert FILE", "CA certificates to verify the target with"},
+    {NULL, "servername", YB_RO_SERVERNAME, required_argument, RUN, "    --servername NAME",
+     "TLS SNI and the name the certificate is verified\nagainst (default: the URL's host)"},
     {NULL, "insecure", 'k', no_argument, BOTH, "-k, --insecure", "do not verify the target's certificate"},
     {NULL, "cert", YB_RO_CERT, required_argument, BOTH, "    --cert FILE", "client certificate (mTLS), with --key"},
     {NULL, "key", YB_RO_KEY, required_argument, BOTH, "    --key FILE", "its private key"},
@@ -87,7 +93,8 @@ static const opt_def OPTS[] = {
      "replay a corpus whose credentials were redacted\nwithout any (the redacted headers are not "
      "sent)"},
     {NULL, "header", 'H', required_argument, BOTH, "-H, --header 'K: V'",
-     "add a header to every request (repeatable)"},
+     "add a header to every request (repeatable); Host\nsets Host / :authority, User-Agent "
+     "replaces ours"},
     {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH, "    --timeout D",
      "per request, incl. connect (default 30s; 0 = none)"},
     {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH, "    --max-body SIZE",
@@ -265,6 +272,18 @@ static int header(const char *cmdname, const char *arg, yb_runopts *r)
     const char *val = colon + 1;
     while (*val == ' ')
         val++;
+    /* Host and User-Agent replace what yangblast sends, never join it
+     * (two Host headers, or a host header beside :authority) */
+    const char **own = !strcasecmp(a, "host") ? &r->host_header
+                       : !strcasecmp(a, "user-agent") ? &r->user_agent : NULL;
+    if (own) {
+        if (*own)
+            return yb_usage_error(cmdname, "-H '%s: ...' given twice", a);
+        if (!*val)
+            return yb_usage_error(cmdname, "-H '%s:' needs a value", a);
+        *own = val;
+        return 0;
+    }
     r->extra[r->n_extra].name = a;
     r->extra[r->n_extra].value = (uint8_t *)val;
     r->extra[r->n_extra].value_len = strlen(val);
@@ -328,6 +347,16 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_TARGETS: r->inventory = arg; break;
     case YB_RO_FAN_OUT: r->fan_out = 1; break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;
+    case YB_RO_SERVERNAME:
+        if (!*arg || strlen(arg) >= sizeof o->target.servername || strpbrk(arg, " /:@[]"))
+            return bad(cmdname, id, arg, "a host name");
+        r->servername = arg;
+        break;
+    case YB_RO_CONNECT_TO:
+        if (r->connect_to)
+            return yb_usage_error(cmdname, "--connect-to given twice: a run has one target");
+        r->connect_to = arg;
+        break;
     case 'k': o->tls.insecure = 1; break;
     case YB_RO_CERT: o->tls.cert = arg; break;
     case YB_RO_KEY: o->tls.key = arg; break;
@@ -372,10 +401,21 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     return rc;
 }
 
+void yb_runopts_bind_headers(const yb_runopts *r, yb_engine_opts *o)
+{
+    o->codec.extra = r->extra;
+    o->codec.n_extra = r->n_extra;
+    if (r->host_header)
+        o->codec.authority = r->host_header;
+    if (r->user_agent)
+        o->codec.user_agent = r->user_agent;
+}
+
 int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url)
 {
     static const int TLS_ONLY[] = {YB_RO_CACERT, 'k', YB_RO_CERT, YB_RO_KEY, YB_RO_TLS_MIN,
-                                   YB_RO_TLS_MAX, YB_RO_CIPHERS, YB_RO_KEYLOG, YB_RO_TLS_RESUME};
+                                   YB_RO_TLS_MAX, YB_RO_CIPHERS, YB_RO_KEYLOG, YB_RO_TLS_RESUME,
+                                   YB_RO_SERVERNAME};
     for (size_t i = 0; i < sizeof TLS_ONLY / sizeof TLS_ONLY[0]; i++)
         if (r->given[TLS_ONLY[i]])
             return yb_usage_error(cmd, "%s applies to TLS targets (https://, grpcs://), not '%s'",

@@ -23,6 +23,7 @@ enum {
     YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS, YB_RO_LOG, YB_RO_LOG_FORMAT, YB_RO_SERIES,
     YB_RO_TARGETS, YB_RO_FAN_OUT,
     YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
+    YB_RO_SERVERNAME, YB_RO_CONNECT_TO,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -48,8 +49,12 @@ typedef struct {
     int verbose;             /* -v: announce new error reasons */
     uint64_t max_errors, subscriptions;
     yb_thresholds th;        /* --threshold (each parsed as given), --abort-on-fail */
+    const char *servername;  /* --servername: SNI and the name verified */
+    const char *connect_to;  /* --connect-to HOST:PORT:ADDR:PORT */
     yb_header extra[YB_RO_MAX_HEADERS];
     size_t n_extra;
+    const char *host_header; /* -H 'Host: NAME': Host / :authority */
+    const char *user_agent;  /* -H 'User-Agent: ...': replaces ours */
     unsigned char given[YB_RO_END]; /* option id -> times given */
 } yb_runopts;
 
@@ -70,6 +75,11 @@ int yb_runopts_getopt(unsigned cmd, const struct option *own, const char *own_sh
  * or YB_EXIT_USAGE with a message "yangblast CMD: ..." printed that says
  * what the option accepts. */
 int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg, yb_runopts *r);
+
+/* Points o's codec settings at the -H headers: the extra headers, and a
+ * Host (Host / :authority, instead of the target's) or User-Agent
+ * (instead of yangblast's) given with -H.  Call after yb_engine_bind. */
+void yb_runopts_bind_headers(const yb_runopts *r, yb_engine_opts *o);
 
 /* Prints the --help lines of the shared options of cmd, in groups. */
 void yb_runopts_help(FILE *f, unsigned cmd);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct yb_codec {
     const yb_codec_cfg *cfg;
@@ -24,15 +25,28 @@ static int h1_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         return -EPROTONOSUPPORT;
     yb_request tmp = *r;
     yb_header *hs = NULL;
-    if (cfg->n_extra) {
-        hs = malloc((r->n_headers + cfg->n_extra) * sizeof *hs);
+    if (cfg->n_extra || cfg->user_agent) {
+        /* the record's headers, then -H's, then our User-Agent, which
+         * replaces a recorded one (as HTTP/2 does) */
+        hs = malloc((r->n_headers + cfg->n_extra + 1) * sizeof *hs);
         if (!hs)
             return -ENOMEM;
-        if (r->n_headers)
-            memcpy(hs, r->headers, r->n_headers * sizeof *hs);
-        memcpy(hs + r->n_headers, cfg->extra, cfg->n_extra * sizeof *hs);
+        size_t n = 0;
+        for (size_t i = 0; i < r->n_headers; i++)
+            if (!cfg->user_agent || !r->headers[i].name ||
+                strcasecmp(r->headers[i].name, "user-agent"))
+                hs[n++] = r->headers[i];
+        if (cfg->n_extra)
+            memcpy(hs + n, cfg->extra, cfg->n_extra * sizeof *hs);
+        n += cfg->n_extra;
+        if (cfg->user_agent) {
+            hs[n].name = "User-Agent";
+            hs[n].value = (uint8_t *)cfg->user_agent; /* read only: serialized */
+            hs[n].value_len = strlen(cfg->user_agent);
+            n++;
+        }
         tmp.headers = hs;
-        tmp.n_headers = r->n_headers + cfg->n_extra;
+        tmp.n_headers = n;
     }
     memset(out, 0, sizeof *out);
     int rc = yb_h1_serialize(&tmp, cfg->authority, cfg->auth_header, 0, &out->wire,

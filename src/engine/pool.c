@@ -430,7 +430,7 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
     yb_err_class ec = YB_ERR_NONE;
     const yb_target *tg = p->cfg.target;
     s->t = yb_transport_connect(p->cfg.loop, (const struct sockaddr *)&tg->addr, p->tls,
-                                tg->tls ? tg->host : NULL, p->cfg.timeout_ns, &TRANSPORT_CBS, s,
+                                tg->tls ? yb_target_servername(tg) : NULL, p->cfg.timeout_ns, &TRANSPORT_CBS, s,
                                 &ec);
     if (!s->t) {
         fifo_pop(&s->pend_head, &s->pend_tail);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -103,22 +104,99 @@ int yb_target_parse_url(const char *url, yb_target *t, char *err, size_t errlen)
     return 0;
 }
 
-int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
+/* One field of a --connect-to spec at *p: an IPv6 literal in brackets or
+ * up to the next ':' (the last field: to the end).  Copies it (without
+ * brackets) into out.  Returns 0, or -1 when malformed or too long. */
+static int spec_field(const char **p, int last, char *out, size_t cap)
 {
-    if (yb_target_parse_url(url, t, err, errlen) < 0)
+    const char *s = *p, *e;
+    size_t n;
+    if (*s == '[') {
+        e = strchr(s, ']');
+        if (!e)
+            return -1;
+        n = (size_t)(e - s - 1);
+        if (n >= cap)
+            return -1;
+        memcpy(out, s + 1, n);
+        e++;
+    } else {
+        e = last ? s + strlen(s) : strchr(s, ':');
+        if (!e)
+            return -1;
+        n = (size_t)(e - s);
+        if (n >= cap)
+            return -1;
+        memcpy(out, s, n);
+    }
+    out[n] = 0;
+    if (last ? *e != 0 : *e != ':')
         return -1;
+    *p = last ? e : e + 1;
+    return 0;
+}
+
+/* A port field: 0 when empty (matches any, or keeps the URL's), the port,
+ * or -1 when not a port. */
+static long spec_port(const char *f)
+{
+    uint64_t v;
+    if (!*f)
+        return 0;
+    return yb_parse_u64(f, 1, 65535, &v) == 0 ? (long)v : -1;
+}
+
+/* Resolves host:port into t's address; `what` names the option in err.
+ * Returns 0 or -1 with err. */
+static int resolve(yb_target *t, const char *what, const char *host, unsigned port, char *err,
+                   size_t errlen)
+{
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    char port[8];
-    snprintf(port, sizeof port, "%u", t->port);
-    int rc = getaddrinfo(t->host, port, &hints, &ai);
+    char ps[8];
+    snprintf(ps, sizeof ps, "%u", port);
+    int rc = getaddrinfo(host, ps, &hints, &ai);
     if (rc || !ai)
-        return fail(err, errlen, "--target '%s': cannot resolve '%s': %s", url, t->host,
-                    gai_strerror(rc));
+        return fail(err, errlen, "%s: cannot resolve '%s': %s", what, host, gai_strerror(rc));
     memcpy(&t->addr, ai->ai_addr, ai->ai_addrlen);
     t->addrlen = ai->ai_addrlen;
     freeaddrinfo(ai);
     return 0;
+}
+
+int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
+{
+    return yb_target_parse_via(url, NULL, t, err, errlen);
+}
+
+const char *yb_target_servername(const yb_target *t)
+{
+    return t->servername[0] ? t->servername : t->host;
+}
+
+int yb_target_parse_via(const char *url, const char *connect_to, yb_target *t, char *err,
+                        size_t errlen)
+{
+    char what[300];
+    if (yb_target_parse_url(url, t, err, errlen) < 0)
+        return -1;
+    if (!connect_to) {
+        snprintf(what, sizeof what, "--target '%s'", url);
+        return resolve(t, what, t->host, t->port, err, errlen);
+    }
+    char h1[256], p1[8], h2[256], p2[8];
+    const char *q = connect_to;
+    long port1, port2;
+    if (spec_field(&q, 0, h1, sizeof h1) < 0 || spec_field(&q, 0, p1, sizeof p1) < 0 ||
+        spec_field(&q, 0, h2, sizeof h2) < 0 || spec_field(&q, 1, p2, sizeof p2) < 0 ||
+        (port1 = spec_port(p1)) < 0 || (port2 = spec_port(p2)) < 0)
+        return fail(err, errlen, "--connect-to '%s': expected HOST:PORT:ADDR:PORT (any may be "
+                    "empty; IPv6 in brackets)", connect_to);
+    if ((*h1 && strcasecmp(h1, t->host)) || (port1 && (unsigned)port1 != t->port))
+        return fail(err, errlen, "--connect-to '%s' does not match the target %s:%u (it would "
+                    "be ignored)", connect_to, t->host, t->port);
+    snprintf(what, sizeof what, "--connect-to '%s'", connect_to);
+    return resolve(t, what, *h2 ? h2 : t->host, port2 ? (unsigned)port2 : t->port, err, errlen);
 }

@@ -12,6 +12,8 @@ typedef struct {
     unsigned port;
     int tls;                  /* https / grpcs */
     char authority[300];      /* host[:port] as sent in Host / :authority */
+    char servername[256];     /* TLS: SNI and the name the certificate is
+                               * verified against ("" = host) */
     struct sockaddr_storage addr;
     socklen_t addrlen;
 } yb_target;
@@ -23,5 +25,15 @@ int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen);
  * URL read before the run, e.g. from an inventory.  The message in err
  * starts with "--target 'URL': ". */
 int yb_target_parse_url(const char *url, yb_target *t, char *err, size_t errlen);
+/* yb_target_parse, dialling another address when connect_to (curl's
+ * --connect-to HOST:PORT:ADDR:PORT; an empty HOST or PORT matches any, an
+ * empty ADDR or PORT keeps the URL's; IPv6 in brackets) matches the URL's
+ * host and port: the URL's name still goes in Host / :authority, SNI and
+ * certificate verification.  A connect_to that does not match the URL is
+ * an error (it would be ignored).  connect_to NULL = none. */
+int yb_target_parse_via(const char *url, const char *connect_to, yb_target *t, char *err,
+                        size_t errlen);
+/* The name TLS sends as SNI and verifies the certificate against. */
+const char *yb_target_servername(const yb_target *t);
 
 #endif

@@ -58,6 +58,8 @@
 #   13 bytes_sent          bytes sent to the client
 #   14 ssl_protocol        e.g. TLSv1.3, "-" on plain HTTP
 #   15 server_protocol     e.g. HTTP/1.1
+#   16 http_host           the Host request header
+#   17 http_user_agent     the User-Agent request header
 # Parse with: IFS=$'\t' read -r conn nreq reused method uri status len ...
 
 _yb_peers_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -162,7 +164,8 @@ http {
         '\$connection\t\$connection_requests\t\$ssl_session_reused\t'
         '\$request_method\t\$request_uri\t\$status\t\$request_length\t'
         '\$content_length\t\$http_content_type\t\$yb_auth_present\t'
-        '\$msec\t\$request_time\t\$bytes_sent\t\$ssl_protocol\t\$server_protocol';
+        '\$msec\t\$request_time\t\$bytes_sent\t\$ssl_protocol\t\$server_protocol\t'
+        '\$http_host\t\$http_user_agent';
 
     upstream yb_restconf { server unix:$dir/restconf.sock; keepalive 32; }
     upstream yb_slow { server unix:$dir/slow.sock; }

@@ -55,7 +55,9 @@ is "log: authorization present" "$(field 10 "$l")" 1
 is "log: plain HTTP has no TLS reuse flag" "$(field 3 "$l")" -
 like "log: connection and connection_requests are numbers" "$(field 1 "$l") $(field 2 "$l")" '^[0-9]+ 1$'
 check "log never holds credentials" sh -c "! grep -Eq 'Basic|YWRtaW46aHVudGVyMg|hunter2' '$(nginx_log "$T/ng")'"
-is "fields per line" "$(printf '%s\n' "$l" | awk -F'\t' '{print NF}')" 15
+is "fields per line" "$(printf '%s\n' "$l" | awk -F'\t' '{print NF}')" 17
+like "log: Host" "$(field 16 "$l")" '^127\.0\.0\.1:[0-9]+$'
+like "log: User-Agent (curl's)" "$(field 17 "$l")" '^curl/'
 
 is "POST -> 201" "$(curl -sS -o /dev/null -w '%{http_code}' -X POST -d '{}' "$U/restconf/data/openconfig-acl:acl")" 201
 is "PUT -> 204" "$(curl -sS -o /dev/null -w '%{http_code}' -X PUT -d '{}' "$U/restconf/data/openconfig-acl:acl")" 204

@@ -8,9 +8,9 @@ EXTRA_DIST += tests/run/restconf.sh bench/h1_vs_wrk.sh bench/README.md
 SH_TESTS += tests/run/hardening.sh
 EXTRA_DIST += tests/run/hardening.sh
 ## Run semantics: -D ends issuing at D (unsent, not sent late); lateness split and self-check;
-## -c N -m M as in h2load.
-SH_TESTS += tests/run/deadline.sh tests/run/lateness.sh tests/run/streams.sh
-EXTRA_DIST += tests/run/deadline.sh tests/run/lateness.sh tests/run/streams.sh
+## -c N -m M as in h2load; Host, User-Agent, --servername, --connect-to.
+SH_TESTS += tests/run/deadline.sh tests/run/lateness.sh tests/run/streams.sh tests/run/names.sh
+EXTRA_DIST += tests/run/deadline.sh tests/run/lateness.sh tests/run/streams.sh tests/run/names.sh
 ## Bounded response memory against a hostile HTTP/2 peer; too_large.
 SH_TESTS += tests/run/memory.sh
 EXTRA_DIST += tests/run/memory.sh
