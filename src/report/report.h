@@ -13,7 +13,7 @@ typedef struct {
     const char *corpus;      /* corpus file */
     const char *target;      /* target URL */
     const char *protocol;    /* "restconf", "gnmi", ... */
-    const char *sessions;    /* "reuse", "per-request", "pool=4", ... */
+    const char *sessions;    /* "reuse", "per-request", "original" */
     int tls_resume;          /* --tls-resume given */
     unsigned concurrency, threads, streams;
     double rate;             /* requests/s target; 0 = closed loop */
