@@ -17,7 +17,7 @@ start_serve() {
     "$YB" serve --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" >"$SOUT" 2>&1 &
     SPID=$!
     _serve_pids="$_serve_pids $SPID"
-    local n=100
+    local n=600
     while [ $n -gt 0 ] && ! grep -q '^serve: restconf' "$SOUT"; do
         kill -0 "$SPID" 2>/dev/null || break
         sleep 0.05; n=$((n - 1))
