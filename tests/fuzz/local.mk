@@ -24,3 +24,6 @@ EXTRA_DIST += tests/fuzz/fuzz_inventory.c tests/fuzz/inventory.dict
 ## compare's JSON reports (self-comparison oracle) and --threshold expressions
 FUZZ_TESTS += tests/fuzz/compare.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_compare.c
+## gnmic-style request files (synth gnmi --set-request), YAML and JSON
+FUZZ_TESTS += tests/fuzz/gnmi_req.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_gnmi_req.c tests/fuzz/gnmi_req.dict
