@@ -16,6 +16,7 @@ static const struct {
     {"capture", yb_cmd_capture, "extract requests from pcap/pcapng captures into a corpus"},
     {"experiment", yb_cmd_experiment, "the session study: one persistent session vs one per request"},
     {"compare", yb_cmd_compare, "two JSON reports side by side; exit 1 on a regression"},
+    {"report", yb_cmd_report, "render JSON reports as one HTML page with plots"},
 };
 
 static void usage(FILE *f)

@@ -9,6 +9,7 @@
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "report/threshold.h"
 #include "synth/acl.h"
@@ -233,9 +234,9 @@ int yb_cmd_experiment(int argc, char **argv)
                           {YB_SESS_PER_REQUEST, 1, "new session per request, TLS resumed"}};
     size_t n_pol = resume ? 3 : 2;
 
-    const char *outs[] = {json};
+    const char *outs[] = {json, ro.html};
     FILE *text;
-    if ((rc = yb_check_outputs("experiment", outs, 1, ro.csv, &text)))
+    if ((rc = yb_check_outputs("experiment", outs, 2, ro.csv, &text)))
         return bail(&inv, rc);
     yb_credentials cred;
     if ((it ? yb_fleet_credentials(it, &cred) : yb_credentials_load(user, ro.pwfile, ro.tokfile,
@@ -432,13 +433,21 @@ int yb_cmd_experiment(int argc, char **argv)
                      (unsigned long long)counts[k]);
             yb_thresholds_text(text, &ths[i], label);
         }
-    if (json) {
+    if (json || ro.html) {
         json_t *top = json_object();
         char err[512];
         json_object_set_new(top, "schema", json_string("yangblast-experiment/1"));
         json_object_set_new(top, "interrupted", json_boolean(stop_flag != 0));
         json_object_set(top, "runs", jruns);
-        if (yb_write_json_file(json, top, err, sizeof err) < 0) {
+        if (json && yb_write_json_file(json, top, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_RUNTIME;
+        }
+        /* one page over the whole matrix, rendered from the same JSON */
+        const char *name = json ? json : "experiment sessions";
+        if (ro.html && json_array_size(jruns) &&
+            yb_html_report(ro.html, &top, &name, 1, "yangblast experiment sessions", err,
+                           sizeof err) < 0) {
             yb_errorf("%s", err);
             ret = YB_EXIT_RUNTIME;
         }

@@ -5,6 +5,7 @@
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "report/stream.h"
 #include "report/threshold.h"
@@ -267,7 +268,7 @@ int yb_cmd_run(int argc, char **argv)
 
     /* Every output is checked now: a bad path costs milliseconds, not the
      * run.  (--keylog is a TLS session log, appended to by the transport.) */
-    const char *outs[] = {json, hgrm, hlog, ro.log, ro.series};
+    const char *outs[] = {json, hgrm, hlog, ro.log, ro.series, ro.html};
     FILE *text;
     yb_credentials cred;
     memset(&cred, 0, sizeof cred);
@@ -396,15 +397,25 @@ int yb_cmd_run(int argc, char **argv)
     if (multi)
         yb_fleet_report_text(text, &fleet);
     fflush(text);
-    if (json) {
+    if (json || ro.html) {
         json_t *j = yb_report_json(&rec, &info);
         if (j && ((multi && yb_fleet_report_json(j, &fleet) < 0) ||
                   (ro.th.n && yb_thresholds_json(j, &ro.th) < 0))) {
             json_decref(j);
             j = NULL;
         }
-        if (!j || yb_write_json_file(json, j, err, sizeof err) < 0) {
-            yb_errorf("%s", j ? err : "cannot build the JSON report");
+        if (!j) {
+            yb_errorf("cannot build the JSON report");
+            ret = YB_EXIT_RUNTIME;
+        }
+        if (j && json && yb_write_json_file(json, j, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_RUNTIME;
+        }
+        /* the page renders the run's own JSON report: one interface */
+        const char *name = json ? json : "this run";
+        if (j && ro.html && yb_html_report(ro.html, &j, &name, 1, NULL, err, sizeof err) < 0) {
+            yb_errorf("%s", err);
             ret = YB_EXIT_RUNTIME;
         }
         json_decref(j);

@@ -104,6 +104,8 @@ static const opt_def OPTS[] = {
     {NULL, "json", YB_RO_JSON, required_argument, BOTH, "    --json FILE",
      "write the JSON report (yangblast-report(5));\n'-' = stdout (the text report then goes to "
      "stderr)"},
+    {NULL, "html", YB_RO_HTML, required_argument, BOTH, "    --html FILE",
+     "write an HTML report with plots (as yangblast\nreport renders the JSON report)"},
     {NULL, "unit", YB_RO_UNIT, required_argument, BOTH, "    --unit NAME",
      "what one request is, for the table (e.g. ACL)"},
     {NULL, "hgrm", YB_RO_HGRM, required_argument, RUN, "    --hgrm FILE",
@@ -376,6 +378,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_MAXERR: rc = count(cmdname, id, arg, 0, UINT64_MAX, &r->max_errors); break;
     case YB_RO_JSON: r->json = arg; break;
+    case YB_RO_HTML: r->html = arg; break;
     case YB_RO_UNIT: r->unit = arg; break;
     case YB_RO_HGRM: r->hgrm = arg; break;
     case YB_RO_HLOG: r->hlog = arg; break;

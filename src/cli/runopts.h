@@ -23,7 +23,7 @@ enum {
     YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS, YB_RO_LOG, YB_RO_LOG_FORMAT, YB_RO_SERIES,
     YB_RO_TARGETS, YB_RO_FAN_OUT,
     YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
-    YB_RO_SERVERNAME, YB_RO_CONNECT_TO,
+    YB_RO_SERVERNAME, YB_RO_CONNECT_TO, YB_RO_HTML,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -41,6 +41,7 @@ typedef struct {
     const char *rate;        /* --rate as given (parsed into o.sched) */
     const char *sessions;    /* --sessions as given ("reuse" by default) */
     const char *json, *unit, *hgrm, *hlog, *csv;
+    const char *html;        /* --html: the HTML report (report/html.h) */
     const char *log, *series; /* streamed as the run goes (report/stream.h) */
     int log_csv;             /* --log-format csv */
     const char *user, *pwfile, *tokfile;

@@ -3,12 +3,16 @@ libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
 	src/report/study.c src/report/outputs.c \
 	src/report/stream.c src/report/stream.h \
 	src/report/threshold.c src/report/threshold.h \
-	src/report/compare.c src/report/compare.h
+	src/report/compare.c src/report/compare.h \
+	src/report/html.c src/report/html.h src/report/svg.c src/report/svg.h
 dist_man_MANS += man/yangblast-report.5 man/yangblast-compare.1
 
 if HAVE_CMOCKA
-check_PROGRAMS += tests/unit/test_report tests/unit/test_stream tests/unit/test_threshold
-TESTS += tests/unit/test_report tests/unit/test_stream tests/unit/test_threshold
+check_PROGRAMS += tests/unit/test_report tests/unit/test_stream tests/unit/test_threshold tests/unit/test_svg
+TESTS += tests/unit/test_report tests/unit/test_stream tests/unit/test_threshold tests/unit/test_svg
+tests_unit_test_svg_SOURCES = tests/unit/test_svg.c
+tests_unit_test_svg_LDADD = $(UNIT_LDADD)
+tests_unit_test_svg_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_LDADD = $(UNIT_LDADD)
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
@@ -19,3 +23,7 @@ tests_unit_test_threshold_SOURCES = tests/unit/test_threshold.c
 tests_unit_test_threshold_LDADD = $(UNIT_LDADD)
 tests_unit_test_threshold_CFLAGS = $(UNIT_CFLAGS)
 endif
+
+## The HTML report: real runs rendered, checked against their JSON and in headless Chromium.
+SH_TESTS += tests/report/html.sh
+EXTRA_DIST += tests/report/html.sh tests/report/html_check.py tests/report/png_ink.py

@@ -485,12 +485,28 @@ static json_t *json_run(const yb_run_info *info, int *bad)
     put(o, "rate_target_per_s", json_real(info ? info->rate : 0.0), bad);
     put(o, "unit", jstr(info ? info->unit : NULL), bad);
     put(o, "max_errors", juint(info ? info->max_errors : 0), bad);
+    put(o, "load", jstr(info ? info->load : NULL), bad);
     put(o, "planned_duration_s",
         info && info->planned_duration_s > 0 ? json_real(info->planned_duration_s) : json_null(),
         bad);
     put(o, "planned_requests",
         info && info->planned_requests ? juint(info->planned_requests) : json_null(), bad);
     return o;
+}
+
+/* percentile_curve: [[percentile, value], ...] as the .hgrm rows walk the
+ * histogram (for plots on HdrHistogram's 1/(1-p) axis). */
+static json_t *json_curve(const yb_hdr *h, int *bad)
+{
+    enum { CAP = 256 };
+    double pct[CAP];
+    int64_t val[CAP];
+    size_t n = yb_hdr_percentile_curve(h, pct, val, CAP);
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_pack("[fI]", pct[i], (json_int_t)val[i])) < 0)
+            *bad = 1;
+    return a;
 }
 
 static json_t *json_hist(const yb_hdr *h, int *bad)
@@ -511,6 +527,7 @@ static json_t *json_hist(const yb_hdr *h, int *bad)
     put(o, "mean", json_real(yb_hdr_mean(h)), bad);
     put(o, "stddev", json_real(yb_hdr_stddev(h)), bad);
     put(o, "clamped", juint(yb_hdr_clamped(h)), bad);
+    put(o, "percentile_curve", json_curve(h, bad), bad);
     return o;
 }
 

@@ -392,50 +392,76 @@ static double next_level(double level, int ticks_per_half)
     return level + 100.0 / (double)ticks;
 }
 
+/* The walk of HdrHistogram's percentile iterator, shared by the .hgrm text
+ * and the JSON percentile curve: a slot may yield several rows (one per
+ * level it reaches) until the cumulative count covers the total, then one
+ * last row at 100%.  Calls row(value, level in %, cumulative count, last)
+ * for each row; stops early when row returns non-zero and returns that,
+ * else 0.  Nothing is called for an empty histogram. */
+static int walk_percentiles(const yb_hdr *h, int ticks_per_half,
+                            int (*row)(void *ud, int64_t value, double level, int64_t cum,
+                                       bool last),
+                            void *ud)
+{
+    double level = 0.0;
+    int64_t cum = 0;
+    int32_t i = 0;
+    bool fresh = true;
+    int rc;
+
+    if (h->total <= 0)
+        return 0;
+    while (cum < h->total && i < h->counts_len) {
+        int64_t c = h->counts[i];
+
+        if (fresh) {
+            cum += c;
+            fresh = false;
+        }
+        if (c != 0 && (100.0 * (double)cum) / (double)h->total >= level) {
+            if ((rc = row(ud, highest_equivalent(h, value_from_index(h, i)), level, cum, false)))
+                return rc;
+            level = next_level(level, ticks_per_half);
+            continue;
+        }
+        i++;
+        fresh = true;
+    }
+    if (i >= h->counts_len)
+        i = h->counts_len - 1;
+    return row(ud, highest_equivalent(h, value_from_index(h, i)), 100.0, cum, true);
+}
+
+typedef struct {
+    FILE *f;
+    int d;
+    double scale;
+} hgrm_ctx;
+
+static int hgrm_row(void *ud, int64_t value, double level, int64_t cum, bool last)
+{
+    const hgrm_ctx *c = ud;
+    double v = (double)value / c->scale;
+
+    if (last)
+        return fprintf(c->f, "%12.*f %2.12f %10" PRId64 "\n", c->d, v, 1.0, cum) < 0 ? -1 : 0;
+    return fprintf(c->f, "%12.*f %2.12f %10" PRId64 " %14.2f\n", c->d, v, level / 100.0, cum,
+                   1.0 / (1.0 - level / 100.0)) < 0
+               ? -1
+               : 0;
+}
+
 int yb_hdr_write_hgrm(const yb_hdr *h, FILE *f, double scale)
 {
-    const int ticks_per_half = 5;
-    int d;
-
     if (!h || !f || !(scale > 0.0))
         return -1;
-    d = h->sigfigs;
+    hgrm_ctx c = {f, h->sigfigs, scale};
+    int d = h->sigfigs;
     if (fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
                 "1/(1-Percentile)") < 0)
         return -1;
-    if (h->total > 0) {
-        /* Same walk as HdrHistogram's iterator: a slot may yield several
-         * rows (one per level it reaches) until the cumulative count covers
-         * the total, then one last row at 100%. */
-        double level = 0.0;
-        int64_t cum = 0;
-        int32_t i = 0;
-        bool fresh = true;
-
-        while (cum < h->total && i < h->counts_len) {
-            int64_t c = h->counts[i];
-
-            if (fresh) {
-                cum += c;
-                fresh = false;
-            }
-            if (c != 0 && (100.0 * (double)cum) / (double)h->total >= level) {
-                double v = (double)highest_equivalent(h, value_from_index(h, i)) / scale;
-                if (fprintf(f, "%12.*f %2.12f %10" PRId64 " %14.2f\n", d, v, level / 100.0, cum,
-                            1.0 / (1.0 - level / 100.0)) < 0)
-                    return -1;
-                level = next_level(level, ticks_per_half);
-                continue;
-            }
-            i++;
-            fresh = true;
-        }
-        if (i >= h->counts_len)
-            i = h->counts_len - 1;
-        if (fprintf(f, "%12.*f %2.12f %10" PRId64 "\n", d,
-                    (double)highest_equivalent(h, value_from_index(h, i)) / scale, 1.0, cum) < 0)
-            return -1;
-    }
+    if (walk_percentiles(h, 5, hgrm_row, &c) < 0)
+        return -1;
     if (fprintf(f, "#[Mean    = %12.*f, StdDeviation   = %12.*f]\n", d, yb_hdr_mean(h) / scale, d,
                 yb_hdr_stddev(h) / scale) < 0 ||
         fprintf(f, "#[Max     = %12.*f, Total count    = %12" PRId64 "]\n", d,
@@ -444,6 +470,37 @@ int yb_hdr_write_hgrm(const yb_hdr *h, FILE *f, double scale)
                 h->sub_bucket_count) < 0)
         return -1;
     return 0;
+}
+
+typedef struct {
+    double *pct;
+    int64_t *val;
+    size_t n, cap;
+} curve_ctx;
+
+static int curve_row(void *ud, int64_t value, double level, int64_t cum, bool last)
+{
+    curve_ctx *c = ud;
+    (void)cum;
+    if (c->n == c->cap)
+        return 1; /* full: the caller's cap is the curve's resolution */
+    c->pct[c->n] = last ? 100.0 : level;
+    c->val[c->n++] = value;
+    return 0;
+}
+
+size_t yb_hdr_percentile_curve(const yb_hdr *h, double *pct, int64_t *val, size_t cap)
+{
+    curve_ctx c = {pct, val, 0, cap};
+    if (!h || !pct || !val || cap < 2)
+        return 0;
+    /* Below the cap the walk runs to 100%; at the cap the last slot is
+     * replaced by the 100% row, so the curve always ends at the maximum. */
+    if (walk_percentiles(h, 5, curve_row, &c) == 1) {
+        pct[cap - 1] = 100.0;
+        val[cap - 1] = yb_hdr_max(h);
+    }
+    return c.n;
 }
 
 /* ---- V2 encoding ----------------------------------------------------------- */

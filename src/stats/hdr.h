@@ -6,6 +6,7 @@
 #ifndef YB_HDR_H
 #define YB_HDR_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -43,6 +44,13 @@ int64_t yb_hdr_highest_equivalent(const yb_hdr *h, int64_t value);
 /* Writes the percentile distribution in HdrHistogram's .hgrm text format,
  * values divided by scale (e.g. 1000.0 for µs → ms).  Returns 0 or -1. */
 int yb_hdr_write_hgrm(const yb_hdr *h, FILE *f, double scale);
+/* The same distribution as the .hgrm rows, for plotting: fills pct[i]
+ * (percentile, 0..100) and val[i] (the value at it, unscaled) with the
+ * rows of .hgrm's walk (5 ticks per halving of the distance to 100%),
+ * the last one at 100% (the maximum).  When there are more than cap rows
+ * the walk stops at cap - 1 and the last point is still the maximum.
+ * Returns the number of points (0 for an empty histogram or cap < 2). */
+size_t yb_hdr_percentile_curve(const yb_hdr *h, double *pct, int64_t *val, size_t cap);
 
 /* Encodes in HdrHistogram's V2 compressed format (deflate of the V2
  * encoding, with the compressed-cookie header), as used in .hlog interval

@@ -27,3 +27,6 @@ EXTRA_DIST += tests/fuzz/fuzz_compare.c
 ## gnmic-style request files (synth gnmi --set-request), YAML and JSON
 FUZZ_TESTS += tests/fuzz/gnmi_req.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_gnmi_req.c tests/fuzz/gnmi_req.dict
+## The HTML report renderer's JSON input (yangblast report).
+FUZZ_TESTS += tests/fuzz/html.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_html.c tests/fuzz/html.dict

@@ -1,0 +1,1282 @@
+/* The HTML report (see html.h).  Two passes: every input document is
+ * checked and indexed into run views (errors name the file and the key),
+ * then the page is written from the views: tables, per-second plots, the
+ * percentile distributions on HdrHistogram's 1/(1-p) axis with the runs
+ * overlaid, the phase breakdown as stacked bars, errors, and the
+ * per-target / per-workload / per-operation tables a report carries. */
+#include "config.h"
+#include "report/html.h"
+#include "engine/schedule.h"
+#include "report/svg.h"
+#include "util/outfile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_RUNS 4096      /* runs in one page */
+#define MAX_POINTS 1200    /* per-second points per series; longer runs are bucketed */
+#define MAX_OVERLAY 24     /* runs overlaid in one percentile plot */
+#define COLLAPSE_ROWS 20   /* longer tables are folded into <details> */
+#define MAX_COLUMNS 24     /* columns of a per-target/workload/operation table */
+#define MAX_CELL 200       /* bytes of a string shown in a table cell */
+#define MAX_FIGURE 1e19    /* above any count or time a report holds (2^63 ~ 9.2e18) */
+
+/* One run, checked: pointers into its JSON (borrowed from the document). */
+typedef struct {
+    const char *name;   /* the file it came from */
+    char where[32];     /* key prefix inside the file ("runs[2]." or "") */
+    char label[200];
+    json_t *j, *run, *summary, *latency, *intervals, *errors;
+    double ok, completed, nerr, duration, rate, mbps, data_bytes, rate_target;
+    const char *protocol, *sessions, *load, *unit;
+    int resume, interrupted;
+} run_view;
+
+typedef struct {
+    const char *name, *where;
+    char *err;
+    size_t errlen;
+} vctx;
+
+/* ---- checking ---------------------------------------------------------- */
+
+static int bad(vctx *v, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(vctx *v, const char *key, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(v->err, v->errlen, "%s: %s%s: %s", v->name, v->where, key, what);
+    return -1;
+}
+
+static const char *type_name(const json_t *x)
+{
+    switch (json_typeof(x)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+static void join_key(char *out, size_t len, const char *path, const char *key)
+{
+    snprintf(out, len, "%s%s%s", path, *path ? "." : "", key);
+}
+
+/* A number >= 0 at path.key (0 when absent or null and not required).
+ * Returns 0 or -1 with the error in v. */
+static int want_num(vctx *v, const json_t *o, const char *path, const char *key, int required,
+                    double *out)
+{
+    json_t *x = json_object_get(o, key);
+    char full[200];
+    *out = 0;
+    join_key(full, sizeof full, path, key);
+    if (!x || json_is_null(x))
+        return required ? bad(v, full, "missing") : 0;
+    if (!json_is_number(x))
+        return bad(v, full, "expected a number, got %s", type_name(x));
+    double d = json_number_value(x);
+    if (!isfinite(d) || d < 0 || d > MAX_FIGURE)
+        return bad(v, full, "expected a number >= 0 (up to 1e19), got %g", d);
+    *out = d;
+    return 0;
+}
+
+/* A value of JSON type t (JSON_OBJECT, JSON_ARRAY, JSON_STRING) at
+ * path.key, or NULL when absent or null and not required. */
+static int want(vctx *v, const json_t *o, const char *path, const char *key, json_type t,
+                int required, json_t **out)
+{
+    json_t *x = json_object_get(o, key);
+    char full[200];
+    static const char *const NAME[] = {[JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
+                                       [JSON_STRING] = "a string"};
+    *out = NULL;
+    join_key(full, sizeof full, path, key);
+    if (!x || json_is_null(x))
+        return required ? bad(v, full, "missing") : 0;
+    if (json_typeof(x) != t)
+        return bad(v, full, "expected %s, got %s", NAME[t], type_name(x));
+    *out = x;
+    return 0;
+}
+
+static int want_str(vctx *v, const json_t *o, const char *path, const char *key, const char **out)
+{
+    json_t *x;
+    *out = NULL;
+    if (want(v, o, path, key, JSON_STRING, 0, &x) < 0)
+        return -1;
+    *out = x ? json_string_value(x) : NULL;
+    return 0;
+}
+
+static int want_bool(vctx *v, const json_t *o, const char *path, const char *key, int *out)
+{
+    json_t *x = json_object_get(o, key);
+    char full[200];
+    *out = 0;
+    if (!x || json_is_null(x))
+        return 0;
+    join_key(full, sizeof full, path, key);
+    if (!json_is_boolean(x))
+        return bad(v, full, "expected a boolean, got %s", type_name(x));
+    *out = json_is_true(x);
+    return 0;
+}
+
+/* Every member of o (path) is a number >= 0, but `except`. */
+static int all_numbers(vctx *v, const json_t *o, const char *path, const char *except)
+{
+    const char *k;
+    json_t *x;
+    double d;
+    json_object_foreach((json_t *)o, k, x)
+        if ((!except || strcmp(k, except)) && want_num(v, o, path, k, 0, &d) < 0)
+            return -1;
+    return 0;
+}
+
+static int check_phase(vctx *v, const json_t *h, const char *key)
+{
+    char path[200];
+    static const char *const NUMS[] = {"count", "min", "p50", "p90", "p99", "p99_9", "max", "mean",
+                                       "stddev"};
+    double d;
+    json_t *curve;
+    snprintf(path, sizeof path, "latency_us.%s", key);
+    if (!json_is_object(h))
+        return bad(v, path, "expected an object, got %s", type_name(h));
+    for (size_t i = 0; i < sizeof NUMS / sizeof NUMS[0]; i++)
+        if (want_num(v, h, path, NUMS[i], 0, &d) < 0)
+            return -1;
+    if (want(v, h, path, "percentile_curve", JSON_ARRAY, 0, &curve) < 0)
+        return -1;
+    if (!curve)
+        return 0;
+    size_t i;
+    json_t *pt;
+    json_array_foreach(curve, i, pt) {
+        char pp[240];
+        snprintf(pp, sizeof pp, "%s.percentile_curve[%zu]", path, i);
+        if (!json_is_array(pt) || json_array_size(pt) != 2 || !json_is_number(json_array_get(pt, 0)) ||
+            !json_is_number(json_array_get(pt, 1)))
+            return bad(v, pp, "expected [percentile, value]");
+        double p = json_number_value(json_array_get(pt, 0)), val = json_number_value(json_array_get(pt, 1));
+        if (!(p >= 0 && p <= 100) || !(val >= 0 && val <= MAX_FIGURE))
+            return bad(v, pp, "expected a percentile in 0..100 and a value >= 0");
+    }
+    return 0;
+}
+
+static int check_intervals(vctx *v, const json_t *a)
+{
+    static const char *const NUMS[] = {"requests", "errors", "p50_us", "p99_us", "max_us"};
+    size_t i;
+    json_t *e;
+    double d;
+    json_array_foreach((json_t *)a, i, e) {
+        char path[64];
+        snprintf(path, sizeof path, "intervals[%zu]", i);
+        if (!json_is_object(e))
+            return bad(v, path, "expected an object, got %s", type_name(e));
+        if (want_num(v, e, path, "t_s", 1, &d) < 0)
+            return -1;
+        for (size_t k = 0; k < sizeof NUMS / sizeof NUMS[0]; k++)
+            if (want_num(v, e, path, NUMS[k], 0, &d) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+static int check_errors(vctx *v, const json_t *o)
+{
+    json_t *reasons, *e;
+    size_t i;
+    double d;
+    const char *s;
+    if (all_numbers(v, o, "errors", "reasons") < 0 ||
+        want(v, o, "errors", "reasons", JSON_ARRAY, 0, &reasons) < 0)
+        return -1;
+    json_array_foreach(reasons, i, e) {
+        char path[64];
+        snprintf(path, sizeof path, "errors.reasons[%zu]", i);
+        if (!json_is_object(e))
+            return bad(v, path, "expected an object, got %s", type_name(e));
+        if (want_str(v, e, path, "class", &s) < 0 || want_str(v, e, path, "reason", &s) < 0 ||
+            want_num(v, e, path, "count", 0, &d) < 0 || want_num(v, e, path, "first_s", 0, &d) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* targets / workloads / operations: an array of objects, or an object of
+ * objects (keyed by name). */
+static int check_breakdown(vctx *v, const json_t *j, const char *key)
+{
+    json_t *x = json_object_get(j, key), *e;
+    if (!x || json_is_null(x))
+        return 0;
+    if (json_is_array(x)) {
+        size_t i;
+        json_array_foreach(x, i, e) {
+            char path[64];
+            snprintf(path, sizeof path, "%s[%zu]", key, i);
+            if (!json_is_object(e))
+                return bad(v, path, "expected an object, got %s", type_name(e));
+        }
+        return 0;
+    }
+    if (!json_is_object(x))
+        return bad(v, key, "expected an array or an object, got %s", type_name(x));
+    const char *k;
+    json_object_foreach(x, k, e)
+        if (!json_is_object(e)) {
+            char path[200];
+            snprintf(path, sizeof path, "%s.%s", key, k);
+            return bad(v, path, "expected an object, got %s", type_name(e));
+        }
+    return 0;
+}
+
+static const char *const BREAKDOWNS[][2] = {
+    {"targets", "Per target"}, {"workloads", "Per workload"}, {"operations", "Per operation"}};
+
+/* Checks report j (from name, keys prefixed with where) into r. */
+static int check_run(vctx *v, json_t *j, run_view *r)
+{
+    json_t *x, *h;
+    const char *s, *k;
+    double d;
+    memset(r, 0, sizeof *r);
+    r->name = v->name;
+    snprintf(r->where, sizeof r->where, "%s", v->where);
+    r->j = j;
+    if (!json_is_object(j))
+        return bad(v, "(report)", "expected an object, got %s", type_name(j));
+    if (want_str(v, j, "", "schema", &s) < 0)
+        return -1;
+    if (!s || strcmp(s, "yangblast-report/1"))
+        return bad(v, "schema", "expected \"yangblast-report/1\"");
+    if (want(v, j, "", "run", JSON_OBJECT, 1, &r->run) < 0 ||
+        want_str(v, r->run, "run", "protocol", &r->protocol) < 0 ||
+        want_str(v, r->run, "run", "sessions", &r->sessions) < 0 ||
+        want_str(v, r->run, "run", "load", &r->load) < 0 ||
+        want_str(v, r->run, "run", "unit", &r->unit) < 0 ||
+        want_bool(v, r->run, "run", "tls_resume", &r->resume) < 0 ||
+        want_num(v, r->run, "run", "rate_target_per_s", 0, &r->rate_target) < 0)
+        return -1;
+    json_object_foreach(r->run, k, x)
+        if (json_is_array(x) || json_is_object(x)) {
+            char path[200];
+            join_key(path, sizeof path, "run", k);
+            return bad(v, path, "expected a string, number, boolean or null");
+        }
+    if (want(v, j, "", "summary", JSON_OBJECT, 1, &r->summary) < 0 ||
+        want_num(v, r->summary, "summary", "requests_ok", 1, &r->ok) < 0 ||
+        want_num(v, r->summary, "summary", "requests_completed", 1, &r->completed) < 0 ||
+        want_num(v, r->summary, "summary", "duration_s", 1, &r->duration) < 0 ||
+        want_num(v, r->summary, "summary", "requests_error", 0, &r->nerr) < 0 ||
+        want_num(v, r->summary, "summary", "rate_per_s", 0, &r->rate) < 0 ||
+        want_num(v, r->summary, "summary", "avg_speed_mbps", 0, &r->mbps) < 0 ||
+        want_num(v, r->summary, "summary", "data_bytes", 0, &r->data_bytes) < 0)
+        return -1;
+    if (want(v, j, "", "latency_us", JSON_OBJECT, 1, &r->latency) < 0)
+        return -1;
+    json_object_foreach(r->latency, k, h)
+        if (check_phase(v, h, k) < 0)
+            return -1;
+    if (want(v, j, "", "intervals", JSON_ARRAY, 0, &r->intervals) < 0 ||
+        (r->intervals && check_intervals(v, r->intervals) < 0))
+        return -1;
+    if (want(v, j, "", "errors", JSON_OBJECT, 0, &r->errors) < 0 ||
+        (r->errors && check_errors(v, r->errors) < 0))
+        return -1;
+    static const char *const COUNTS[] = {"status", "grpc_status", "sessions", "cpu", "subscribe"};
+    for (size_t i = 0; i < sizeof COUNTS / sizeof COUNTS[0]; i++)
+        if (want(v, j, "", COUNTS[i], JSON_OBJECT, 0, &x) < 0 ||
+            (x && all_numbers(v, x, COUNTS[i], NULL) < 0))
+            return -1;
+    int b;
+    if (want_bool(v, j, "", "interrupted", &r->interrupted) < 0 ||
+        want(v, j, "", "self_check", JSON_OBJECT, 0, &x) < 0 ||
+        (x && (want_bool(v, x, "self_check", "behind_schedule", &b) < 0 ||
+               want_bool(v, x, "self_check", "cpu_saturated", &b) < 0 ||
+               want_num(v, x, "self_check", "lateness_p99_ms", 0, &d) < 0 ||
+               want_num(v, x, "self_check", "cpu_utilization", 0, &d) < 0)))
+        return -1;
+    for (size_t i = 0; i < sizeof BREAKDOWNS / sizeof BREAKDOWNS[0]; i++)
+        if (check_breakdown(v, j, BREAKDOWNS[i][0]) < 0)
+            return -1;
+    return 0;
+}
+
+/* A short name for run r: what varies between the runs of a study. */
+static void make_label(run_view *r)
+{
+    char what[64] = "";
+    double n = 0, dur = 0;
+    json_t *x;
+    if ((x = json_object_get(r->run, "planned_requests")) && json_is_number(x))
+        n = json_number_value(x);
+    if ((x = json_object_get(r->run, "planned_duration_s")) && json_is_number(x))
+        dur = json_number_value(x);
+    if (r->rate_target > 0)
+        snprintf(what, sizeof what, " %g/s", r->rate_target);
+    else if (r->load)
+        snprintf(what, sizeof what, " %.40s", r->load);
+    size_t len = strlen(what);
+    if (n > 0)
+        snprintf(what + len, sizeof what - len, " n=%.0f", n);
+    else if (dur > 0)
+        snprintf(what + len, sizeof what - len, " %gs", dur);
+    snprintf(r->label, sizeof r->label, "%.40s %.40s%s%s", r->protocol ? r->protocol : "?",
+             r->sessions ? r->sessions : "?", r->resume ? " +resume" : "", what);
+}
+
+/* Labels that would be the same get the file's name, then a number. */
+static void unique_labels(run_view *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        make_label(&r[i]);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            int dup = 0;
+            for (size_t k = 0; k < n && !dup; k++)
+                dup = k != i && !strcmp(r[k].label, r[i].label);
+            if (!dup)
+                continue;
+            size_t len = strlen(r[i].label);
+            if (pass == 0) {
+                const char *base = strrchr(r[i].name, '/');
+                snprintf(r[i].label + len, sizeof r[i].label - len, " (%.60s%s%.20s)",
+                         base ? base + 1 : r[i].name, *r[i].where ? " " : "", r[i].where);
+                if (*r[i].where && r[i].label[strlen(r[i].label) - 2] == '.')
+                    r[i].label[strlen(r[i].label) - 2] = 0, strcat(r[i].label, ")");
+            } else {
+                snprintf(r[i].label + len, sizeof r[i].label - len, " #%zu", i + 1);
+            }
+        }
+}
+
+/* Checks docs into views (*out, *n_out; caller frees *out). */
+static int index_docs(json_t *const *docs, const char *const *names, size_t n, run_view **out,
+                      size_t *n_out, char *err, size_t errlen)
+{
+    run_view *r = calloc(MAX_RUNS, sizeof *r);
+    size_t nr = 0;
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t d = 0; d < n; d++) {
+        vctx v = {names[d], "", err, errlen};
+        json_t *schema = json_object_get(docs[d], "schema");
+        const char *s = json_string_value(schema);
+        if (!json_is_object(docs[d])) {
+            bad(&v, "(document)", "expected a JSON object, got %s", type_name(docs[d]));
+            goto fail;
+        }
+        if (s && !strcmp(s, "yangblast-experiment/1")) {
+            json_t *runs, *e;
+            size_t i;
+            if (want(&v, docs[d], "", "runs", JSON_ARRAY, 1, &runs) < 0)
+                goto fail;
+            json_array_foreach(runs, i, e) {
+                char where[32];
+                snprintf(where, sizeof where, "runs[%zu].", i);
+                v.where = where;
+                if (nr == MAX_RUNS) {
+                    snprintf(err, errlen, "%s: more than %d runs in one report", names[d], MAX_RUNS);
+                    goto fail;
+                }
+                if (check_run(&v, e, &r[nr]) < 0)
+                    goto fail;
+                nr++;
+            }
+            continue;
+        }
+        if (!s) {
+            bad(&v, "schema", "missing: not a yangblast report");
+            goto fail;
+        }
+        if (nr == MAX_RUNS) {
+            snprintf(err, errlen, "%s: more than %d runs in one report", names[d], MAX_RUNS);
+            goto fail;
+        }
+        if (strcmp(s, "yangblast-report/1")) {
+            bad(&v, "schema", "expected \"yangblast-report/1\" or \"yangblast-experiment/1\"");
+            goto fail;
+        }
+        if (check_run(&v, docs[d], &r[nr]) < 0)
+            goto fail;
+        nr++;
+    }
+    if (nr == 0) {
+        snprintf(err, errlen, "no runs to report");
+        goto fail;
+    }
+    unique_labels(r, nr);
+    *out = r;
+    *n_out = nr;
+    return 0;
+fail:
+    free(r);
+    return -1;
+}
+
+/* ---- reading the checked views ----------------------------------------- */
+
+/* A checked number (0 when absent). */
+static double num(const json_t *o, const char *key)
+{
+    json_t *x = json_object_get(o, key);
+    return json_is_number(x) ? json_number_value(x) : 0;
+}
+
+static double phase_num(const run_view *r, const char *phase, const char *key)
+{
+    return num(json_object_get(r->latency, phase), key);
+}
+
+/* Mean time per successful request spent in phase, ms: the phase's total
+ * (mean x count) spread over every successful request, as the text
+ * report's phase breakdown computes it. */
+static double per_request_ms(const run_view *r, const char *phase)
+{
+    if (r->ok <= 0)
+        return 0;
+    return phase_num(r, phase, "mean") * phase_num(r, phase, "count") / r->ok / 1000.0;
+}
+
+/* ---- HTML pieces -------------------------------------------------------- */
+
+static const char CSS[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
+    "color:#222;margin:24px auto;max-width:1000px;padding:0 16px;line-height:1.4}"
+    "h1{font-size:1.6em;margin-bottom:0}h2{font-size:1.25em;margin-top:2em;"
+    "border-bottom:1px solid #ccc}h3{font-size:1.05em}"
+    ".sub{color:#555;margin-top:4px}"
+    ".scroll{overflow-x:auto}"
+    "table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}"
+    "th,td{border:1px solid #ccc;padding:3px 8px;vertical-align:top}"
+    "th{background:#f2f2f2;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}"
+    "td.s{max-width:420px;overflow-wrap:break-word}"
+    "caption{text-align:left;font-weight:bold;padding:4px 0}"
+    "details{margin:8px 0}summary{cursor:pointer;color:#0072B2}"
+    ".warn{border-left:4px solid #D55E00;background:#fff4ec;padding:6px 10px;margin:8px 0}"
+    "svg.plot{display:block;max-width:100%;height:auto;margin:12px 0 20px}"
+    "svg.plot text{font-size:12px;fill:#222}"
+    "svg.plot .title{font-size:14px;font-weight:bold}"
+    "svg.plot .xtick,svg.plot .xlabel{text-anchor:middle}"
+    "svg.plot .ytick,svg.plot .barlabel{text-anchor:end}"
+    "svg.plot .ylabel{text-anchor:middle}"
+    "svg.plot .grid line{stroke:#e2e2e2;stroke-width:1}"
+    "svg.plot .grid line.minor{stroke-dasharray:2 3}"
+    "svg.plot .area{fill:none;stroke:#888}"
+    "@media print{details>*{display:block}body{max-width:none}}";
+
+#define E(s) yb_svg_escape(f, (s))
+
+/* Opens a table (folded into <details> when it has more than
+ * COLLAPSE_ROWS rows); close it with table_end(f, rows). */
+static void table_begin(FILE *f, const char *caption, size_t rows)
+{
+    if (rows > COLLAPSE_ROWS) {
+        fprintf(f, "<details class=\"table\"><summary>");
+        E(caption);
+        fprintf(f, " (%zu rows)</summary>\n", rows);
+    }
+    fprintf(f, "<div class=\"scroll\"><table><caption>");
+    E(caption);
+    fprintf(f, "</caption>\n");
+}
+
+static void table_end(FILE *f, size_t rows)
+{
+    fprintf(f, "</table></div>\n%s", rows > COLLAPSE_ROWS ? "</details>\n" : "");
+}
+
+static void th(FILE *f, const char *s)
+{
+    fprintf(f, "<th>");
+    E(s);
+    fprintf(f, "</th>");
+}
+
+/* A number with dec decimals, right-aligned. */
+static void td_num(FILE *f, int dec, double v)
+{
+    fprintf(f, "<td class=\"n\">%.*f</td>", dec, v);
+}
+
+static void td_str(FILE *f, const char *s)
+{
+    fprintf(f, "<td class=\"s\">");
+    if (s && strlen(s) > MAX_CELL) {
+        char buf[MAX_CELL + 4];
+        size_t m = MAX_CELL;
+        while (m > 0 && ((unsigned char)s[m] & 0xc0) == 0x80)
+            m--;
+        memcpy(buf, s, m);
+        memcpy(buf + m, "\xe2\x80\xa6", 4);
+        E(buf);
+    } else {
+        E(s);
+    }
+    fprintf(f, "</td>");
+}
+
+/* A JSON scalar in a cell. */
+static void td_json(FILE *f, const json_t *x)
+{
+    char b[64];
+    if (json_is_integer(x))
+        snprintf(b, sizeof b, "%lld", (long long)json_integer_value(x));
+    else if (json_is_real(x))
+        snprintf(b, sizeof b, "%.6g", json_real_value(x));
+    else if (json_is_boolean(x))
+        snprintf(b, sizeof b, "%s", json_is_true(x) ? "yes" : "no");
+    else if (json_is_string(x)) {
+        td_str(f, json_string_value(x));
+        return;
+    } else
+        snprintf(b, sizeof b, "%s", "");
+    fprintf(f, "<td class=\"n\">%s</td>", b);
+}
+
+/* ---- sections ------------------------------------------------------------ */
+
+static const char *rate_unit(const run_view *r)
+{
+    return r->unit ? r->unit : "Requests";
+}
+
+static int streq0(const char *a, const char *b)
+{
+    return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Runs of the same configuration share a study table. */
+static int same_config(const run_view *a, const run_view *b)
+{
+    return streq0(a->protocol, b->protocol) && streq0(a->sessions, b->sessions) &&
+           a->resume == b->resume && streq0(a->unit, b->unit);
+}
+
+/* The study's tables: one per configuration (protocol, sessions, TLS
+ * resumption), a row per run, the text report's columns.  Returns 0 or
+ * -1 (ENOMEM). */
+static int study_tables(FILE *f, const run_view *r, size_t n)
+{
+    char *done = calloc(n, 1);
+    if (!done)
+        return -1;
+    fprintf(f, "<h2 id=\"study\">Study</h2>\n");
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        size_t rows = 0;
+        for (size_t k = i; k < n; k++)
+            rows += !done[k] && same_config(&r[k], &r[i]);
+        char cap[160], col[80];
+        snprintf(cap, sizeof cap, "%.60s, %.60s%s", r[i].protocol ? r[i].protocol : "?",
+                 r[i].sessions ? r[i].sessions : "?", r[i].resume ? ", TLS resumed" : "");
+        snprintf(col, sizeof col, "%.60s/s", rate_unit(&r[i]));
+        table_begin(f, cap, rows);
+        fprintf(f, "<tr>");
+        static const char *const H[] = {"Run", "# Requests", "Avg Speed (MB/s)", "Data (MB)",
+                                        "Duration (s)"};
+        for (size_t c = 0; c < sizeof H / sizeof H[0]; c++)
+            th(f, H[c]);
+        th(f, col);
+        th(f, "Errors");
+        fprintf(f, "</tr>\n");
+        for (size_t k = i; k < n; k++) {
+            if (done[k] || !same_config(&r[k], &r[i]))
+                continue;
+            done[k] = 1;
+            fprintf(f, "<tr>");
+            td_str(f, r[k].label);
+            td_num(f, 0, r[k].ok);
+            td_num(f, 2, r[k].mbps);
+            td_num(f, 2, r[k].data_bytes / 1e6);
+            td_num(f, 3, r[k].duration);
+            td_num(f, 1, r[k].rate);
+            td_num(f, 0, r[k].nerr);
+            fprintf(f, "</tr>\n");
+        }
+        table_end(f, rows);
+    }
+    free(done);
+    return 0;
+}
+
+/* Appends s to list (*n of cap) unless it is there already. */
+static void add_unique(const char **list, size_t *n, size_t cap, const char *s)
+{
+    size_t c = 0;
+    while (c < *n && strcmp(list[c], s))
+        c++;
+    if (c == *n && *n < cap)
+        list[(*n)++] = s;
+}
+
+/* The runs' settings: the scalar keys of each run object. */
+static void settings_table(FILE *f, const run_view *r, size_t n)
+{
+    const char *cols[64];
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(r[i].run, k, x)
+            add_unique(cols, &nc, sizeof cols / sizeof cols[0], k);
+    }
+    fprintf(f, "<h2 id=\"settings\">Settings</h2>\n");
+    if (n <= 8) { /* a column per run: long values get room to wrap */
+        table_begin(f, "What was run", nc);
+        fprintf(f, "<tr><th></th>");
+        for (size_t i = 0; i < n; i++)
+            th(f, r[i].label);
+        fprintf(f, "</tr>\n");
+        for (size_t c = 0; c < nc; c++) {
+            fprintf(f, "<tr>");
+            th(f, cols[c]);
+            for (size_t i = 0; i < n; i++)
+                td_json(f, json_object_get(r[i].run, cols[c]));
+            fprintf(f, "</tr>\n");
+        }
+        table_end(f, nc);
+    } else { /* a row per run */
+        table_begin(f, "What was run", n);
+        fprintf(f, "<tr>");
+        th(f, "Run");
+        for (size_t c = 0; c < nc; c++)
+            th(f, cols[c]);
+        fprintf(f, "</tr>\n");
+        for (size_t i = 0; i < n; i++) {
+            fprintf(f, "<tr>");
+            td_str(f, r[i].label);
+            for (size_t c = 0; c < nc; c++)
+                td_json(f, json_object_get(r[i].run, cols[c]));
+            fprintf(f, "</tr>\n");
+        }
+        table_end(f, n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *sc = json_object_get(r[i].j, "self_check");
+        if (r[i].interrupted) {
+            fprintf(f, "<p class=\"warn\">");
+            E(r[i].label);
+            fprintf(f, ": INTERRUPTED; the figures cover the part that ran.</p>\n");
+        }
+        if (json_is_true(json_object_get(sc, "behind_schedule")) ||
+            json_is_true(json_object_get(sc, "cpu_saturated"))) {
+            fprintf(f, "<p class=\"warn\">");
+            E(r[i].label);
+            fprintf(f, ": the generator %s (lateness p99 %.3f ms, CPU %.0f %%): the figures may "
+                       "show the client's limit, not the target's.</p>\n",
+                    json_is_true(json_object_get(sc, "behind_schedule")) ? "fell behind its schedule"
+                                                                        : "saturated its CPU",
+                    num(sc, "lateness_p99_ms"), 100 * num(sc, "cpu_utilization"));
+        }
+    }
+}
+
+/* Per-second series of one run, bucketed to at most MAX_POINTS points:
+ * x = first second of the bucket; rates are bucket means, latencies the
+ * bucket's largest.  Returns the point count (0: none or ENOMEM). */
+typedef struct {
+    double *t, *req, *err, *p50, *p99, *max;
+    size_t n, bucket;
+} series;
+
+static void series_free(series *s)
+{
+    free(s->t);
+    free(s->req);
+    free(s->err);
+    free(s->p50);
+    free(s->p99);
+    free(s->max);
+}
+
+static int series_make(const run_view *r, series *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = r->intervals ? json_array_size(r->intervals) : 0;
+    if (!n)
+        return 0;
+    s->bucket = (n + MAX_POINTS - 1) / MAX_POINTS;
+    size_t m = (n + s->bucket - 1) / s->bucket;
+    double **cols[] = {&s->t, &s->req, &s->err, &s->p50, &s->p99, &s->max};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+        if (!(*cols[c] = calloc(m, sizeof(double)))) {
+            series_free(s);
+            return -1;
+        }
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(r->intervals, i);
+        size_t b = i / s->bucket;
+        if (i % s->bucket == 0)
+            s->t[b] = num(e, "t_s");
+        s->req[b] += num(e, "requests") / (double)s->bucket;
+        s->err[b] += num(e, "errors") / (double)s->bucket;
+        double p50 = num(e, "p50_us") / 1000, p99 = num(e, "p99_us") / 1000,
+               mx = num(e, "max_us") / 1000;
+        s->p50[b] = p50 > s->p50[b] ? p50 : s->p50[b];
+        s->p99[b] = p99 > s->p99[b] ? p99 : s->p99[b];
+        s->max[b] = mx > s->max[b] ? mx : s->max[b];
+    }
+    s->n = m;
+    return 0;
+}
+
+static double max_of(const double *v, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+/* The target rate of an open loop at sample points over the run: the
+ * fixed rate, or the load model (run.load: a ramp or steps) evaluated
+ * with the schedule's own arithmetic.  Returns the point count (0 for a
+ * closed loop or a load model that is not a rate). */
+static size_t target_rate(const run_view *r, double t_end, double *x, double *y, size_t cap)
+{
+    yb_schedule sc;
+    char err[256];
+    memset(&sc, 0, sizeof sc);
+    if (r->rate_target > 0) {
+        sc.kind = YB_SCHED_RATE;
+        sc.rate = r->rate_target;
+    } else if (!r->load || yb_sched_parse(r->load, &sc, err, sizeof err) < 0) {
+        return 0;
+    }
+    if (t_end <= 0)
+        t_end = 1;
+    if (t_end > 1e9)
+        return 0; /* 30 years: not a run, and beyond the schedule's ns clock */
+    size_t n = cap;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = t_end * (double)i / (double)(n - 1);
+        y[i] = yb_sched_rate_at(&sc, (uint64_t)(x[i] * 1e9));
+    }
+    return n;
+}
+
+static int timeseries(FILE *f, const run_view *r, size_t idx)
+{
+    series s;
+    char title[300], kind[48];
+    if (series_make(r, &s) < 0)
+        return -1;
+    if (!s.n) {
+        fprintf(f, "<p>");
+        E(r->label);
+        fprintf(f, ": no per-second figures.</p>\n");
+        return 0;
+    }
+    double tx[200], ty[200];
+    double t_end = s.t[s.n - 1] + (double)s.bucket;
+    size_t nt = target_rate(r, t_end, tx, ty, sizeof tx / sizeof tx[0]);
+    double ymax = max_of(s.req, s.n);
+    double tmax = max_of(ty, nt);
+    ymax = tmax > ymax ? tmax : ymax;
+    const char *names[] = {"completed/s", "errors/s", "target rate/s"};
+    char xlabel[64];
+    if (s.bucket > 1)
+        snprintf(xlabel, sizeof xlabel, "time (s; %zu s per point)", s.bucket);
+    else
+        snprintf(xlabel, sizeof xlabel, "time (s)");
+
+    snprintf(title, sizeof title, "Throughput: %s", r->label);
+    snprintf(kind, sizeof kind, "timeseries-rate");
+    yb_svg_plot_spec sp = {.kind = kind, .title = title, .xlabel = xlabel,
+                           .ylabel = "requests per second", .xmin = 0, .xmax = t_end,
+                           .ymax = ymax, .legend = names, .n_legend = nt ? 3 : 2};
+    yb_svg_plot p;
+    fprintf(f, "<div data-run=\"%zu\">\n", idx);
+    yb_svg_plot_begin(&p, f, &sp);
+    yb_svg_series(&p, 0, names[0], s.t, s.req, s.n);
+    yb_svg_series(&p, 1, names[1], s.t, s.err, s.n);
+    if (nt)
+        yb_svg_series(&p, 2, names[2], tx, ty, nt);
+    yb_svg_plot_end(&p);
+
+    const char *lnames[] = {"p50", "p99", "max"};
+    snprintf(title, sizeof title, "Latency per second (end to end, successful requests): %s",
+             r->label);
+    yb_svg_plot_spec sl = {.kind = "timeseries-latency", .title = title, .xlabel = xlabel,
+                           .ylabel = "latency (ms)", .xmin = 0, .xmax = t_end,
+                           .ymax = max_of(s.max, s.n), .legend = lnames, .n_legend = 3};
+    yb_svg_plot_begin(&p, f, &sl);
+    yb_svg_series(&p, 0, "p50", s.t, s.p50, s.n);
+    yb_svg_series(&p, 1, "p99", s.t, s.p99, s.n);
+    yb_svg_series(&p, 2, "max", s.t, s.max, s.n);
+    yb_svg_plot_end(&p);
+    fprintf(f, "</div>\n");
+    series_free(&s);
+    return 0;
+}
+
+static const struct {
+    const char *key, *title;
+} PHASES[] = {
+    {"e2e", "end to end (from the due time)"},
+    {"service", "service time (from the first byte handed to the session)"},
+    {"connect", "TCP connect"},
+    {"tls", "TLS handshake"},
+    {"h2", "HTTP/2 set-up (SETTINGS exchange)"},
+    {"write", "writing the request"},
+    {"ttfb", "time to first byte"},
+    {"lateness", "send lateness (the generator)"},
+    {"sync", "gNMI Subscribe: time to sync_response"},
+    {"sample_lateness", "gNMI Subscribe: sample lateness"},
+    {"e2e_failed", "end to end of the failed requests"},
+};
+
+static const char *phase_title(const char *key)
+{
+    for (size_t i = 0; i < sizeof PHASES / sizeof PHASES[0]; i++)
+        if (!strcmp(PHASES[i].key, key))
+            return PHASES[i].title;
+    return key;
+}
+
+/* The phases present in any run, known ones first in their order, then
+ * new ones in the order found.  Returns the count. */
+static size_t phase_list(const run_view *r, size_t n, const char **out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof PHASES / sizeof PHASES[0] && k < cap; i++)
+        for (size_t j = 0; j < n; j++)
+            if (json_object_get(r[j].latency, PHASES[i].key)) {
+                out[k++] = PHASES[i].key;
+                break;
+            }
+    for (size_t j = 0; j < n; j++) {
+        const char *key;
+        json_t *h;
+        json_object_foreach(r[j].latency, key, h)
+            add_unique(out, &k, cap, key);
+    }
+    return k;
+}
+
+/* The curve of run r's phase: percentile_curve without its 100% point
+ * (infinitely far right on a 1/(1-p) axis; the maximum is in the table),
+ * or the summary percentiles of a report without a curve.  Values in ms.
+ * Returns the point count (cap at most). */
+static size_t curve_of(const run_view *r, const char *phase, double *x, double *y, size_t cap)
+{
+    json_t *h = json_object_get(r->latency, phase), *c = json_object_get(h, "percentile_curve");
+    size_t n = 0, i;
+    json_t *pt;
+    if (num(h, "count") <= 0)
+        return 0;
+    if (json_is_array(c) && json_array_size(c)) {
+        json_array_foreach(c, i, pt) {
+            double p = json_number_value(json_array_get(pt, 0));
+            if (p >= 100 || n == cap)
+                continue;
+            x[n] = p;
+            y[n++] = json_number_value(json_array_get(pt, 1)) / 1000;
+        }
+        return n;
+    }
+    static const struct {
+        const char *key;
+        double p;
+    } S[] = {{"min", 0}, {"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99_9", 99.9}};
+    for (i = 0; i < sizeof S / sizeof S[0] && n < cap; i++)
+        if (json_object_get(h, S[i].key)) {
+            x[n] = S[i].p;
+            y[n++] = num(h, S[i].key) / 1000;
+        }
+    return n;
+}
+
+#define CURVE_CAP 4096
+
+static int percentile_plots(FILE *f, const run_view *r, size_t n)
+{
+    const char *phases[64];
+    size_t np = phase_list(r, n, phases, 64);
+    double *x = malloc(CURVE_CAP * MAX_OVERLAY * sizeof *x), *y = malloc(CURVE_CAP * MAX_OVERLAY * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return -1;
+    }
+    fprintf(f, "<h2 id=\"percentiles\">Latency distribution</h2>\n<p>Percentiles of the "
+               "successful requests on HdrHistogram's axis: each step right is ten times rarer "
+               "(90%%, 99%%, 99.9%%, ...).%s</p>\n",
+            n > MAX_OVERLAY ? " Only the first runs are overlaid in each plot." : "");
+    for (size_t k = 0; k < np; k++) {
+        const char *names[MAX_OVERLAY];
+        size_t cnt[MAX_OVERLAY], ns = 0;
+        double ymax = 0, xmax = 0;
+        for (size_t i = 0; i < n && ns < MAX_OVERLAY; i++) {
+            size_t c = curve_of(&r[i], phases[k], x + ns * CURVE_CAP, y + ns * CURVE_CAP, CURVE_CAP);
+            if (!c)
+                continue;
+            for (size_t j = 0; j < c; j++) {
+                ymax = y[ns * CURVE_CAP + j] > ymax ? y[ns * CURVE_CAP + j] : ymax;
+                xmax = x[ns * CURVE_CAP + j] > xmax ? x[ns * CURVE_CAP + j] : xmax;
+            }
+            names[ns] = r[i].label;
+            cnt[ns++] = c;
+        }
+        if (!ns)
+            continue;
+        char title[200], kind[96];
+        snprintf(title, sizeof title, "Latency by percentile: %s", phase_title(phases[k]));
+        snprintf(kind, sizeof kind, "percentile %.60s", phases[k]);
+        yb_svg_plot_spec sp = {.kind = kind, .title = title, .xlabel = "percentile",
+                               .ylabel = "latency (ms)", .xaxis = YB_AXIS_PERCENTILE,
+                               .xmax = xmax, .ymax = ymax, .legend = names, .n_legend = ns};
+        yb_svg_plot p;
+        yb_svg_plot_begin(&p, f, &sp);
+        for (size_t s = 0; s < ns; s++)
+            yb_svg_series(&p, s, names[s], x + s * CURVE_CAP, y + s * CURVE_CAP, cnt[s]);
+        yb_svg_plot_end(&p);
+    }
+    free(x);
+    free(y);
+    return 0;
+}
+
+static void phase_bars(FILE *f, const run_view *r, size_t n)
+{
+    static const char *const SEG[] = {"connect", "TLS", "HTTP/2", "TTFB", "rest"};
+    static const char *const KEY[] = {"connect", "tls", "h2", "ttfb"};
+    const char **labels = calloc(n, sizeof *labels);
+    double *v = calloc(n * 5, sizeof *v);
+    size_t rows = 0;
+    if (!labels || !v)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        double e2e = per_request_ms(&r[i], "e2e"), sum = 0;
+        if (e2e <= 0)
+            continue;
+        for (size_t k = 0; k < 4; k++)
+            sum += v[rows * 5 + k] = per_request_ms(&r[i], KEY[k]);
+        v[rows * 5 + 4] = e2e > sum ? e2e - sum : 0;
+        labels[rows++] = r[i].label;
+    }
+    if (!rows)
+        goto out;
+    fprintf(f, "<h2 id=\"phases\">Where the time goes</h2>\n<p>Mean time per successful request "
+               "in each phase: a phase's total time spread over every request, so set-up paid by "
+               "a new session per request shows against one persistent session. "
+               "<em>rest</em> is the remainder of end to end: waiting to be sent, writing, and "
+               "the response after its first byte.</p>\n");
+    yb_svg_stacked_bars(f, "phases", "Mean per request by phase", "time per request (ms)", labels,
+                        rows, SEG, 5, v);
+out:
+    free(labels);
+    free(v);
+}
+
+static void latency_table(FILE *f, const run_view *r, size_t n)
+{
+    const char *phases[64];
+    size_t np = phase_list(r, n, phases, 64), rows = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < np; k++)
+            rows += phase_num(&r[i], phases[k], "count") > 0;
+    if (!rows)
+        return;
+    table_begin(f, "Latency percentiles (ms)", rows);
+    fprintf(f, "<tr>");
+    static const char *const H[] = {"Run", "Phase", "count", "min", "p50", "p90", "p99", "p99.9",
+                                    "max", "mean"};
+    for (size_t k = 0; k < sizeof H / sizeof H[0]; k++)
+        th(f, H[k]);
+    fprintf(f, "</tr>\n");
+    static const char *const K[] = {"min", "p50", "p90", "p99", "p99_9", "max", "mean"};
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < np; k++) {
+            if (phase_num(&r[i], phases[k], "count") <= 0)
+                continue;
+            fprintf(f, "<tr>");
+            td_str(f, r[i].label);
+            td_str(f, phases[k]);
+            td_num(f, 0, phase_num(&r[i], phases[k], "count"));
+            for (size_t c = 0; c < sizeof K / sizeof K[0]; c++)
+                td_num(f, 3, phase_num(&r[i], phases[k], K[c]) / 1000);
+            fprintf(f, "</tr>\n");
+        }
+    table_end(f, rows);
+}
+
+static void errors_section(FILE *f, const run_view *r, size_t n)
+{
+    size_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any += r[i].nerr > 0 || json_object_size(json_object_get(r[i].j, "status")) > 0;
+    if (!any)
+        return;
+    fprintf(f, "<h2 id=\"errors\">Status and errors</h2>\n");
+    for (size_t i = 0; i < n; i++) {
+        json_t *st = json_object_get(r[i].j, "status"), *gs = json_object_get(r[i].j, "grpc_status"),
+               *reasons = json_object_get(r[i].errors, "reasons"), *x;
+        const char *k;
+        size_t rows = json_object_size(st) + json_object_size(gs);
+        json_object_foreach(r[i].errors, k, x) rows += json_is_number(x) && json_number_value(x) > 0;
+        if (!rows)
+            continue;
+        char cap[300];
+        snprintf(cap, sizeof cap, "%s: counts", r[i].label);
+        table_begin(f, cap, rows);
+        fprintf(f, "<tr>");
+        th(f, "What");
+        th(f, "Code or class");
+        th(f, "Requests");
+        fprintf(f, "</tr>\n");
+        json_object_foreach(st, k, x) {
+            fprintf(f, "<tr><td>HTTP status</td>");
+            td_str(f, k);
+            td_num(f, 0, json_number_value(x));
+            fprintf(f, "</tr>\n");
+        }
+        json_object_foreach(gs, k, x) {
+            fprintf(f, "<tr><td>gRPC status</td>");
+            td_str(f, k);
+            td_num(f, 0, json_number_value(x));
+            fprintf(f, "</tr>\n");
+        }
+        json_object_foreach(r[i].errors, k, x) {
+            if (!json_is_number(x) || json_number_value(x) <= 0)
+                continue;
+            fprintf(f, "<tr><td>error</td>");
+            td_str(f, k);
+            td_num(f, 0, json_number_value(x));
+            fprintf(f, "</tr>\n");
+        }
+        table_end(f, rows);
+        size_t nr = json_array_size(reasons), j;
+        json_t *e;
+        if (!nr)
+            continue;
+        snprintf(cap, sizeof cap, "%s: error reasons", r[i].label);
+        table_begin(f, cap, nr);
+        fprintf(f, "<tr>");
+        th(f, "Class");
+        th(f, "Reason");
+        th(f, "Requests");
+        th(f, "First (s)");
+        fprintf(f, "</tr>\n");
+        json_array_foreach(reasons, j, e) {
+            fprintf(f, "<tr>");
+            td_str(f, json_string_value(json_object_get(e, "class")));
+            td_str(f, json_string_value(json_object_get(e, "reason")));
+            td_num(f, 0, num(e, "count"));
+            if (json_object_get(e, "first_s"))
+                td_num(f, 3, num(e, "first_s"));
+            else
+                fprintf(f, "<td></td>");
+            fprintf(f, "</tr>\n");
+        }
+        table_end(f, nr);
+    }
+}
+
+/* Collects the dotted paths of e's scalar leaves (objects two levels
+ * deep; arrays skipped) into cols. */
+static void leaf_columns(const json_t *e, const char *prefix, int depth, char (*cols)[96],
+                         size_t *nc)
+{
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)e, k, x) {
+        char path[96];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (json_is_object(x)) {
+            if (depth < 2)
+                leaf_columns(x, path, depth + 1, cols, nc);
+            continue;
+        }
+        if (json_is_array(x))
+            continue;
+        size_t c = 0;
+        while (c < *nc && strcmp(cols[c], path))
+            c++;
+        if (c == *nc && *nc < MAX_COLUMNS)
+            snprintf(cols[(*nc)++], 96, "%s", path);
+    }
+}
+
+/* The value at dotted path in e (NULL when absent). */
+static json_t *at_path(json_t *e, const char *path)
+{
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && e;
+         tok = strtok_r(NULL, ".", &save))
+        e = json_object_get(e, tok);
+    return e;
+}
+
+static void breakdown_tables(FILE *f, const run_view *r, size_t n)
+{
+    static char cols[MAX_COLUMNS][96];
+    for (size_t b = 0; b < sizeof BREAKDOWNS / sizeof BREAKDOWNS[0]; b++) {
+        int heading = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *x = json_object_get(r[i].j, BREAKDOWNS[b][0]), *e;
+            size_t rows = json_is_array(x) ? json_array_size(x) : json_object_size(x), nc = 0, j;
+            const char *k;
+            if (!rows)
+                continue;
+            if (!heading++) {
+                fprintf(f, "<h2 id=\"%s\">", BREAKDOWNS[b][0]);
+                E(BREAKDOWNS[b][1]);
+                fprintf(f, "</h2>\n");
+            }
+            if (json_is_array(x))
+                json_array_foreach(x, j, e) leaf_columns(e, "", 0, cols, &nc);
+            else
+                json_object_foreach(x, k, e) leaf_columns(e, "", 0, cols, &nc);
+            char cap[300];
+            snprintf(cap, sizeof cap, "%s: %zu %s", r[i].label, rows, BREAKDOWNS[b][0]);
+            table_begin(f, cap, rows);
+            fprintf(f, "<tr>");
+            if (!json_is_array(x))
+                th(f, "name");
+            for (size_t c = 0; c < nc; c++)
+                th(f, cols[c]);
+            fprintf(f, "</tr>\n");
+            if (json_is_array(x)) {
+                json_array_foreach(x, j, e) {
+                    fprintf(f, "<tr>");
+                    for (size_t c = 0; c < nc; c++)
+                        td_json(f, at_path(e, cols[c]));
+                    fprintf(f, "</tr>\n");
+                }
+            } else {
+                json_object_foreach(x, k, e) {
+                    fprintf(f, "<tr>");
+                    td_str(f, k);
+                    for (size_t c = 0; c < nc; c++)
+                        td_json(f, at_path(e, cols[c]));
+                    fprintf(f, "</tr>\n");
+                }
+            }
+            table_end(f, rows);
+        }
+    }
+}
+
+/* ---- the page -------------------------------------------------------------- */
+
+int yb_html_write(FILE *f, json_t *const *docs, const char *const *names, size_t n,
+                  const char *title, char *err, size_t errlen)
+{
+    run_view *r;
+    size_t nr;
+    int rc = 0;
+    if (index_docs(docs, names, n, &r, &nr, err, errlen) < 0)
+        return -1;
+    if (!title)
+        title = "yangblast report";
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+               "<meta name=\"generator\" content=\"" PACKAGE_NAME " " PACKAGE_VERSION "\">\n"
+               "<title>");
+    E(title);
+    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", CSS);
+    E(title);
+    fprintf(f, "</h1>\n<p class=\"sub\">%zu run%s from ", nr, nr == 1 ? "" : "s");
+    for (size_t d = 0; d < n; d++) {
+        fprintf(f, "%s", d ? ", " : "");
+        E(names[d]);
+    }
+    fprintf(f, ".</p>\n");
+    rc = study_tables(f, r, nr);
+    settings_table(f, r, nr);
+    fprintf(f, "<h2 id=\"time\">Over time</h2>\n<p>Per second: requests completed (ok or not), "
+               "errors, and for an open loop the target rate; end-to-end latency p50, p99 and "
+               "maximum of the successful requests completed in that second.</p>\n");
+    for (size_t i = 0; i < nr && rc == 0; i++)
+        rc = timeseries(f, &r[i], i);
+    if (rc == 0)
+        rc = percentile_plots(f, r, nr);
+    latency_table(f, r, nr);
+    phase_bars(f, r, nr);
+    errors_section(f, r, nr);
+    breakdown_tables(f, r, nr);
+    fprintf(f, "<p class=\"sub\">Generated by " PACKAGE_NAME " " PACKAGE_VERSION
+               "; JSON schema: yangblast-report(5).</p>\n</body>\n</html>\n");
+    free(r);
+    if (rc < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "write failed: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+json_t *yb_html_load(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    json_error_t je;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        (unsigned long long)st.st_size > YB_HTML_MAX_INPUT) {
+        snprintf(err, errlen, "%s: larger than %u MiB: not a report", path, YB_HTML_MAX_INPUT >> 20);
+        fclose(f);
+        return NULL;
+    }
+    json_t *j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
+    if (!j)
+        snprintf(err, errlen, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
+    return j;
+}
+
+int yb_html_report(const char *path, json_t *const *docs, const char *const *names, size_t n,
+                   const char *title, char *err, size_t errlen)
+{
+    yb_outfile o;
+    char werr[512] = "";
+    /* Checked before the output is opened: bad input leaves no file. */
+    run_view *r;
+    size_t nr;
+    if (index_docs(docs, names, n, &r, &nr, err, errlen) < 0)
+        return -1;
+    free(r);
+    if (yb_outfile_open(&o, path, 0, err, errlen) < 0)
+        return -2;
+    if (yb_html_write(o.f, docs, names, n, title, werr, sizeof werr) < 0) {
+        snprintf(err, errlen, "%s: %s", path, werr);
+        yb_outfile_abort(&o);
+        return -2;
+    }
+    return yb_outfile_commit(&o, err, errlen) < 0 ? -2 : 0;
+}
