@@ -445,9 +445,10 @@ int yb_cmd_experiment(int argc, char **argv)
         }
         /* one page over the whole matrix, rendered from the same JSON */
         const char *name = json ? json : "experiment sessions";
-        if (ro.html && json_array_size(jruns) &&
-            yb_html_report(ro.html, &top, &name, 1, "yangblast experiment sessions", err,
-                           sizeof err) < 0) {
+        if (ro.html && !json_array_size(jruns))
+            yb_errorf("--html %s: no run finished: no page written", ro.html);
+        else if (ro.html && yb_html_report(ro.html, &top, &name, 1,
+                                           "yangblast experiment sessions", err, sizeof err) < 0) {
             yb_errorf("%s", err);
             ret = YB_EXIT_RUNTIME;
         }

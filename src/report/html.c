@@ -475,7 +475,7 @@ static const char CSS[] =
     "th,td{border:1px solid #ccc;padding:3px 8px;vertical-align:top}"
     "th{background:#f2f2f2;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;"
     "white-space:nowrap}"
-    "td.s{max-width:420px;overflow-wrap:break-word}"
+    "td.s{max-width:420px;overflow-wrap:break-word}td.l{white-space:nowrap}"
     "caption{text-align:left;font-weight:bold;padding:4px 0}"
     "details{margin:8px 0}summary{cursor:pointer;color:#0072B2}"
     ".warn{border-left:4px solid #D55E00;background:#fff4ec;padding:6px 10px;margin:8px 0}"
@@ -538,6 +538,14 @@ static void td_str(FILE *f, const char *s)
     } else {
         E(s);
     }
+    fprintf(f, "</td>");
+}
+
+/* A run's label: never wrapped, so rows stay one line high. */
+static void td_label(FILE *f, const run_view *r)
+{
+    fprintf(f, "<td class=\"l\">");
+    E(r->label);
     fprintf(f, "</td>");
 }
 
@@ -611,7 +619,7 @@ static int study_tables(FILE *f, const run_view *r, size_t n)
                 continue;
             done[k] = 1;
             fprintf(f, "<tr>");
-            td_str(f, r[k].label);
+            td_label(f, &r[k]);
             td_num(f, 0, r[k].ok);
             td_num(f, 2, r[k].mbps);
             td_num(f, 2, r[k].data_bytes / 1e6);
@@ -671,7 +679,7 @@ static void settings_table(FILE *f, const run_view *r, size_t n)
         fprintf(f, "</tr>\n");
         for (size_t i = 0; i < n; i++) {
             fprintf(f, "<tr>");
-            td_str(f, r[i].label);
+            td_label(f, &r[i]);
             for (size_t c = 0; c < nc; c++)
                 td_json(f, json_object_get(r[i].run, cols[c]));
             fprintf(f, "</tr>\n");
@@ -1018,7 +1026,7 @@ static void latency_table(FILE *f, const run_view *r, size_t n)
             if (phase_num(&r[i], phases[k], "count") <= 0)
                 continue;
             fprintf(f, "<tr>");
-            td_str(f, r[i].label);
+            td_label(f, &r[i]);
             td_str(f, phases[k]);
             td_num(f, 0, phase_num(&r[i], phases[k], "count"));
             for (size_t c = 0; c < sizeof K / sizeof K[0]; c++)
@@ -1215,7 +1223,8 @@ int yb_html_write(FILE *f, json_t *const *docs, const char *const *names, size_t
     settings_table(f, r, nr);
     fprintf(f, "<h2 id=\"time\">Over time</h2>\n<p>Per second: requests completed (ok or not), "
                "errors, and for an open loop the target rate; end-to-end latency p50, p99 and "
-               "maximum of the successful requests completed in that second.</p>\n");
+               "maximum of the successful requests completed in that second.  The last second "
+               "is partial.</p>\n");
     for (size_t i = 0; i < nr && rc == 0; i++)
         rc = timeseries(f, &r[i], i);
     if (rc == 0)

@@ -302,6 +302,14 @@ int yb_svg_plot_begin(yb_svg_plot *p, FILE *f, const yb_svg_plot_spec *s)
         fprintf(f, "<text class=\"ytick\" x=\"%.2f\" y=\"%.2f\">%s</text>\n", p->px0 - 6, y + 4,
                 yb_svg_fmt_tick(yt[i], ystep, b, sizeof b));
     }
+    /* percentile labels grow a digit per decade: label every k-th decade
+     * when the longest would not fit between two */
+    size_t every = 1;
+    if (s->xaxis == YB_AXIS_PERCENTILE) {
+        pct_label((int)xt[nx - 1], b, sizeof b);
+        while (every < nx && pw / (double)(nx - 1) * (double)every < text_w(b, 40) + 12)
+            every++;
+    }
     for (size_t i = 0; i < nx; i++) {
         double x = p->px0 + (xt[i] - p->xlo) / (p->xhi - p->xlo) * (p->px1 - p->px0);
         if (s->xaxis == YB_AXIS_PERCENTILE)
@@ -309,7 +317,9 @@ int yb_svg_plot_begin(yb_svg_plot *p, FILE *f, const yb_svg_plot_spec *s)
         else
             yb_svg_fmt_tick(xt[i], xstep, b, sizeof b);
         fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x, p->py0, x, p->py1);
-        fprintf(f, "<text class=\"xtick\" x=\"%.2f\" y=\"%.2f\">%s</text>\n", x, p->py1 + 16, b);
+        if (i % every == 0)
+            fprintf(f, "<text class=\"xtick\" x=\"%.2f\" y=\"%.2f\">%s</text>\n", x,
+                    p->py1 + 16, b);
     }
     if (s->xaxis == YB_AXIS_PERCENTILE && (p->px1 - p->px0) / (p->xhi - p->xlo) >= 90) {
         double x = map_x(p, 50.0); /* the median, where a decade is wide enough */
