@@ -106,4 +106,37 @@ yb_serve_stop
 is "the server saw no connection from the refused runs" \
     "$(jget "$T/bad.stats" 'sum(r["connections"].values())')" 0
 
+# ---- experiment: each run of the study judged on its own -----------------------------
+yb_serve "$T/serve4.out" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 ||
+    { echo "Bail out! serve did not start"; exit 1; }
+timeout 90 "$YB" experiment sessions -q --restconf "$RURL" -n 20 --threshold 'e2e.p99<10s' \
+    --threshold 'e2e.p50<1us' --json "$T/exp.json" >"$T/exp.out" 2>&1
+is "experiment with a threshold no run meets: exit 1 (after the whole study)" "$?" 1
+is "experiment JSON: both runs carry both verdicts" \
+    "$(jget "$T/exp.json" '[[t["pass"] for t in x["thresholds"]] for x in r["runs"]]')" \
+    '[[true,false],[true,false]]'
+like "experiment text: a block per run" "$(cat "$T/exp.out")" \
+    '^Thresholds, RESTCONF, new session per request, 20 requests:$'
+yb_serve_stop
+
+# ---- scopes in a run of several targets (--targets --fan-out) ------------------------
+"$YB" serve --devices 2 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
+    --write-inventory "$T/inv.yaml" >"$T/fleet.out" 2>&1 &
+FPID=$!
+stop_fleet() { kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null; FPID=; }
+at_exit stop_fleet
+for i in $(seq 100); do grep -q 'devices ready' "$T/fleet.out" && break; sleep 0.1; done
+yb fleet "$RC_CORPUS" --targets "$T/inv.yaml" --fan-out -n 10 --threshold 'target=sw1:requests>=10' \
+    --threshold 'target=sw2:requests<=10' --threshold 'requests>=20'
+is "fan-out to 2 devices, thresholds scoped by inventory name: exit 0" "$rc" 0
+is "each scope measures its own target (10 each), the whole run 20" \
+    "$(jget "$T/fleet.json" '[(t["scope"]["name"] if t["scope"] else None, t["measured"], t["pass"]) for t in r["thresholds"]]')" \
+    '[["sw1",10.0,true],["sw2",10.0,true],[null,20.0,true]]'
+timeout 30 "$YB" run -q "$RC_CORPUS" --targets "$T/inv.yaml" --fan-out -n 10 \
+    --threshold 'target=sw9:e2e.p99<1s' >"$T/fleet9.out" 2>&1
+is "an unknown target in a fleet: exit 2" "$?" 2
+like "... naming the run's targets" "$(cat "$T/fleet9.out")" \
+    "no target 'sw9' in this run \\(its targets: 'sw1', 'http://127\\.0\\.0\\.1:[0-9]+', 'sw2', "
+stop_fleet
+
 done_testing
