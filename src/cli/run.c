@@ -392,10 +392,12 @@ int yb_cmd_run(int argc, char **argv)
     for (size_t i = 0; i < n_scopes; i++)
         scopes[i].rec = multi ? &fleet.rec[i / 2] : &rec;
     size_t th_failed = yb_thresholds_eval(&ro.th, &rec, scopes, n_scopes);
-    if (yb_report_text(text, &rec, &info) < 0 || yb_thresholds_text(text, &ro.th, NULL) < 0)
+    if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
     if (multi)
         yb_fleet_report_text(text, &fleet);
+    if (yb_thresholds_text(text, &ro.th, NULL) < 0) /* the verdicts come last */
+        ret = YB_EXIT_RUNTIME;
     fflush(text);
     if (json || ro.html) {
         json_t *j = yb_report_json(&rec, &info);

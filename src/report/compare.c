@@ -254,7 +254,7 @@ struct yb_comparison {
     size_t n, cap;
     setting *s;
     size_t ns;
-    char warn[4][400];
+    char warn[8][400];
     size_t nwarn;
     int gated;            /* any limit given */
 };
@@ -370,7 +370,7 @@ yb_comparison *yb_compare_new(const json_t *base, const json_t *new, const char 
             bad |= add_setting(c, key, NULL, v) < 0;
     const json_t *side[2] = {base, new};
     const char *names[2] = {base_name, new_name};
-    for (int i = 0; i < 2 && c->nwarn < 4; i++) {
+    for (int i = 0; i < 2; i++) {
         if (json_is_true(json_object_get(side[i], "interrupted")))
             snprintf(c->warn[c->nwarn++], sizeof c->warn[0], "%s %s was interrupted: its "
                      "figures cover part of a run", i ? "NEW" : "BASE", names[i]);
@@ -378,6 +378,18 @@ yb_comparison *yb_compare_new(const json_t *base, const json_t *new, const char 
             snprintf(c->warn[c->nwarn++], sizeof c->warn[0], "%s %s was stopped early by "
                      "--abort-on-fail: its figures cover part of a run", i ? "NEW" : "BASE",
                      names[i]);
+        /* the instrument's check on itself: the generator, not the target,
+         * may be what changed */
+        const json_t *sc = json_object_get(side[i], "self_check");
+        static const char *const SC[][2] = {
+            {"behind_schedule", "its generator was behind schedule"},
+            {"cpu_saturated", "its generator was CPU-saturated"},
+            {"cpu_starved", "its generator was starved of CPU by other processes"}};
+        for (size_t k = 0; k < sizeof SC / sizeof SC[0]; k++)
+            if (json_is_true(json_object_get(sc, SC[k][0])))
+                snprintf(c->warn[c->nwarn++], sizeof c->warn[0], "%s %s: %s (self_check.%s): "
+                         "its latencies may be the generator's", i ? "NEW" : "BASE", names[i],
+                         SC[k][1], SC[k][0]);
     }
 
     bad |= add_figure(c, o, "rate", "per_s", +1, 1, 1, num_at(base, "summary", "rate_per_s"),

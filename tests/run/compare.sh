@@ -85,6 +85,14 @@ is "--force: JSON says unlike and forced, concurrency marked" \
     "$(jget "$T/forced.json" '[r["unlike"], r["forced"], [s for s in r["settings_differ"] if s["key"] == "concurrency"]]')" \
     '[true,true,[{"base":2,"key":"concurrency","new":4,"unlike":true}]]'
 
+# ---- a run whose generator was the bottleneck is flagged -----------------------------
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['self_check']['cpu_saturated'] = True; json.dump(d, open(sys.argv[2], 'w'))" \
+    "$T/new.json" "$T/sat.json"
+cmp saturated "$T/base.json" "$T/sat.json" --json "$T/saturated.json"
+like "a CPU-saturated generator in NEW: a WARNING line" "$(cat "$T/saturated.out")" \
+    "^WARNING: NEW $T/sat\\.json: its generator was CPU-saturated \\(self_check\\.cpu_saturated\\)"
+is "... and in the JSON warnings" "$(jget "$T/saturated.json" 'len(r["warnings"])')" 1
+
 # ---- hostile and malformed reports --------------------------------------------------
 mutate() { # mutate OUT PYTHON-STATEMENT: base.json changed by the statement (on d)
     /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2; json.dump(d, open(sys.argv[3], 'w'))" \
