@@ -3,6 +3,7 @@
 #include "cli/runopts.h"
 #include "cli/cli.h"
 #include "cli/runcommon.h"
+#include "stats/ops.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
@@ -51,6 +52,9 @@ static const opt_def OPTS[] = {
     {NULL, "max-backlog", YB_RO_BACKLOG, required_argument, RUN, "    --max-backlog N",
      "open loop: due requests that may wait for a free\nsession per worker (default 10000); more "
      "are\ncounted as backlog_overflow errors"},
+    {NULL, "max-operations", YB_RO_MAX_OPS, required_argument, RUN, "    --max-operations N",
+     "distinct operations in the report's Operations\ntable (default 32, at most 4096); the rest "
+     "are\ncounted together as `other`"},
     {"Sessions:", "sessions", YB_RO_SESSIONS, required_argument, RUN, "    --sessions P",
      "reuse (default): -c persistent sessions, -m\nrequests in flight on each;\nper-request: "
      "new TCP+TLS session per request\n(-c at once);\noriginal: one session per "
@@ -336,6 +340,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_SPIN: rc = duration(cmdname, id, arg, 0, 10000000, &o->spin_ns); break;
     case YB_RO_BACKLOG: rc = count(cmdname, id, arg, 0, 100000000, &o->max_backlog); break;
+    case YB_RO_MAX_OPS: rc = count(cmdname, id, arg, 1, YB_OPS_LIMIT, &o->max_ops); break;
     case YB_RO_SESSIONS: r->sessions = arg; break;
     case YB_RO_TLS_RESUME: o->tls_resume = 1; break;
     case YB_RO_TARGET:

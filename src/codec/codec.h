@@ -39,6 +39,9 @@ typedef struct yb_prepared {
     uint64_t timestamp_ns;/* original time, relative to the first record */
     uint32_t expected_status; /* from the record; 0 = unknown */
     int32_t expected_grpc;    /* from the record; -1 = unknown */
+    uint32_t op;          /* its operation in the worker's recorder
+                           * (stats/ops.h), YB_OP_NONE = none; set by
+                           * the engine's source when it prepares it */
     int open_ended;       /* a STREAM Subscribe: runs until the run ends
                            * (the engine ends it with the codec's finish) */
     unsigned refs;        /* engine bookkeeping: exchanges using it */

@@ -7,6 +7,7 @@ libyangblast_a_SOURCES += \
 	src/engine/worker.c src/engine/worker.h \
 	src/engine/schedule.c src/engine/schedule.h \
 	src/engine/source.c src/engine/source.h \
+	src/engine/opname.c src/engine/opname.h \
 	src/engine/pool.c src/engine/pool.h \
 	src/engine/inventory.c src/engine/inventory.h
 EXTRA_DIST += src/engine/README.md
@@ -22,4 +23,9 @@ TESTS += tests/unit/test_inventory
 tests_unit_test_inventory_SOURCES = tests/unit/test_inventory.c
 tests_unit_test_inventory_LDADD = $(UNIT_LDADD)
 tests_unit_test_inventory_CFLAGS = $(UNIT_CFLAGS)
+check_PROGRAMS += tests/unit/test_opname
+TESTS += tests/unit/test_opname
+tests_unit_test_opname_SOURCES = tests/unit/test_opname.c
+tests_unit_test_opname_LDADD = $(UNIT_LDADD)
+tests_unit_test_opname_CFLAGS = $(UNIT_CFLAGS)
 endif

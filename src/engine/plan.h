@@ -47,6 +47,7 @@ typedef struct {
     yb_codec_cfg codec;
     yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE */
     uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
+    uint64_t max_ops;        /* distinct operations reported (stats/ops.h), 0 = default */
     uint64_t spin_ns;        /* open loop: wake this early and spin to the due time */
     int timing_original;     /* open loop at the corpus' recorded times */
     double speed;            /* timing_original: time scale (2 = twice as fast) */

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "engine/source.h"
+#include "engine/opname.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +21,13 @@ struct yb_source {
     int cycling;           /* serving from the cache */
     size_t pos;            /* next cache index when cycling */
     uint64_t pass_yield;   /* requests produced in the current pass */
+    yb_ops *optab;         /* where operations are named, or NULL */
 };
+
+void yb_source_ops(yb_source *s, yb_ops *t)
+{
+    s->optab = t;
+}
 
 yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
                          const yb_codec_ops *ops, const yb_codec_cfg *cfg, uint64_t cache_bytes,
@@ -180,6 +187,12 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         p->timestamp_ns = r->timestamp_ns;
         p->expected_status = r->expected_status;
         p->expected_grpc = r->expected_grpc;
+        p->op = YB_OP_NONE;
+        if (s->optab) {
+            char name[YB_OP_NAME_MAX];
+            yb_op_name(r, name, sizeof name);
+            p->op = yb_ops_index(s->optab, name);
+        }
         s->pass_yield++;
         cache_add(s, p);
         p->refs = 1;

@@ -6,6 +6,7 @@
 #define YB_SOURCE_H
 
 #include "codec/codec.h"
+#include "stats/ops.h"
 
 typedef struct yb_source yb_source;
 
@@ -19,6 +20,11 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
  * a mixed corpus; the others belong to another workload.  Before the first
  * yb_source_next. */
 void yb_source_route(yb_source *s, int route);
+/* Names each request's operation when it is prepared (engine/opname.h)
+ * and sets its op to the index in t (stats/ops.h), which must outlive
+ * the source.  Before the first yb_source_next; without it, op is
+ * YB_OP_NONE. */
+void yb_source_ops(yb_source *s, yb_ops *t);
 /* Number of completed passes over the share (cycles so far). */
 uint64_t yb_source_passes(const yb_source *s);
 /* Next prepared request, cycling at the end of the share when cycle = 1.

@@ -121,6 +121,7 @@ static void x_finish(worker *w, yb_exchange *x)
     if (x->res.send_start)
         w->rec.started++;
     yb_recorder_add(&w->rec, &x->res);
+    yb_recorder_add_op(&w->rec, x->req->op, &x->res);
     if (x->err_body_len) /* valid only now (see yb_exchange) */
         yb_recorder_error_body(&w->rec, &x->res, x->err_body, x->err_body_len);
     if (w->live_h)
@@ -581,6 +582,8 @@ static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, 
     if (!w->src)
         return -1;
     yb_source_route(w->src, o->route);
+    w->rec.ops.cap = (size_t)o->max_ops;
+    yb_source_ops(w->src, &w->rec.ops);
     if (o->sched.kind != YB_SCHED_NONE) {
         /* open loop: decode the corpus before the clock starts */
         if (yb_source_warm(w->src, err, errlen) < 0)

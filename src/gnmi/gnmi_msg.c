@@ -254,8 +254,7 @@ size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap)
     return n;
 }
 
-/* Reads a varint at b[*off..len).  Returns 0 or -1 (truncated, > 10 bytes). */
-static int wire_varint(const uint8_t *b, size_t len, size_t *off, uint64_t *v)
+int yb_wire_varint(const uint8_t *b, size_t len, size_t *off, uint64_t *v)
 {
     *v = 0;
     for (unsigned shift = 0; shift < 70 && *off < len; shift += 7) {
@@ -275,11 +274,11 @@ static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, siz
     size_t off = 0;
     while (off < len) {
         uint64_t tag, n;
-        if (wire_varint(b, len, &off, &tag))
+        if (yb_wire_varint(b, len, &off, &tag))
             return -1;
         switch (tag & 7) {
         case 0:
-            if (wire_varint(b, len, &off, &n))
+            if (yb_wire_varint(b, len, &off, &n))
                 return -1;
             break;
         case 1:
@@ -291,7 +290,7 @@ static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, siz
             break;
         }
         case 2: {
-            if (wire_varint(b, len, &off, &n) || n > len - off)
+            if (yb_wire_varint(b, len, &off, &n) || n > len - off)
                 return -1;
             const ProtobufCFieldDescriptor *f =
                 d && tag >> 3 <= UINT32_MAX

@@ -54,6 +54,10 @@ int yb_gnmi_wire_depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *bu
  * -EFBIG with *buf and *len unchanged. */
 int yb_grpc_append(const ProtobufCMessage *m, uint8_t **buf, size_t *len);
 
+/* Reads a protobuf varint at b[*off..len) into *v, advancing *off.
+ * Returns 0 or -1 (truncated, longer than 10 bytes). */
+int yb_wire_varint(const uint8_t *b, size_t len, size_t *off, uint64_t *v);
+
 /* Walks gRPC messages in buf[0..len) from *off.  Returns 1 with
  * *msg and *msglen set (pointing into buf) and *off advanced; 0 when *off ==
  * len; -1 when the data is malformed (truncated prefix or message, the

@@ -397,6 +397,61 @@ static void text_counts(FILE *f, const yb_recorder *r)
     text_samples(f, r);
 }
 
+/* Operations by requests (most first), ties by name: fills idx with
+ * indexes into r->ops.op and returns how many. */
+static const yb_ops *sort_ops;
+static int ops_cmp(const void *a, const void *b)
+{
+    const yb_op_stats *x = &sort_ops->op[*(const size_t *)a], *y = &sort_ops->op[*(const size_t *)b];
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static size_t *ops_sorted(const yb_ops *t)
+{
+    size_t *idx = malloc((t->n ? t->n : 1) * sizeof *idx);
+    if (!idx)
+        return NULL;
+    for (size_t i = 0; i < t->n; i++)
+        idx[i] = i;
+    sort_ops = t; /* the report is written from one thread */
+    qsort(idx, t->n, sizeof *idx, ops_cmp);
+    return idx;
+}
+
+static double op_ms(const yb_op_stats *o, double p)
+{
+    if (!o->ok || !o->e2e)
+        return 0.0;
+    return (double)(p > 100 ? yb_hdr_max(o->e2e) : yb_hdr_percentile(o->e2e, p)) / 1e3;
+}
+
+static void text_op(FILE *f, const yb_op_stats *o, const char *name)
+{
+    fprintf(f, "  %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.2f %9.2f %9.2f  %s\n", o->count,
+            o->ok, o->errors, op_ms(o, 50), op_ms(o, 99), op_ms(o, 101), name);
+}
+
+static void text_ops(FILE *f, const yb_recorder *r)
+{
+    const yb_ops *t = &r->ops;
+    size_t *idx = ops_sorted(t);
+    if (!idx || (!t->n && !t->other.count)) {
+        free(idx);
+        return;
+    }
+    fprintf(f, "Operations (latency of successful requests):\n  %10s %10s %10s %9s %9s %9s  %s\n",
+            "requests", "ok", "errors", "p50 ms", "p99 ms", "max ms", "operation");
+    for (size_t i = 0; i < t->n; i++)
+        text_op(f, &t->op[idx[i]], t->op[idx[i]].name);
+    if (t->other.count) {
+        text_op(f, &t->other, "other");
+        fprintf(f, "  (other: the operations beyond the first %zu distinct)\n", yb_ops_cap(t));
+    }
+    free(idx);
+}
+
 int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
 {
     if (!f || !r)
@@ -410,6 +465,7 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
     text_latency(f, r);
     text_subscribe(f, r);
     text_counts(f, r);
+    text_ops(f, r);
     if (info)
         fprintf(f, "Generator CPU: %.3f s user + %.3f s sys = %.3f s; %.1f us per request\n",
                 info->cpu_user_s, info->cpu_sys_s, info->cpu_user_s + info->cpu_sys_s,
@@ -569,6 +625,50 @@ static json_t *json_reasons(const yb_recorder *r, int *bad)
     return a;
 }
 
+static json_t *json_op(const yb_op_stats *o, const char *name, int *bad)
+{
+    json_t *j = json_object();
+    if (!j) {
+        *bad = 1;
+        return NULL;
+    }
+    put(j, "operation", jstr(name), bad);
+    put(j, "requests", juint(o->count), bad);
+    put(j, "ok", juint(o->ok), bad);
+    put(j, "errors", juint(o->errors), bad);
+    put(j, "bytes", juint(o->bytes), bad);
+    put(j, "p50_ms", json_real(op_ms(o, 50)), bad);
+    put(j, "p99_ms", json_real(op_ms(o, 99)), bad);
+    put(j, "max_ms", json_real(op_ms(o, 101)), bad);
+    return j;
+}
+
+/* operations: per operation, most requests first, then `other`. */
+static json_t *json_ops(const yb_recorder *r, int *bad)
+{
+    const yb_ops *t = &r->ops;
+    json_t *a = json_array();
+    size_t *idx = ops_sorted(t);
+    if (!a || !idx) {
+        free(idx);
+        json_decref(a);
+        *bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        json_t *o = json_op(&t->op[idx[i]], t->op[idx[i]].name, bad);
+        if (!o || json_array_append_new(a, o) < 0)
+            *bad = 1;
+    }
+    if (t->other.count) {
+        json_t *o = json_op(&t->other, "other", bad);
+        if (!o || json_array_append_new(a, o) < 0)
+            *bad = 1;
+    }
+    free(idx);
+    return a;
+}
+
 /* error_responses: the first error responses with their bodies. */
 static json_t *json_samples(const yb_recorder *r, int *bad)
 {
@@ -692,6 +792,7 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         put(o, "reasons", json_reasons(r, &bad), &bad);
     put(root, "errors", o, &bad);
     put(root, "error_responses", json_samples(r, &bad), &bad);
+    put(root, "operations", json_ops(r, &bad), &bad);
 
     o = json_object();
     if (o) {

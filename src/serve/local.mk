@@ -11,5 +11,6 @@ dist_man_MANS += man/yangblast-serve.1
 
 SH_TESTS += tests/serve/restconf.sh tests/serve/gnmi.sh tests/serve/faults.sh \
 	tests/serve/badinput.sh tests/serve/tls.sh tests/serve/paths.sh \
-	tests/serve/goaway.sh tests/serve/auth.sh tests/serve/devices.sh
+	tests/serve/goaway.sh tests/serve/auth.sh tests/serve/devices.sh \
+	tests/serve/operations.sh
 EXTRA_DIST += tests/serve/common.sh src/serve/local.mk

@@ -1,7 +1,8 @@
 ## stats module: sources and tests (included from Makefile.am)
 libyangblast_a_SOURCES += \
 	src/stats/hdr.c src/stats/hdr.h \
-	src/stats/recorder.c src/stats/recorder.h
+	src/stats/recorder.c src/stats/recorder.h \
+	src/stats/ops.c src/stats/ops.h
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test_hdr tests/unit/test_recorder

@@ -143,6 +143,7 @@ void yb_recorder_cleanup(yb_recorder *r)
         free(r->iv[k].hist);
     free(r->iv);
     yb_hdr_free(r->iv_h);
+    yb_ops_free(&r->ops);
     memset(r, 0, sizeof(*r));
 }
 
@@ -333,10 +334,23 @@ int yb_result_phase(const yb_result *res, yb_hist_id id, uint64_t *ns)
 
 /* Records a duration rounded up to whole µs, so a sub-microsecond phase
  * still counts as the histogram's 1 µs floor rather than vanishing. */
-static void record_ns(yb_recorder *r, yb_hist_id id, uint64_t ns)
+static int64_t ns_to_us(uint64_t ns)
 {
     uint64_t us = (ns + 999) / 1000;
-    yb_hdr_record(r->h[id], us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us));
+    return us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us);
+}
+
+static void record_ns(yb_recorder *r, yb_hist_id id, uint64_t ns)
+{
+    yb_hdr_record(r->h[id], ns_to_us(ns));
+}
+
+void yb_recorder_add_op(yb_recorder *r, uint32_t op, const yb_result *res)
+{
+    uint64_t ns;
+    int ok = res->err == YB_ERR_NONE;
+    int64_t us = ok && yb_result_phase(res, YB_H_E2E, &ns) ? ns_to_us(ns) : -1;
+    yb_ops_record(&r->ops, op, ok, res->bytes_out + res->bytes_in, us);
 }
 
 static void add_success_phases(yb_recorder *r, const yb_result *res);
@@ -540,5 +554,5 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->run_start = base;
     if (src->run_end > dst->run_end)
         dst->run_end = src->run_end;
-    return 0;
+    return yb_ops_merge(&dst->ops, &src->ops);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "stats/hdr.h"
+#include "stats/ops.h"
 #include "util/errors.h"
 
 /* What happened to one request, as the engine saw it.  A timestamp of 0
@@ -166,6 +167,9 @@ typedef struct yb_recorder {
     /* The first error responses that carried a body, in completion order. */
     yb_err_sample samples[YB_ERR_SAMPLES];
     size_t n_samples;
+    /* Per operation (stats/ops.h): every completed request that was given
+     * to yb_recorder_add_op, so their counts sum to completed. */
+    yb_ops ops;
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
@@ -190,6 +194,10 @@ void yb_recorder_cleanup(yb_recorder *r);
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* Counts finished request res (already given to yb_recorder_add) in
+ * operation op of r->ops (an index from yb_ops_index on r->ops;
+ * YB_OP_NONE: none), with its end-to-end latency when it succeeded. */
+void yb_recorder_add_op(yb_recorder *r, uint32_t op, const yb_result *res);
 /* Keeps the body of failed response res (its first YB_ERR_SAMPLE_BODY
  * bytes of body[0..len)) while fewer than YB_ERR_SAMPLES are kept; call it
  * besides yb_recorder_add.  Copies; never allocates. */
