@@ -214,6 +214,27 @@ int yb_cmd_experiment(int argc, char **argv)
                                          "(https://, grpcs://)"));
     if ((rc = yb_check_shared("experiment", &ro)))
         return bail(&inv, rc);
+    /* both URLs checked before any traffic; --connect-to dials instead of
+     * each target it matches, and one that matches neither is refused */
+    int via[2] = {0, 0};
+    {
+        char err[512], names[600] = "";
+        yb_target pt;
+        for (int t = 0; t < 2; t++) {
+            if (!tg[t].url)
+                continue;
+            if (yb_target_parse_url(tg[t].url, &pt, err, sizeof err) < 0 ||
+                (ro.connect_to &&
+                 (via[t] = yb_target_connect_to_matches(ro.connect_to, &pt, err, sizeof err)) < 0))
+                return bail(&inv, yb_usage_error("experiment", "%s", err));
+            size_t l = strlen(names);
+            snprintf(names + l, sizeof names - l, "%s%s:%u", l ? ", " : "", pt.host, pt.port);
+        }
+        if (ro.connect_to && !via[0] && !via[1])
+            return bail(&inv, yb_usage_error("experiment", "--connect-to '%s' matches no target "
+                                             "of the study (%s): it would be ignored",
+                                             ro.connect_to, names));
+    }
     /* a threshold's scope may name one of the study's targets: by URL, or
      * by the inventory's name */
     yb_th_scope scopes[3];
@@ -269,11 +290,14 @@ int yb_cmd_experiment(int argc, char **argv)
             continue;
         yb_engine_opts o = ro.o;
         char err[512];
-        if (yb_target_parse(tg[t].url, &o.target, err, sizeof err) < 0) {
+        if (yb_target_parse_via(tg[t].url, via[t] ? ro.connect_to : NULL, &o.target, err,
+                                sizeof err) < 0) {
             yb_errorf("%s", err);
             ret = YB_EXIT_USAGE;
             break;
         }
+        if (ro.servername && o.target.tls) /* checked to fit by yb_runopts_apply */
+            snprintf(o.target.servername, sizeof o.target.servername, "%s", ro.servername);
         const char *corpus = tg[t].corpus;
         if (!corpus) {
             if (!have_tmp && !mkdtemp(tmpdir)) {

@@ -123,7 +123,7 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
 static int refuse_cli_settings(const char *cmd, const yb_runopts *ro)
 {
     static const int FROM_INVENTORY[] = {YB_RO_CACERT, 'k', YB_RO_CERT, YB_RO_KEY, YB_RO_USER,
-                                         YB_RO_PWFILE, YB_RO_TOKFILE};
+                                         YB_RO_PWFILE, YB_RO_TOKFILE, YB_RO_SERVERNAME};
     for (size_t i = 0; i < sizeof FROM_INVENTORY / sizeof FROM_INVENTORY[0]; i++)
         if (ro->given[FROM_INVENTORY[i]])
             return yb_usage_error(cmd, "%s does not apply with --targets: each target's TLS "

@@ -71,12 +71,12 @@ static const opt_def OPTS[] = {
     {NULL, "fan-out", YB_RO_FAN_OUT, no_argument, RUN, "    --fan-out",
      "send the workload to every inventory target: each\ngets the whole load model (-n, -D, "
      "--rate, -c;\nits own concurrency/rate from the inventory)"},
-    {NULL, "connect-to", YB_RO_CONNECT_TO, required_argument, RUN,
+    {NULL, "connect-to", YB_RO_CONNECT_TO, required_argument, BOTH,
      "    --connect-to H:P:A:Q", "connect to A:Q for the target H:P (as curl; the\nURL's name "
-     "stays in Host, SNI and verification; one --target)"},
+     "stays in Host, SNI and verification;\nonce, not with several --target)"},
     {"TLS (https:// and grpcs:// targets):", "cacert", YB_RO_CACERT, required_argument, BOTH,
      "    --cacert FILE", "CA certificates to verify the target with"},
-    {NULL, "servername", YB_RO_SERVERNAME, required_argument, RUN, "    --servername NAME",
+    {NULL, "servername", YB_RO_SERVERNAME, required_argument, BOTH, "    --servername NAME",
      "TLS SNI and the name the certificate is verified\nagainst (default: the URL's host)"},
     {NULL, "insecure", 'k', no_argument, BOTH, "-k, --insecure", "do not verify the target's certificate"},
     {NULL, "cert", YB_RO_CERT, required_argument, BOTH, "    --cert FILE", "client certificate (mTLS), with --key"},
@@ -361,7 +361,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_CONNECT_TO:
         if (r->connect_to)
-            return yb_usage_error(cmdname, "--connect-to given twice: a run has one target");
+            return yb_usage_error(cmdname, "--connect-to given twice");
         r->connect_to = arg;
         break;
     case 'k': o->tls.insecure = 1; break;

@@ -176,6 +176,39 @@ const char *yb_target_servername(const yb_target *t)
     return t->servername[0] ? t->servername : t->host;
 }
 
+/* A --connect-to spec, parsed: h1:p1 to match, h2:p2 to dial ("" / 0 =
+ * any, or the URL's). */
+typedef struct {
+    char h1[256], h2[256];
+    long p1, p2;
+} connect_spec;
+
+static int spec_parse(const char *connect_to, connect_spec *c, char *err, size_t errlen)
+{
+    char p1[8], p2[8];
+    const char *q = connect_to;
+    if (spec_field(&q, 0, c->h1, sizeof c->h1) < 0 || spec_field(&q, 0, p1, sizeof p1) < 0 ||
+        spec_field(&q, 0, c->h2, sizeof c->h2) < 0 || spec_field(&q, 1, p2, sizeof p2) < 0 ||
+        (c->p1 = spec_port(p1)) < 0 || (c->p2 = spec_port(p2)) < 0)
+        return fail(err, errlen, "--connect-to '%s': expected HOST:PORT:ADDR:PORT (any may be "
+                    "empty; IPv6 in brackets)", connect_to);
+    return 0;
+}
+
+static int spec_matches(const connect_spec *c, const yb_target *t)
+{
+    return !(*c->h1 && strcasecmp(c->h1, t->host)) && !(c->p1 && (unsigned)c->p1 != t->port);
+}
+
+int yb_target_connect_to_matches(const char *connect_to, const yb_target *t, char *err,
+                                 size_t errlen)
+{
+    connect_spec c;
+    if (spec_parse(connect_to, &c, err, errlen) < 0)
+        return -1;
+    return spec_matches(&c, t);
+}
+
 int yb_target_parse_via(const char *url, const char *connect_to, yb_target *t, char *err,
                         size_t errlen)
 {
@@ -186,17 +219,13 @@ int yb_target_parse_via(const char *url, const char *connect_to, yb_target *t, c
         snprintf(what, sizeof what, "--target '%s'", url);
         return resolve(t, what, t->host, t->port, err, errlen);
     }
-    char h1[256], p1[8], h2[256], p2[8];
-    const char *q = connect_to;
-    long port1, port2;
-    if (spec_field(&q, 0, h1, sizeof h1) < 0 || spec_field(&q, 0, p1, sizeof p1) < 0 ||
-        spec_field(&q, 0, h2, sizeof h2) < 0 || spec_field(&q, 1, p2, sizeof p2) < 0 ||
-        (port1 = spec_port(p1)) < 0 || (port2 = spec_port(p2)) < 0)
-        return fail(err, errlen, "--connect-to '%s': expected HOST:PORT:ADDR:PORT (any may be "
-                    "empty; IPv6 in brackets)", connect_to);
-    if ((*h1 && strcasecmp(h1, t->host)) || (port1 && (unsigned)port1 != t->port))
+    connect_spec c;
+    if (spec_parse(connect_to, &c, err, errlen) < 0)
+        return -1;
+    if (!spec_matches(&c, t))
         return fail(err, errlen, "--connect-to '%s' does not match the target %s:%u (it would "
                     "be ignored)", connect_to, t->host, t->port);
     snprintf(what, sizeof what, "--connect-to '%s'", connect_to);
-    return resolve(t, what, *h2 ? h2 : t->host, port2 ? (unsigned)port2 : t->port, err, errlen);
+    return resolve(t, what, *c.h2 ? c.h2 : t->host, c.p2 ? (unsigned)c.p2 : t->port, err,
+                   errlen);
 }

@@ -33,6 +33,11 @@ int yb_target_parse_url(const char *url, yb_target *t, char *err, size_t errlen)
  * an error (it would be ignored).  connect_to NULL = none. */
 int yb_target_parse_via(const char *url, const char *connect_to, yb_target *t, char *err,
                         size_t errlen);
+/* Whether connect_to (as for yb_target_parse_via) matches t's host and
+ * port (t parsed, e.g. by yb_target_parse_url).  Returns 1 when it does, 0
+ * when not, or -1 with a message in err when connect_to is malformed. */
+int yb_target_connect_to_matches(const char *connect_to, const yb_target *t, char *err,
+                                 size_t errlen);
 /* The name TLS sends as SNI and verifies the certificate against. */
 const char *yb_target_servername(const yb_target *t);
 

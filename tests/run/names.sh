@@ -74,6 +74,17 @@ is "https://sw1.lab:$rport --connect-to sw1.lab:$rport:127.0.0.1: passes verific
     "$(run "$T/r.ybc" --target "https://sw1.lab:$rport" --connect-to "sw1.lab:$rport:127.0.0.1:" --cacert "$T/sw1.pem")" "4 0"
 is "--connect-to ::127.0.0.1:$rport (any host, any port)" \
     "$(run "$T/r.ybc" --target "https://sw1.lab:1" --connect-to "::127.0.0.1:$rport" --cacert "$T/sw1.pem")" "4 0"
+# experiment takes --servername (both targets) and --connect-to (the target it matches)
+exp() { timeout 120 "$YB" experiment sessions -n 4 -q --json "$T/e.json" "$@" >/dev/null 2>&1
+        $PY -c "import json,sys; print(' '.join('%d/%d' % (r['summary']['requests_ok'], r['errors']['tls']) for r in json.load(open(sys.argv[1]))['runs']))" "$T/e.json"; }
+is "experiment --restconf https://127.0.0.1 with a sw1.lab certificate: verification fails (the study stops)" \
+    "$(exp --restconf "$RURL" --cacert "$T/sw1.pem")" "0/4"
+is "experiment ... --servername sw1.lab: passes (reuse and per-request)" \
+    "$(exp --restconf "$RURL" --cacert "$T/sw1.pem" --servername sw1.lab)" "4/0 4/0"
+gport=${GURL##*:}
+is "experiment --connect-to dials for the target it matches only, --servername for both" \
+    "$(exp --restconf "https://sw1.lab:$rport" --gnmi "$GURL" --cacert "$T/sw1.pem" \
+        --connect-to "sw1.lab:$rport:127.0.0.1:$rport" --servername sw1.lab)" "4/0 4/0 4/0 4/0"
 yb_serve_stop
 check_rc "--connect-to that does not match the target is refused" 2 \
     "$YB" run "$T/r.ybc" --target "https://sw1.lab:443" --connect-to "sw2.lab::127.0.0.1:1"
@@ -82,6 +93,12 @@ check_rc "--connect-to malformed is refused" 2 \
     "$YB" run "$T/r.ybc" --target "https://sw1.lab:443" --connect-to "sw1.lab:443:127.0.0.1"
 check_rc "--servername with http:// is refused (no TLS)" 2 \
     "$YB" run "$T/r.ybc" --target "http://127.0.0.1:1" --servername sw1.lab
+check_rc "experiment --connect-to that matches neither target is refused" 2 \
+    "$YB" experiment sessions --restconf "https://sw1.lab:443" --gnmi "grpcs://sw1.lab:8080" \
+    --connect-to "sw2.lab::127.0.0.1:1"
+like "... saying so" "$(cat "$T/.out")" "matches no target of the study \\(sw1.lab:443, sw1.lab:8080\\)"
+check_rc "experiment --servername without a TLS target is refused" 2 \
+    "$YB" experiment sessions --restconf "http://127.0.0.1:1" --servername sw1.lab
 for o in "--connect-to ::127.0.0.1:1" "--servername sw1.lab" "-H Host:sw1.lab"; do
     check_rc "$o with two targets is refused (it names one target)" 2 \
         "$YB" run "$T/r.ybc" --target "https://127.0.0.1:1" --target "grpcs://127.0.0.1:2" $o
