@@ -88,7 +88,7 @@ yb_serve() {
     "$YB" serve "$@" > "$out" 2>&1 &
     SPID=$!
     _cleanup_hooks="$_cleanup_hooks yb_serve_stop"
-    local i tries=100
+    local i tries=300
     [ -z "${YB_WRAP:-}" ] || tries=1200 # valgrind: TLS set-up alone takes seconds
     for i in $(seq $tries); do grep -q '^serve:' "$out" && break; sleep 0.1; done
     read -r _ _ RURL _ GURL < <(grep '^serve:' "$out" | head -1) || true

@@ -196,7 +196,7 @@ static size_t set_ops_of(const uint8_t *body, size_t len)
     const uint8_t *m;
     if (yb_grpc_next(body, len, &off, &m, &n, len) != 1)
         return 0;
-    Gnmi__SetRequest *r = gnmi__set_request__unpack(NULL, n, m);
+    Gnmi__SetRequest *r = (Gnmi__SetRequest *)yb_gnmi_unpack(&gnmi__set_request__descriptor, m, n);
     if (!r)
         return 0;
     size_t ops = r->n_delete_ + r->n_replace + r->n_update + r->n_union_replace;
@@ -214,7 +214,7 @@ static int sub_mode_of(const uint8_t *body, size_t len, size_t *first_len)
     *first_len = len;
     if (yb_grpc_next(body, len, &off, &m, &n, len) != 1)
         return SUB_ONCE;
-    Gnmi__SubscribeRequest *r = gnmi__subscribe_request__unpack(NULL, n, m);
+    Gnmi__SubscribeRequest *r = (Gnmi__SubscribeRequest *)yb_gnmi_unpack(&gnmi__subscribe_request__descriptor, m, n);
     if (!r)
         return SUB_ONCE;
     int mode = SUB_ONCE;
@@ -430,7 +430,7 @@ static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
 {
     switch (h->rpc) {
     case RPC_SET: {
-        Gnmi__SetResponse *r = gnmi__set_response__unpack(NULL, n, m);
+        Gnmi__SetResponse *r = (Gnmi__SetResponse *)yb_gnmi_unpack(&gnmi__set_response__descriptor, m, n);
         if (!r)
             return 0;
         int ok = r->n_response == h->set_ops;
@@ -438,13 +438,13 @@ static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
         return ok;
     }
     case RPC_GET: {
-        Gnmi__GetResponse *r = gnmi__get_response__unpack(NULL, n, m);
+        Gnmi__GetResponse *r = (Gnmi__GetResponse *)yb_gnmi_unpack(&gnmi__get_response__descriptor, m, n);
         if (r)
             gnmi__get_response__free_unpacked(r, NULL);
         return r != NULL;
     }
     case RPC_CAPABILITIES: {
-        Gnmi__CapabilityResponse *r = gnmi__capability_response__unpack(NULL, n, m);
+        Gnmi__CapabilityResponse *r = (Gnmi__CapabilityResponse *)yb_gnmi_unpack(&gnmi__capability_response__descriptor, m, n);
         if (r)
             gnmi__capability_response__free_unpacked(r, NULL);
         return r != NULL;
@@ -717,7 +717,7 @@ static void sub_synced(yb_codec *c, stream *st, int32_t sid)
 /* Subscribe: decodes one complete SubscribeResponse (m, n bytes). */
 static void sub_message(yb_codec *c, stream *st, int32_t sid, const uint8_t *m, size_t n)
 {
-    Gnmi__SubscribeResponse *r = gnmi__subscribe_response__unpack(NULL, n, m);
+    Gnmi__SubscribeResponse *r = (Gnmi__SubscribeResponse *)yb_gnmi_unpack(&gnmi__subscribe_response__descriptor, m, n);
     st->messages++;
     if (!r) {
         mark_bad(st, "SubscribeResponse does not decode");

@@ -359,3 +359,11 @@ int yb_grpc_next(const uint8_t *buf, size_t len, size_t *off, const uint8_t **ms
     *off = o + YB_GRPC_PREFIX + n;
     return 1;
 }
+
+ProtobufCMessage *yb_gnmi_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+                                 size_t len)
+{
+    if (yb_gnmi_wire_depth_ok(d, buf, len, YB_GNMI_MAX_DEPTH) < 0)
+        return NULL;
+    return protobuf_c_message_unpack(d, NULL, len, buf);
+}

@@ -49,6 +49,19 @@ int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len);
 int yb_gnmi_wire_depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
                           int max_depth);
 
+/* How deep untrusted gNMI messages may nest (yb_gnmi_unpack). */
+#define YB_GNMI_MAX_DEPTH 64
+
+/* Unpacks untrusted wire bytes buf[0..len) as a message of type d, after
+ * yb_gnmi_wire_depth_ok(d, buf, len, YB_GNMI_MAX_DEPTH): every decode of
+ * bytes from a peer (responses in the client, requests in serve) goes
+ * through here, so a hostile message cannot exhaust the stack.  Returns
+ * the message (free it with its type's free_unpacked or
+ * protobuf_c_message_free_unpacked), or NULL when it nests too deep or
+ * does not decode. */
+ProtobufCMessage *yb_gnmi_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+                                 size_t len);
+
 /* Appends m, packed behind a gRPC prefix (flag 0), to the malloc'd buffer
  * *buf of *len bytes (NULL and 0 to start).  Returns 0, or -ENOMEM /
  * -EFBIG with *buf and *len unchanged. */

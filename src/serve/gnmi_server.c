@@ -468,7 +468,7 @@ static void rpc_capabilities(gconn *c, gstream *st)
 static void rpc_get(gconn *c, gstream *st, const uint8_t *m, size_t len)
 {
     yb_server *s = c->base.srv;
-    Gnmi__GetRequest *req = gnmi__get_request__unpack(NULL, len, m);
+    Gnmi__GetRequest *req = (Gnmi__GetRequest *)yb_gnmi_unpack(&gnmi__get_request__descriptor, m, len);
     if (!req) {
         finish(c, st, G_INTERNAL, "cannot parse GetRequest");
         return;
@@ -562,7 +562,7 @@ out:
 static void rpc_set(gconn *c, gstream *st, const uint8_t *m, size_t len)
 {
     yb_server *s = c->base.srv;
-    Gnmi__SetRequest *req = gnmi__set_request__unpack(NULL, len, m);
+    Gnmi__SetRequest *req = (Gnmi__SetRequest *)yb_gnmi_unpack(&gnmi__set_request__descriptor, m, len);
     if (!req) {
         finish(c, st, G_INTERNAL, "cannot parse SetRequest");
         return;
@@ -841,7 +841,7 @@ static void on_sample(uv_timer_t *t)
 /* Handles one SubscribeRequest message. */
 static void sub_message(gconn *c, gstream *st, const uint8_t *m, size_t len)
 {
-    Gnmi__SubscribeRequest *req = gnmi__subscribe_request__unpack(NULL, len, m);
+    Gnmi__SubscribeRequest *req = (Gnmi__SubscribeRequest *)yb_gnmi_unpack(&gnmi__subscribe_request__descriptor, m, len);
     if (!req) {
         finish(c, st, G_INTERNAL, "cannot parse SubscribeRequest");
         return;

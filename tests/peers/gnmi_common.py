@@ -163,3 +163,48 @@ def under(s, root):
     if root.endswith(":/"):
         return s.startswith(root)
     return s == root or s.startswith(root + "/")
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def deep_typed_value(depth):
+    """Wire bytes of a TypedValue nesting `depth` leaf-lists (TypedValue.leaflist_val = 8,
+    ScalarArray.element = 1): a small message that a recursive decoder follows level by level.
+    Built from the inside out with the headers collected, so it takes linear time."""
+    heads, size = [], 0
+    for _ in range(depth):
+        h1 = b"\x0a" + _varint(size)          # ScalarArray.element (TypedValue)
+        size += len(h1)
+        h2 = b"\x42" + _varint(size)          # TypedValue.leaflist_val (ScalarArray)
+        size += len(h2)
+        heads.append(h2 + h1)
+    return b"".join(reversed(heads))
+
+
+def _field(num, payload):
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def deep_update(depth):
+    """Wire bytes of an Update whose val (field 3) is deep_typed_value(depth)."""
+    return _field(3, deep_typed_value(depth))
+
+
+def deep_get_response(depth):
+    """GetResponse { notification { update { val: <depth leaf-lists> } } }."""
+    return _field(1, _field(4, deep_update(depth)))
+
+
+def deep_set_request(depth):
+    """SetRequest { update { val: <depth leaf-lists> } } (SetRequest.update = 4)."""
+    return _field(4, deep_update(depth))

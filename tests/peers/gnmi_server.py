@@ -464,6 +464,8 @@ def main():
     ap.add_argument("--delay-ms", type=int, default=0)
     ap.add_argument("--workers", type=int, default=32)
     ap.add_argument("--proto-dir")
+    ap.add_argument("--deep-get", type=int, default=0, metavar="N",
+                    help="answer Get with a GetResponse whose value nests N leaf-lists deep")
     a = ap.parse_args()
     if a.status_code and a.status_code not in CODES:
         ap.error("--status-code must be a gRPC status code (1..16)")
@@ -498,9 +500,10 @@ def main():
             request_deserializer=safe_parser(pb.CapabilityRequest),
             response_serializer=pb.CapabilityResponse.SerializeToString),
         "Get": grpc.unary_unary_rpc_method_handler(
-            svc.Get,
+            svc.Get if not a.deep_get else (lambda _req, _ctx: None),
             request_deserializer=safe_parser(pb.GetRequest),
-            response_serializer=pb.GetResponse.SerializeToString),
+            response_serializer=(pb.GetResponse.SerializeToString if not a.deep_get
+                                 else (lambda _r, b=gnmi_common.deep_get_response(a.deep_get): b))),
         "Set": grpc.unary_unary_rpc_method_handler(
             svc.Set,
             request_deserializer=safe_parser(pb.SetRequest),

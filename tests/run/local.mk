@@ -29,3 +29,6 @@ EXTRA_DIST += tests/run/thresholds.sh
 ## yangblast compare: real runs against a 1 ms and a 5 ms serve, unlike runs, hostile reports.
 SH_TESTS += tests/run/compare.sh
 EXTRA_DIST += tests/run/compare.sh
+## Hostile nesting: a gNMI message nested 200,000 deep is a counted error in the client and serve, never a stack overflow.
+SH_TESTS += tests/run/deep.sh
+EXTRA_DIST += tests/run/deep.sh
