@@ -388,6 +388,7 @@ int yb_cmd_run(int argc, char **argv)
                                               : NULL, /* (or a threshold: YB_TH_STOPPED) */
         .planned_duration_s = (double)o.duration_ns / 1e9,
         .planned_requests = o.requests,
+        .accept = &o.codec.accept,
     };
     for (size_t i = 0; i < n_scopes; i++)
         scopes[i].rec = multi ? &fleet.rec[i / 2] : &rec;

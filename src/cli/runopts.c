@@ -99,6 +99,13 @@ static const opt_def OPTS[] = {
     {NULL, "header", 'H', required_argument, BOTH, "-H, --header 'K: V'",
      "add a header to every request (repeatable); Host\nsets Host / :authority, User-Agent "
      "replaces ours"},
+    {"Outcomes:", "accept", YB_RO_ACCEPT, required_argument, RUN, "    --accept LIST",
+     "HTTP statuses that succeed besides those below\n400 (e.g. 409,404; repeatable)"},
+    {NULL, "accept-grpc", YB_RO_ACCEPT_GRPC, required_argument, RUN, "    --accept-grpc LIST",
+     "gRPC codes that succeed besides 0 OK (e.g. 6)"},
+    {NULL, "expect", YB_RO_EXPECT, required_argument, RUN, "    --expect original",
+     "a record's recorded status is the one expected:\nanother is an 'unexpected' error "
+     "(accepted\nstatuses pass; records without one: as above)"},
     {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH, "    --timeout D",
      "per request, incl. connect (default 30s; 0 = none)"},
     {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH, "    --max-body SIZE",
@@ -329,6 +336,18 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         r->rate = arg;
         break;
     }
+    case YB_RO_ACCEPT:
+    case YB_RO_ACCEPT_GRPC:
+        if (yb_accept_add(&o->codec.accept, id == YB_RO_ACCEPT_GRPC, arg) < 0)
+            rc = bad(cmdname, id, arg,
+                     id == YB_RO_ACCEPT ? "HTTP statuses 100..999, comma-separated (e.g. 409,404)"
+                                        : "gRPC codes 0..16, comma-separated (e.g. 6)");
+        break;
+    case YB_RO_EXPECT:
+        if (strcmp(arg, "original"))
+            rc = bad(cmdname, id, arg, "'original'");
+        o->codec.accept.original = 1;
+        break;
     case YB_RO_TIMING:
         if (strcmp(arg, "original"))
             rc = bad(cmdname, id, arg, "'original'");

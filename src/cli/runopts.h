@@ -24,6 +24,7 @@ enum {
     YB_RO_TARGETS, YB_RO_FAN_OUT,
     YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
     YB_RO_SERVERNAME, YB_RO_CONNECT_TO, YB_RO_HTML, YB_RO_MAX_OPS,
+    YB_RO_ACCEPT, YB_RO_ACCEPT_GRPC, YB_RO_EXPECT,
     YB_RO_END, /* first id free for a command's own options */
 };
 

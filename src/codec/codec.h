@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+#include "codec/accept.h"
 #include "corpus/corpus.h"
 #include "stats/recorder.h"
 
@@ -24,6 +25,7 @@ typedef struct {
     uint64_t max_body;       /* response body / gRPC message cap, bytes */
     unsigned streams;        /* HTTP/2: our cap on concurrent streams */
     const char *user_agent;
+    yb_accept accept;        /* which replies succeed (accept.h) */
 } yb_codec_cfg;
 
 /* A request made ready for the wire once and replayed many times. */

@@ -138,17 +138,8 @@ static void finish(yb_codec *c, uint64_t now)
     x->res.status = yb_h1_resp_status(c->resp);
     if (!x->res.sent)
         x->res.sent = now; /* the response beat our write-completion callback */
-    /* A recorded expected status is the reference; without one, 4xx and
-     * 5xx answers are errors. */
-    if (x->req->expected_status ? (uint32_t)x->res.status != x->req->expected_status
-                                : x->res.status >= 400) {
-        x->res.err = YB_ERR_STATUS;
-        if (x->req->expected_status)
-            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d (expected %u)",
-                          x->res.status, (unsigned)x->req->expected_status);
-        else
-            yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d", x->res.status);
-    }
+    x->res.err = yb_accept_http(&c->cfg->accept, x->req->expected_status, x->res.status,
+                                x->res.reason, sizeof x->res.reason);
     if (x->res.err != YB_ERR_NONE)
         x->err_body = yb_h1_resp_body_head(c->resp, &x->err_body_len);
     int keep = yb_h1_resp_keep_alive(c->resp);

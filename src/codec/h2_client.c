@@ -455,18 +455,25 @@ static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
 }
 
 /* "grpc 3 INVALID_ARGUMENT: <grpc-message>" (or what stands for the
- * message: the reset, the HTTP status), then the expected code if one was
- * recorded. */
+ * message: the reset, the HTTP status), after "expected grpc 0 OK, got "
+ * for a mismatch (x->res.err already set). */
 static void grpc_reason(yb_exchange *x, const stream *st, int g, uint32_t error_code)
 {
     char *r = x->res.reason;
     size_t rl = sizeof x->res.reason;
     const char *name = yb_grpc_name(g);
     char more[64] = "";
-    if (name)
-        yb_reason_fmt(r, rl, "grpc %d %s", g, name);
+    int32_t want = x->req->expected_grpc;
+    if (x->res.err == YB_ERR_UNEXPECTED) /* "expected grpc 0 OK, got grpc 6 ..." */
+        yb_reason_fmt(r, rl, "expected grpc %d %s, got ", (int)want,
+                      yb_grpc_name(want) ? yb_grpc_name(want) : "");
     else
-        yb_reason_fmt(r, rl, "grpc %d", g);
+        r[0] = 0;
+    size_t at = strlen(r);
+    if (name)
+        yb_reason_fmt(r + at, rl - at, "grpc %d %s", g, name);
+    else
+        yb_reason_fmt(r + at, rl - at, "grpc %d", g);
     if (st->grpc_msg[0]) {
         yb_reason_append(r, rl, (const uint8_t *)": ", 2);
         yb_reason_append(r, rl, (const uint8_t *)st->grpc_msg, strlen(st->grpc_msg));
@@ -478,9 +485,6 @@ static void grpc_reason(yb_exchange *x, const stream *st, int g, uint32_t error_
     } else if (st->grpc_status < 0) {
         snprintf(more, sizeof more, ": the response has no grpc-status");
     }
-    if (x->req->expected_grpc >= 0)
-        snprintf(more + strlen(more), sizeof more - strlen(more), " (expected %d)",
-                 (int)x->req->expected_grpc);
     yb_reason_append(r, rl, (const uint8_t *)more, strlen(more));
 }
 
@@ -529,9 +533,10 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
             x->res.err = YB_ERR_PROTOCOL;
             yb_reason_fmt(x->res.reason, sizeof x->res.reason, "protocol: %s",
                           st->bad_why ? st->bad_why : "malformed gRPC response");
-        } else if (x->req->expected_grpc >= 0 ? g != x->req->expected_grpc : g != GRPC_OK) {
-            x->res.err = YB_ERR_STATUS;
-            grpc_reason(x, st, g, error_code);
+        } else {
+            x->res.err = yb_accept_grpc(&c->cfg->accept, x->req->expected_grpc, g);
+            if (x->res.err != YB_ERR_NONE)
+                grpc_reason(x, st, g, error_code);
         }
     } else {
         if (st->too_large) {
@@ -547,14 +552,9 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
             x->res.err = YB_ERR_PROTOCOL;
             yb_reason_fmt(x->res.reason, sizeof x->res.reason, "protocol: %s",
                           st->bad_why ? st->bad_why : "the stream ended without a :status");
-        } else if (x->req->expected_status ? (uint32_t)st->http_status != x->req->expected_status
-                                           : st->http_status >= 400) {
-            x->res.err = YB_ERR_STATUS;
-            if (x->req->expected_status)
-                yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d (expected %u)",
-                              st->http_status, (unsigned)x->req->expected_status);
-            else
-                yb_reason_fmt(x->res.reason, sizeof x->res.reason, "http %d", st->http_status);
+        } else {
+            x->res.err = yb_accept_http(&c->cfg->accept, x->req->expected_status, st->http_status,
+                                        x->res.reason, sizeof x->res.reason);
         }
     }
     if (x->res.err != YB_ERR_NONE && x->res.err != YB_ERR_TOO_LARGE) {

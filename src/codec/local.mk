@@ -4,7 +4,7 @@
 libyangblast_a_SOURCES += src/codec/h1.c src/codec/h1.h
 
 ## the codec interface and the client codecs the engine drives
-libyangblast_a_SOURCES += src/codec/codec.h src/codec/h1_client.c src/codec/h2_client.c
+libyangblast_a_SOURCES += src/codec/codec.h src/codec/accept.c src/codec/accept.h src/codec/h1_client.c src/codec/h2_client.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test_h1

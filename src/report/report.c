@@ -192,6 +192,27 @@ static void text_interrupted(FILE *f, const yb_recorder *r, const yb_run_info *i
     fprintf(f, ".  The figures cover the part that ran.\n");
 }
 
+/* The success rule, when not the default: "Success: HTTP below 400 and
+ * 404, 409; gRPC OK and 6 ALREADY_EXISTS; the recorded status where
+ * there is one (--expect original)". */
+static void text_accept(FILE *f, const yb_accept *a)
+{
+    int codes[YB_ACCEPT_MAX_CODES];
+    size_t nh = a ? yb_accept_codes(a, 0, codes, YB_ACCEPT_MAX_CODES) : 0;
+    if (!a || (!nh && !a->grpc && !a->original))
+        return;
+    fprintf(f, "Success: HTTP below 400");
+    for (size_t i = 0; i < nh && i < YB_ACCEPT_MAX_CODES; i++)
+        fprintf(f, "%s%d", i ? ", " : " and ", codes[i]);
+    size_t ng = yb_accept_codes(a, 1, codes, YB_ACCEPT_MAX_CODES);
+    fprintf(f, "; gRPC OK");
+    for (size_t i = 0; i < ng && i < YB_ACCEPT_MAX_CODES; i++)
+        fprintf(f, "%s%d %s", i ? ", " : " and ", codes[i], or_dash(yb_grpc_name(codes[i])));
+    if (a->original)
+        fprintf(f, "; the recorded status where there is one (--expect original)");
+    fprintf(f, "\n");
+}
+
 static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
 {
     if (info) {
@@ -206,6 +227,7 @@ static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
             fprintf(f, "open loop at %.1f/s\n", info->rate);
         else
             fprintf(f, "closed loop\n");
+        text_accept(f, info->accept);
     }
     fprintf(f,
             "Requests: started %" PRIu64 ", completed %" PRIu64 ", ok %" PRIu64 ", errors %" PRIu64
@@ -522,6 +544,30 @@ json_t *yb_report_interval_json(const yb_interval *iv)
     return e;
 }
 
+/* {"http": [409], "grpc": [6], "expect": "status" | "original"} */
+static json_t *json_accept(const yb_accept *a, int *bad)
+{
+    static const yb_accept none;
+    json_t *o = json_object();
+    if (!o) {
+        *bad = 1;
+        return NULL;
+    }
+    if (!a)
+        a = &none;
+    for (int g = 0; g < 2; g++) {
+        int codes[YB_ACCEPT_MAX_CODES];
+        size_t n = yb_accept_codes(a, g, codes, YB_ACCEPT_MAX_CODES);
+        json_t *l = json_array();
+        for (size_t i = 0; l && i < n && i < YB_ACCEPT_MAX_CODES; i++)
+            if (json_array_append_new(l, json_integer(codes[i])) < 0)
+                *bad = 1;
+        put(o, g ? "grpc" : "http", l, bad);
+    }
+    put(o, "expect", json_string(a->original ? "original" : "status"), bad);
+    return o;
+}
+
 static json_t *json_run(const yb_run_info *info, int *bad)
 {
     json_t *o = json_object();
@@ -547,6 +593,7 @@ static json_t *json_run(const yb_run_info *info, int *bad)
         bad);
     put(o, "planned_requests",
         info && info->planned_requests ? juint(info->planned_requests) : json_null(), bad);
+    put(o, "accept", json_accept(info ? info->accept : NULL, bad), bad);
     return o;
 }
 

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include "codec/accept.h"
 #include "stats/recorder.h"
 
 /* What the run was: printed beside the measurements. */
@@ -26,6 +27,7 @@ typedef struct {
     const char *interrupted; /* the signal that stopped the run early ("SIGINT"), or NULL */
     double planned_duration_s;  /* -D; 0 = none given */
     uint64_t planned_requests;  /* -n; 0 = none given (one pass, or -D) */
+    const yb_accept *accept;    /* which replies succeeded (NULL = the default) */
 } yb_run_info;
 
 /* The instrument's check on itself.  Open loop: send lateness has two

@@ -9,7 +9,7 @@
 
 static const char *const NAMES[YB_ERR__COUNT] = {
     "none", "refused", "connect_timeout", "tls", "reset", "closed",
-    "timeout", "protocol", "too_large", "status", "backlog_overflow", "other",
+    "timeout", "protocol", "too_large", "status", "unexpected", "backlog_overflow", "other",
 };
 
 const char *yb_err_name(yb_err_class c)

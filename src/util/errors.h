@@ -17,7 +17,8 @@ typedef enum {
     YB_ERR_TIMEOUT,         /* request timed out (--timeout) */
     YB_ERR_PROTOCOL,        /* malformed response, HTTP/2 or gRPC framing error */
     YB_ERR_TOO_LARGE,       /* response over --max-body, or over the worker's memory budget */
-    YB_ERR_STATUS,          /* response arrived but carries an error status (not 2xx / gRPC != OK) */
+    YB_ERR_STATUS,          /* response arrived but carries an error status (not < 400 / gRPC != OK, nor accepted) */
+    YB_ERR_UNEXPECTED,      /* --expect original: the status differs from the recorded one */
     YB_ERR_OVERFLOW,        /* open loop: fell due while the backlog was full (never sent) */
     YB_ERR_OTHER,           /* anything else (DNS, ENOMEM, ...) */
     YB_ERR__COUNT

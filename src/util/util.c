@@ -140,6 +140,12 @@ int yb_parse_duration_n(const char *s, size_t len, uint64_t *ns)
     return terminated(s, len, buf, sizeof buf) < 0 ? -1 : yb_parse_duration(buf, ns);
 }
 
+int yb_parse_u64_n(const char *s, size_t len, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char buf[64];
+    return terminated(s, len, buf, sizeof buf) < 0 ? -1 : yb_parse_u64(buf, min, max, out);
+}
+
 int yb_parse_double_n(const char *s, size_t len, double *out)
 {
     char buf[64];

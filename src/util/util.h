@@ -36,6 +36,7 @@ int yb_parse_rate(const char *s, double *out);
 /* The same for the len bytes at s (not NUL-terminated, e.g. a piece of a
  * larger spec).  Returns 0 and sets *out, or -1. */
 int yb_parse_duration_n(const char *s, size_t len, uint64_t *ns);
+int yb_parse_u64_n(const char *s, size_t len, uint64_t min, uint64_t max, uint64_t *out);
 int yb_parse_double_n(const char *s, size_t len, double *out);
 int yb_parse_rate_n(const char *s, size_t len, double *out);
 

@@ -32,3 +32,6 @@ EXTRA_DIST += tests/run/compare.sh
 ## Hostile nesting: a gNMI message nested 200,000 deep is a counted error in the client and serve, never a stack overflow.
 SH_TESTS += tests/run/deep.sh
 EXTRA_DIST += tests/run/deep.sh
+## Accepted outcomes: --accept, --accept-grpc, --expect original against serve.
+SH_TESTS += tests/run/accept.sh
+EXTRA_DIST += tests/run/accept.sh
