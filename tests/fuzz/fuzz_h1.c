@@ -20,6 +20,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     yb_codec_cfg cfg = {.authority = "127.0.0.1:8080", .scheme = "http",
                         .max_body = flags & 2 ? 64 : 1 << 20, .streams = 1,
                         .user_agent = "fuzz"};
+    /* the recorded status counts only with --expect original (flag 4);
+     * flag 8 also accepts 409 and 404 */
+    cfg.accept.original = !!(flags & 4);
+    if ((flags & 8) && yb_accept_add(&cfg.accept, 0, "409,404"))
+        abort();
     yb_request r;
     yb_request_init(&r);
     r.protocol = YB_PROTO_RESTCONF;
