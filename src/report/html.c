@@ -223,6 +223,31 @@ static int check_errors(vctx *v, const json_t *o)
     return 0;
 }
 
+/* thresholds (run --threshold): [{expr, metric, op, limit, measured,
+ * unit, pass, note, scope}]. */
+static int check_thresholds(vctx *v, const json_t *a)
+{
+    size_t i;
+    json_t *e, *x;
+    double d;
+    const char *str;
+    int b;
+    json_array_foreach((json_t *)a, i, e) {
+        char path[64];
+        snprintf(path, sizeof path, "thresholds[%zu]", i);
+        if (!json_is_object(e))
+            return bad(v, path, "expected an object, got %s", type_name(e));
+        if (want_str(v, e, path, "expr", &str) < 0 || want_str(v, e, path, "metric", &str) < 0 ||
+            want_str(v, e, path, "op", &str) < 0 || want_str(v, e, path, "unit", &str) < 0 ||
+            want_str(v, e, path, "note", &str) < 0 || want_bool(v, e, path, "pass", &b) < 0 ||
+            want_num(v, e, path, "limit", 0, &d) < 0 || want_num(v, e, path, "measured", 0, &d) < 0 ||
+            want(v, e, path, "scope", JSON_OBJECT, 0, &x) < 0 ||
+            (x && (want_str(v, x, path, "kind", &str) < 0 || want_str(v, x, path, "name", &str) < 0)))
+            return -1;
+    }
+    return 0;
+}
+
 /* targets / workloads / operations: an array of objects, or an object of
  * objects (keyed by name). */
 static int check_breakdown(vctx *v, const json_t *j, const char *key)
@@ -321,6 +346,8 @@ static int check_run(vctx *v, json_t *j, run_view *r)
     for (size_t i = 0; i < sizeof BREAKDOWNS / sizeof BREAKDOWNS[0]; i++)
         if (check_breakdown(v, j, BREAKDOWNS[i][0]) < 0)
             return -1;
+    if (want(v, j, "", "thresholds", JSON_ARRAY, 0, &x) < 0 || (x && check_thresholds(v, x) < 0))
+        return -1;
     return 0;
 }
 
@@ -479,6 +506,7 @@ static const char CSS[] =
     "caption{text-align:left;font-weight:bold;padding:4px 0}"
     "details{margin:8px 0}summary{cursor:pointer;color:#0072B2}"
     ".warn{border-left:4px solid #D55E00;background:#fff4ec;padding:6px 10px;margin:8px 0}"
+    "tr.fail td{background:#fff4ec}"
     "svg.plot{display:block;max-width:100%;height:auto;margin:12px 0 20px}"
     "svg.plot text{font-size:12px;fill:#222}"
     "svg.plot .title{font-size:14px;font-weight:bold}"
@@ -703,6 +731,51 @@ static void settings_table(FILE *f, const run_view *r, size_t n)
                                                                         : "saturated its CPU",
                     num(sc, "lateness_p99_ms"), 100 * num(sc, "cpu_utilization"));
         }
+    }
+}
+
+/* Each run's thresholds (--threshold) with the measured figure and the
+ * verdict, in words (not by colour alone). */
+static void thresholds_section(FILE *f, const run_view *r, size_t n)
+{
+    int heading = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *a = json_object_get(r[i].j, "thresholds"), *e;
+        size_t rows = json_array_size(a), k;
+        if (!rows)
+            continue;
+        if (!heading++)
+            fprintf(f, "<h2 id=\"thresholds\">Thresholds</h2>\n");
+        char cap[300];
+        snprintf(cap, sizeof cap, "%s: thresholds", r[i].label);
+        table_begin(f, cap, rows);
+        fprintf(f, "<tr>");
+        static const char *const H[] = {"Threshold", "Scope", "Measured", "Limit", "Unit", "Verdict"};
+        for (size_t c = 0; c < sizeof H / sizeof H[0]; c++)
+            th(f, H[c]);
+        fprintf(f, "</tr>\n");
+        json_array_foreach(a, k, e) {
+            json_t *scope = json_object_get(e, "scope"), *m = json_object_get(e, "measured");
+            int pass = json_is_true(json_object_get(e, "pass"));
+            char sc[200] = "run";
+            if (json_is_object(scope))
+                snprintf(sc, sizeof sc, "%.40s %.150s",
+                         json_string_value(json_object_get(scope, "kind")) ?: "?",
+                         json_string_value(json_object_get(scope, "name")) ?: "?");
+            fprintf(f, "<tr class=\"%s\">", pass ? "pass" : "fail");
+            td_str(f, json_string_value(json_object_get(e, "expr")));
+            td_str(f, sc);
+            if (json_is_number(m))
+                fprintf(f, "<td class=\"n\">%.6g</td>", json_number_value(m));
+            else
+                td_str(f, json_string_value(json_object_get(e, "note")));
+            fprintf(f, "<td class=\"n\">");
+            E(json_string_value(json_object_get(e, "op")));
+            fprintf(f, " %.6g</td>", num(e, "limit"));
+            td_str(f, json_string_value(json_object_get(e, "unit")));
+            fprintf(f, "<td>%s</td></tr>\n", pass ? "pass" : "<strong>FAIL</strong>");
+        }
+        table_end(f, rows);
     }
 }
 
@@ -1220,6 +1293,7 @@ int yb_html_write(FILE *f, json_t *const *docs, const char *const *names, size_t
     }
     fprintf(f, ".</p>\n");
     rc = study_tables(f, r, nr);
+    thresholds_section(f, r, nr);
     settings_table(f, r, nr);
     fprintf(f, "<h2 id=\"time\">Over time</h2>\n<p>Per second: requests completed (ok or not), "
                "errors, and for an open loop the target rate; end-to-end latency p50, p99 and "

@@ -130,7 +130,25 @@ is "its columns are the targets' keys, nested ones dotted" \
 is "no plot more than one run's" "$(grep -o '<svg class="plot"' "$T/t1000.html" | wc -l)" \
     "$(grep -o '<svg class="plot"' "$T/reuse.html" | wc -l)"
 
+# ---- thresholds and a fleet's per-target figures, from real runs -------------------
+timeout 60 "$YB" run -q "$RC_CORPUS" --target "$RURL" -k -n 60 -c 2 --threshold 'e2e.p99<1us' \
+    --threshold 'errors<1%' --json "$T/th.json" --html "$T/th.html" >/dev/null 2>&1
+is "a failed threshold: exit 1" "$?" 1
+is "the thresholds' table: each threshold, its measured figure and its verdict in words" \
+    "$(sed -n '/id="thresholds"/,/<\/table>/p' "$T/th.html" | grep -o '<tr class="[a-z]*"><td class="s">[^<]*</td><td class="s">run</td><td class="n">[0-9.]*</td>.*<td>[^<]*\(<strong>FAIL</strong>\)\?' | sed 's/<[^>]*>/|/g; s/||*/|/g; s/|$//')" \
+    "$(jget "$T/th.json" '"\n".join("|%s|run|%s|%s %s|%s|%s" % (t["expr"].replace("<", "&lt;"), "%.6g" % t["measured"], t["op"].replace("<", "&lt;"), "%.6g" % t["limit"], t["unit"], "pass" if t["pass"] else "FAIL") for t in r["thresholds"])')"
+yb_serve_stop
+yb_serve "$T/fleet.out" --devices 3 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
+    --write-inventory "$T/inv.yaml" || exit 1
+check "a fleet run (--targets --fan-out) with --html" timeout 60 "$YB" run -q "$GN_CORPUS" \
+    --targets "$T/inv.yaml" --fan-out -n 30 -c 2 --json "$T/fleet.json" --html "$T/fleet.html"
+is "the page's per-target table lists the JSON's targets, with their figures" \
+    "$(sed -n '/id="targets"/,/<\/table>/p' "$T/fleet.html" | grep '^<tr><td' | sed 's/<[^>]*>/ /g; s/  */ /g; s/^ //; s/ $//')" \
+    "$(jget "$T/fleet.json" '"\n".join(" ".join(str(t[k]) for k in t) for t in r["targets"])')"
+yb_serve_stop
+
 # ---- experiment sessions --html: one page over the matrix -----------------------
+yb_serve "$T/serve2.out" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --self-signed || exit 1
 check "experiment sessions --html" timeout 120 "$YB" experiment sessions -q --gnmi "$GURL" -k \
     -n 50,100 --json "$T/exp.json" --html "$T/exp.html"
 "$CHECK" "$T/exp.html" "$T/exp.json" >"$T/expcheck.out" 2>&1
