@@ -304,12 +304,6 @@ static int check_run(vctx *v, json_t *j, run_view *r)
         want_bool(v, r->run, "run", "tls_resume", &r->resume) < 0 ||
         want_num(v, r->run, "run", "rate_target_per_s", 0, &r->rate_target) < 0)
         return -1;
-    json_object_foreach(r->run, k, x)
-        if (json_is_array(x) || json_is_object(x)) {
-            char path[200];
-            join_key(path, sizeof path, "run", k);
-            return bad(v, path, "expected a string, number, boolean or null");
-        }
     if (want(v, j, "", "summary", JSON_OBJECT, 1, &r->summary) < 0 ||
         want_num(v, r->summary, "summary", "requests_ok", 1, &r->ok) < 0 ||
         want_num(v, r->summary, "summary", "requests_completed", 1, &r->completed) < 0 ||
@@ -589,6 +583,11 @@ static void td_json(FILE *f, const json_t *x)
         snprintf(b, sizeof b, "%s", json_is_true(x) ? "yes" : "no");
     else if (json_is_string(x)) {
         td_str(f, json_string_value(x));
+        return;
+    } else if (json_is_array(x) || json_is_object(x)) { /* a structured setting, as JSON */
+        char *txt = json_dumps(x, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        td_str(f, txt ? txt : "");
+        free(txt);
         return;
     } else
         snprintf(b, sizeof b, "%s", "");

@@ -38,6 +38,9 @@ like "the e2e percentile plot overlays the three runs" "$(cat "$T/check.out")" \
 like "the ramp's target rate is drawn from 20 to 120/s" "$(cat "$T/check.out")" \
     '^ok run 2: the target rate ramps from 20 to 120/s'
 nplots=$(grep -o '<svg class="plot"' "$T/all.html" | wc -l)
+like "a structured setting (run.accept) is shown as JSON" "$(cat "$T/all.html")" \
+    '<td class="s">\{&quot;http&quot;:\[\]'
+
 
 # run --html renders the run's own JSON: the same page as report on the file
 # (but for the last digits of means: the file holds 15 significant digits)
