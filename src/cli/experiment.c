@@ -209,6 +209,10 @@ int yb_cmd_experiment(int argc, char **argv)
     /* (the URLs are not parsed yet: a message must not echo their user-info) */
     if (!any_tls && (rc = yb_check_tls_applies("experiment", &ro, "http:// or grpc://")))
         return bail(&inv, rc);
+    if (it && !any_tls && (it->tls_ca || it->tls_cert || it->tls_insecure || it->tls_server_name))
+        return bail(&inv, yb_usage_error("experiment", "%s:%u: target '%s' has TLS settings, "
+                                         "but neither of its URLs is TLS (https://, grpcs://)",
+                                         ro.inventory, it->line, it->name));
     if (resume && !any_tls)
         return bail(&inv, yb_usage_error("experiment", "--tls-resume needs a TLS target "
                                          "(https://, grpcs://)"));

@@ -148,9 +148,6 @@ int yb_fleet_one(const char *cmd, yb_runopts *ro, yb_inventory *inv,
         rc = yb_usage_error(cmd, "%s has %zu targets: this command takes an inventory of one "
                             "(a study per device is not part of this version)", ro->inventory,
                             inv->n);
-    else if (t->tls_server_name)
-        rc = yb_usage_error(cmd, "%s:%u: target '%s': tls server-name is not supported by "
-                            "this version", ro->inventory, t->line, t->name);
     else if (t->user && t->secret != YB_SECRET_PASSWORD)
         rc = yb_usage_error(cmd, "%s:%u: target '%s' has a user but no password-env or "
                             "password-file", ro->inventory, t->line, t->name);
@@ -162,6 +159,7 @@ int yb_fleet_one(const char *cmd, yb_runopts *ro, yb_inventory *inv,
     ro->o.tls.insecure = t->tls_insecure;
     ro->o.tls.cert = t->tls_cert;
     ro->o.tls.key = t->tls_key;
+    ro->servername = t->tls_server_name; /* --servername is refused with --targets */
     if (t->concurrency)
         ro->o.concurrency = t->concurrency;
     *out = t;
@@ -208,10 +206,6 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                           KIND_NAME[k], ro->o.corpus_path);
                 return YB_EXIT_USAGE;
             }
-            if (it->tls_server_name) {
-                yb_errorf("%stls server-name is not supported by this version", where);
-                return YB_EXIT_USAGE;
-            }
             size_t i = f->n;
             int rc = pair_init(cmd, ro, f, i, k, routed, url, where);
             if (rc)
@@ -226,6 +220,9 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                 o->tls.insecure = it->tls_insecure;
                 o->tls.cert = it->tls_cert;
                 o->tls.key = it->tls_key;
+                if (it->tls_server_name) /* at most 255 bytes: checked by the inventory */
+                    snprintf(o->target.servername, sizeof o->target.servername, "%s",
+                             it->tls_server_name);
             }
             if (it->concurrency) {
                 if (it->concurrency < o->threads) {
@@ -254,7 +251,8 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                 return rc;
             yb_engine_bind(o, &f->cred[i], user);
         }
-        if (!tls_used && (it->tls_ca || it->tls_cert || it->tls_insecure)) {
+        if (!tls_used &&
+            (it->tls_ca || it->tls_cert || it->tls_insecure || it->tls_server_name)) {
             /* as -k or --cacert with a plain target: refused, not ignored */
             yb_errorf("%shas TLS settings, but the URL it is sent to is not TLS (https://, "
                       "grpcs://)", where);

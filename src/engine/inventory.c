@@ -236,6 +236,19 @@ static int set_string(ctx *c, const place *pl, const node *k, const node *v, cha
     return *out ? 0 : ferr(c, v->line, "out of memory");
 }
 
+/* A TLS server name (SNI and the name verified): a host name, as
+ * `run --servername` takes it. */
+static int set_server_name(ctx *c, const place *pl, const node *k, const node *v, char **out)
+{
+    char wbuf[128];
+    if (want_string(c, pl, k, v) < 0)
+        return -1;
+    if (!v->s[0] || strlen(v->s) > 255 || strpbrk(v->s, " /:@[]"))
+        return ferr(c, v->line, "key '%s' %s: expected a host name (at most 255 bytes, no "
+                    "spaces, '/', ':', '@' or brackets)", k->s, WHERE(pl));
+    return set_string(c, pl, k, v, out);
+}
+
 /* A path as written, relative to the inventory's directory. */
 static int set_path(ctx *c, const place *pl, const node *k, const node *v, char **out)
 {
@@ -459,7 +472,7 @@ static int set_tls(ctx *c, const place *pl, const node *k, const node *v, entry 
         else if (!strcmp(tk->s, "key"))
             rc = set_path(c, pl, tk, tv, &e->t.tls_key);
         else if (!strcmp(tk->s, "server-name"))
-            rc = set_string(c, pl, tk, tv, &e->t.tls_server_name);
+            rc = set_server_name(c, pl, tk, tv, &e->t.tls_server_name);
         else if (!strcmp(tk->s, "insecure"))
             rc = set_bool(c, pl, tk, tv, &e->insecure);
         else
@@ -521,7 +534,7 @@ static int apply(ctx *c, const place *pl, unsigned shape, const node *k, const n
     if (!strcmp(s, "tls-key"))
         return set_path(c, pl, k, v, &e->t.tls_key);
     if (!strcmp(s, "tls-server-name"))
-        return set_string(c, pl, k, v, &e->t.tls_server_name);
+        return set_server_name(c, pl, k, v, &e->t.tls_server_name);
     if (shape & K_GNMIC) {
         if (!strcmp(s, "name"))
             return 0; /* read first, by the caller */

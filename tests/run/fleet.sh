@@ -162,6 +162,27 @@ is "each device: 2 refused (wrong password), then its 10 RESTCONF and 7 gNMI rec
     "$(dev tls "[d['requests']['restconf']['total'], d['requests']['gnmi']['total'], d['auth_failures']]")" \
     "[[12,7,2],[12,7,2],[12,7,2]]"
 
+# ---- tls server-name: SNI and the name verified, per target --------------------
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+    -keyout "$T/sw1.key" -out "$T/sw1.pem" -subj /CN=sw1.lab \
+    -addext "subjectAltName=DNS:sw1.lab" >/dev/null 2>&1 || { echo "Bail out! openssl"; exit 1; }
+serve_fleet sni --tls-cert "$T/sw1.pem" --tls-key "$T/sw1.key" ||
+    { echo "Bail out! serve --devices --tls-cert did not start"; exit 1; }
+I=$T/sni.yaml
+printf 'targets:\n  - name: sw1\n    restconf: %s\n    tls: {ca: %s, server-name: sw1.lab}\n  - name: sw2\n    restconf: %s\n    tls: {ca: %s}\n' \
+    "$(url restconf 0)" "$T/sw1.pem" "$(url restconf 1)" "$T/sw1.pem" >"$T/sni2.yaml"
+timeout 60 "$YB" run "$T/rc.ybc" --targets "$T/sni2.yaml" --fan-out -q >/dev/null 2>&1
+is "server-name sw1.lab verifies sw1; sw2 (verified as 127.0.0.1) fails: exit 1" "$?" 1
+stop_fleet
+is "... sw1 got its 10 requests over TLS, the others none" \
+    "$(dev sni "d['requests']['restconf']['total']")" "[10,0,0]"
+printf 'targets:\n  - name: sw1\n    restconf: http://127.0.0.1:1\n    tls: {server-name: sw1.lab}\n' >"$T/e.yaml"
+refused "server-name with a plain URL" "$T/e.yaml" \
+    "$T/e.yaml:2: target 'sw1': has TLS settings, but the URL it is sent to is not TLS (https://, grpcs://)"
+printf 'targets:\n  - name: sw1\n    restconf: https://127.0.0.1:1\n    tls: {server-name: "a b"}\n' >"$T/e.yaml"
+refused "server-name that is not a host name" "$T/e.yaml" \
+    "$T/e.yaml:4: key 'server-name' in target 'sw1': expected a host name (at most 255 bytes, no spaces, '/', ':', '@' or brackets)"
+
 # ---- experiment sessions --targets: an inventory of one target ------------------
 serve_fleet exp || { echo "Bail out! serve --devices did not start"; exit 1; }
 /usr/bin/python3 - "$T/exp.yaml" "$T/one.yaml" <<'EOF'
