@@ -3,6 +3,7 @@
 #include "report/compare.h"
 #include "report/threshold.h"
 #include "stats/recorder.h"
+#include "util/json_type.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -99,21 +100,6 @@ static size_t read_cb(void *buf, size_t len, void *ud)
     return n;
 }
 
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "something else";
-}
-
 /* The member key of object o, which must be of type want (JSON_REAL
  * accepts any number) — else NULL with err "PATH: KEY: expected ...". */
 static json_t *member(const char *path, const json_t *o, const char *prefix, const char *key,
@@ -129,7 +115,7 @@ static json_t *member(const char *path, const json_t *o, const char *prefix, con
     int ok = want == JSON_REAL ? json_is_number(v) : json_typeof(v) == want;
     if (!ok) {
         snprintf(err, errlen, "%s: %s%s: expected %s, found %s", path, prefix, key, what,
-                 type_name(v));
+                 yb_json_type_name(v));
         return NULL;
     }
     if (want == JSON_REAL && !(json_number_value(v) >= 0)) {
@@ -144,7 +130,7 @@ int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen
 {
     if (!json_is_object(j)) {
         snprintf(err, errlen, "%s: expected a JSON object (a yangblast report), found %s", path,
-                 type_name(j));
+                 yb_json_type_name(j));
         return -1;
     }
     json_t *schema = member(path, j, "", "schema", JSON_STRING, err, errlen);
@@ -190,7 +176,7 @@ int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen
     json_t *intr = json_object_get(j, "interrupted");
     if (intr && !json_is_boolean(intr)) {
         snprintf(err, errlen, "%s: interrupted: expected a boolean, found %s", path,
-                 type_name(intr));
+                 yb_json_type_name(intr));
         return -1;
     }
     return 0;

@@ -8,6 +8,7 @@
 #include "report/html.h"
 #include "engine/schedule.h"
 #include "report/svg.h"
+#include "util/json_type.h"
 #include "util/outfile.h"
 
 #include <errno.h>
@@ -56,20 +57,6 @@ static int bad(vctx *v, const char *key, const char *fmt, ...)
     return -1;
 }
 
-static const char *type_name(const json_t *x)
-{
-    switch (json_typeof(x)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
 static void join_key(char *out, size_t len, const char *path, const char *key)
 {
     snprintf(out, len, "%s%s%s", path, *path ? "." : "", key);
@@ -87,7 +74,7 @@ static int want_num(vctx *v, const json_t *o, const char *path, const char *key,
     if (!x || json_is_null(x))
         return required ? bad(v, full, "missing") : 0;
     if (!json_is_number(x))
-        return bad(v, full, "expected a number, got %s", type_name(x));
+        return bad(v, full, "expected a number, got %s", yb_json_type_name(x));
     double d = json_number_value(x);
     if (!isfinite(d) || d < 0 || d > MAX_FIGURE)
         return bad(v, full, "expected a number >= 0 (up to 1e19), got %g", d);
@@ -109,7 +96,7 @@ static int want(vctx *v, const json_t *o, const char *path, const char *key, jso
     if (!x || json_is_null(x))
         return required ? bad(v, full, "missing") : 0;
     if (json_typeof(x) != t)
-        return bad(v, full, "expected %s, got %s", NAME[t], type_name(x));
+        return bad(v, full, "expected %s, got %s", NAME[t], yb_json_type_name(x));
     *out = x;
     return 0;
 }
@@ -133,7 +120,7 @@ static int want_bool(vctx *v, const json_t *o, const char *path, const char *key
         return 0;
     join_key(full, sizeof full, path, key);
     if (!json_is_boolean(x))
-        return bad(v, full, "expected a boolean, got %s", type_name(x));
+        return bad(v, full, "expected a boolean, got %s", yb_json_type_name(x));
     *out = json_is_true(x);
     return 0;
 }
@@ -159,7 +146,7 @@ static int check_phase(vctx *v, const json_t *h, const char *key)
     json_t *curve;
     snprintf(path, sizeof path, "latency_us.%s", key);
     if (!json_is_object(h))
-        return bad(v, path, "expected an object, got %s", type_name(h));
+        return bad(v, path, "expected an object, got %s", yb_json_type_name(h));
     for (size_t i = 0; i < sizeof NUMS / sizeof NUMS[0]; i++)
         if (want_num(v, h, path, NUMS[i], 0, &d) < 0)
             return -1;
@@ -192,7 +179,7 @@ static int check_intervals(vctx *v, const json_t *a)
         char path[64];
         snprintf(path, sizeof path, "intervals[%zu]", i);
         if (!json_is_object(e))
-            return bad(v, path, "expected an object, got %s", type_name(e));
+            return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
         if (want_num(v, e, path, "t_s", 1, &d) < 0)
             return -1;
         for (size_t k = 0; k < sizeof NUMS / sizeof NUMS[0]; k++)
@@ -215,7 +202,7 @@ static int check_errors(vctx *v, const json_t *o)
         char path[64];
         snprintf(path, sizeof path, "errors.reasons[%zu]", i);
         if (!json_is_object(e))
-            return bad(v, path, "expected an object, got %s", type_name(e));
+            return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
         if (want_str(v, e, path, "class", &s) < 0 || want_str(v, e, path, "reason", &s) < 0 ||
             want_num(v, e, path, "count", 0, &d) < 0 || want_num(v, e, path, "first_s", 0, &d) < 0)
             return -1;
@@ -236,7 +223,7 @@ static int check_thresholds(vctx *v, const json_t *a)
         char path[64];
         snprintf(path, sizeof path, "thresholds[%zu]", i);
         if (!json_is_object(e))
-            return bad(v, path, "expected an object, got %s", type_name(e));
+            return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
         if (want_str(v, e, path, "expr", &str) < 0 || want_str(v, e, path, "metric", &str) < 0 ||
             want_str(v, e, path, "op", &str) < 0 || want_str(v, e, path, "unit", &str) < 0 ||
             want_str(v, e, path, "note", &str) < 0 || want_bool(v, e, path, "pass", &b) < 0 ||
@@ -261,18 +248,18 @@ static int check_breakdown(vctx *v, const json_t *j, const char *key)
             char path[64];
             snprintf(path, sizeof path, "%s[%zu]", key, i);
             if (!json_is_object(e))
-                return bad(v, path, "expected an object, got %s", type_name(e));
+                return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
         }
         return 0;
     }
     if (!json_is_object(x))
-        return bad(v, key, "expected an array or an object, got %s", type_name(x));
+        return bad(v, key, "expected an array or an object, got %s", yb_json_type_name(x));
     const char *k;
     json_object_foreach(x, k, e)
         if (!json_is_object(e)) {
             char path[200];
             snprintf(path, sizeof path, "%s.%s", key, k);
-            return bad(v, path, "expected an object, got %s", type_name(e));
+            return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
         }
     return 0;
 }
@@ -291,7 +278,7 @@ static int check_run(vctx *v, json_t *j, run_view *r)
     snprintf(r->where, sizeof r->where, "%s", v->where);
     r->j = j;
     if (!json_is_object(j))
-        return bad(v, "(report)", "expected an object, got %s", type_name(j));
+        return bad(v, "(report)", "expected an object, got %s", yb_json_type_name(j));
     if (want_str(v, j, "", "schema", &s) < 0)
         return -1;
     if (!s || strcmp(s, "yangblast-report/1"))
@@ -408,7 +395,7 @@ static int index_docs(json_t *const *docs, const char *const *names, size_t n, r
         json_t *schema = json_object_get(docs[d], "schema");
         const char *s = json_string_value(schema);
         if (!json_is_object(docs[d])) {
-            bad(&v, "(document)", "expected a JSON object, got %s", type_name(docs[d]));
+            bad(&v, "(document)", "expected a JSON object, got %s", yb_json_type_name(docs[d]));
             goto fail;
         }
         if (s && !strcmp(s, "yangblast-experiment/1")) {

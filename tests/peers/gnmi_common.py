@@ -165,7 +165,8 @@ def under(s, root):
     return s == root or s.startswith(root + "/")
 
 
-def _varint(n):
+def varint(n):
+    """Protobuf base-128 varint of n >= 0."""
     out = bytearray()
     while True:
         b = n & 0x7f
@@ -183,16 +184,16 @@ def deep_typed_value(depth):
     Built from the inside out with the headers collected, so it takes linear time."""
     heads, size = [], 0
     for _ in range(depth):
-        h1 = b"\x0a" + _varint(size)          # ScalarArray.element (TypedValue)
+        h1 = b"\x0a" + varint(size)          # ScalarArray.element (TypedValue)
         size += len(h1)
-        h2 = b"\x42" + _varint(size)          # TypedValue.leaflist_val (ScalarArray)
+        h2 = b"\x42" + varint(size)          # TypedValue.leaflist_val (ScalarArray)
         size += len(h2)
         heads.append(h2 + h1)
     return b"".join(reversed(heads))
 
 
 def _field(num, payload):
-    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 
 def deep_update(depth):

@@ -58,17 +58,7 @@ import h2.events
 import h2.exceptions
 import hyperframe.frame
 
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+from gnmi_common import varint
 
 
 def grpc_frame(msg):
