@@ -2,7 +2,7 @@
 ## engine.c (the run) -> plan.c (who does what) -> worker.c (the loop)
 ##   -> schedule.c (when), source.c (which request), pool.c (on which session)
 libyangblast_a_SOURCES += \
-	src/engine/engine.h src/engine/engine.c src/engine/target.c \
+	src/engine/engine.h src/engine/engine.c src/engine/target.c src/engine/target.h \
 	src/engine/plan.c src/engine/plan.h \
 	src/engine/worker.c src/engine/worker.h \
 	src/engine/schedule.c src/engine/schedule.h \
