@@ -21,6 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Points of run.target_rate_curve: a ramp or steps sampled finely enough
+ * for a plot 200 points wide. */
+#define RATE_CURVE_POINTS 200
+
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -367,6 +371,22 @@ int yb_cmd_run(int argc, char **argv)
     }
     char load_desc[64];
     snprintf(load_desc, sizeof load_desc, "original timing x%g", o.speed);
+    /* The target rate over the run for the reports (run.target_rate_curve):
+     * the schedule is sampled here, where it is known, over the run or the
+     * schedule's own length, whichever is longer. */
+    double curve[2 * RATE_CURVE_POINTS];
+    size_t n_curve = 0;
+    if (!o.timing_original && o.sched.kind > YB_SCHED_RATE) {
+        double d = rec.run_end > rec.run_start ? (double)(rec.run_end - rec.run_start) / 1e9 : 0;
+        double len = (double)yb_sched_length(&o.sched) / 1e9;
+        d = len > d ? len : d;
+        d = d > 0 ? d : 1;
+        for (; n_curve < RATE_CURVE_POINTS; n_curve++) {
+            double t = d * (double)n_curve / (RATE_CURVE_POINTS - 1);
+            curve[2 * n_curve] = t;
+            curve[2 * n_curve + 1] = yb_sched_rate_at(&o.sched, (uint64_t)(t * 1e9));
+        }
+    }
     yb_run_info info = {
         .corpus = o.corpus_path,
         .target = target,
@@ -389,6 +409,8 @@ int yb_cmd_run(int argc, char **argv)
         .planned_duration_s = (double)o.duration_ns / 1e9,
         .planned_requests = o.requests,
         .accept = &o.codec.accept,
+        .rate_curve = n_curve ? curve : NULL,
+        .n_rate_curve = n_curve,
     };
     for (size_t i = 0; i < n_scopes; i++)
         scopes[i].rec = multi ? &fleet.rec[i / 2] : &rec;

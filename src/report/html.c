@@ -6,7 +6,6 @@
  * per-target / per-workload / per-operation tables a report carries. */
 #include "config.h"
 #include "report/html.h"
-#include "engine/schedule.h"
 #include "report/svg.h"
 #include "util/json_type.h"
 #include "util/outfile.h"
@@ -32,6 +31,7 @@ typedef struct {
     char where[32];     /* key prefix inside the file ("runs[2]." or "") */
     char label[200];
     json_t *j, *run, *summary, *latency, *intervals, *errors;
+    json_t *rate_curve; /* run.target_rate_curve, or NULL */
     double ok, completed, nerr, duration, rate, mbps, data_bytes, rate_target;
     const char *protocol, *sessions, *load, *unit;
     int resume, interrupted;
@@ -289,8 +289,21 @@ static int check_run(vctx *v, json_t *j, run_view *r)
         want_str(v, r->run, "run", "load", &r->load) < 0 ||
         want_str(v, r->run, "run", "unit", &r->unit) < 0 ||
         want_bool(v, r->run, "run", "tls_resume", &r->resume) < 0 ||
-        want_num(v, r->run, "run", "rate_target_per_s", 0, &r->rate_target) < 0)
+        want_num(v, r->run, "run", "rate_target_per_s", 0, &r->rate_target) < 0 ||
+        want(v, r->run, "run", "target_rate_curve", JSON_ARRAY, 0, &r->rate_curve) < 0)
         return -1;
+    for (size_t i = 0; r->rate_curve && i < json_array_size(r->rate_curve); i++) {
+        const json_t *pt = json_array_get(r->rate_curve, i);
+        char key[64];
+        snprintf(key, sizeof key, "target_rate_curve[%zu]", i);
+        if (!json_is_array(pt) || json_array_size(pt) != 2 ||
+            !json_is_number(json_array_get(pt, 0)) || !json_is_number(json_array_get(pt, 1)))
+            return bad(v, key, "expected [seconds, requests/s]");
+        double t = json_number_value(json_array_get(pt, 0));
+        double q = json_number_value(json_array_get(pt, 1));
+        if (!(t >= 0 && t <= MAX_FIGURE && q >= 0 && q <= MAX_FIGURE))
+            return bad(v, key, "expected [seconds, requests/s] within 0..%g", MAX_FIGURE);
+    }
     if (want(v, j, "", "summary", JSON_OBJECT, 1, &r->summary) < 0 ||
         want_num(v, r->summary, "summary", "requests_ok", 1, &r->ok) < 0 ||
         want_num(v, r->summary, "summary", "requests_completed", 1, &r->completed) < 0 ||
@@ -823,28 +836,26 @@ static double max_of(const double *v, size_t n)
 }
 
 /* The target rate of an open loop at sample points over the run: the
- * fixed rate, or the load model (run.load: a ramp or steps) evaluated
- * with the schedule's own arithmetic.  Returns the point count (0 for a
- * closed loop or a load model that is not a rate). */
+ * fixed rate, or the load model's curve as the run recorded it
+ * (run.target_rate_curve), up to t_end.  Returns the point count (0 for a
+ * closed loop, or when the report has no curve). */
 static size_t target_rate(const run_view *r, double t_end, double *x, double *y, size_t cap)
 {
-    yb_schedule sc;
-    char err[256];
-    memset(&sc, 0, sizeof sc);
-    if (r->rate_target > 0) {
-        sc.kind = YB_SCHED_RATE;
-        sc.rate = r->rate_target;
-    } else if (!r->load || yb_sched_parse(r->load, &sc, err, sizeof err) < 0) {
-        return 0;
-    }
     if (t_end <= 0)
         t_end = 1;
-    if (t_end > 1e9)
-        return 0; /* 30 years: not a run, and beyond the schedule's ns clock */
-    size_t n = cap;
-    for (size_t i = 0; i < n; i++) {
-        x[i] = t_end * (double)i / (double)(n - 1);
-        y[i] = yb_sched_rate_at(&sc, (uint64_t)(x[i] * 1e9));
+    if (r->rate_target > 0) {
+        x[0] = 0, y[0] = r->rate_target;
+        x[1] = t_end, y[1] = r->rate_target;
+        return 2;
+    }
+    size_t n = 0, m = r->rate_curve ? json_array_size(r->rate_curve) : 0;
+    for (size_t i = 0; i < m && n < cap; i++) {
+        const json_t *pt = json_array_get(r->rate_curve, i);
+        double t = json_number_value(json_array_get(pt, 0));
+        if (t > t_end)
+            break;
+        x[n] = t;
+        y[n++] = json_number_value(json_array_get(pt, 1));
     }
     return n;
 }

@@ -588,6 +588,15 @@ static json_t *json_run(const yb_run_info *info, int *bad)
     put(o, "unit", jstr(info ? info->unit : NULL), bad);
     put(o, "max_errors", juint(info ? info->max_errors : 0), bad);
     put(o, "load", jstr(info ? info->load : NULL), bad);
+    if (info && info->rate_curve && info->n_rate_curve) {
+        json_t *c = json_array();
+        for (size_t i = 0; c && i < info->n_rate_curve; i++) {
+            json_t *pt = json_pack("[ff]", info->rate_curve[2 * i], info->rate_curve[2 * i + 1]);
+            if (!pt || json_array_append_new(c, pt) < 0)
+                *bad = 1;
+        }
+        put(o, "target_rate_curve", c, bad);
+    }
     put(o, "planned_duration_s",
         info && info->planned_duration_s > 0 ? json_real(info->planned_duration_s) : json_null(),
         bad);

@@ -28,6 +28,14 @@ typedef struct {
     double planned_duration_s;  /* -D; 0 = none given */
     uint64_t planned_requests;  /* -n; 0 = none given (one pass, or -D) */
     const yb_accept *accept;    /* which replies succeeded (NULL = the default) */
+    /* An open loop's load model (ramp, steps) sampled by whoever knows the
+     * schedule: n_rate_curve points, rate_curve[2i] = seconds since the
+     * start, rate_curve[2i + 1] = requests/s due then.  NULL/0 = none (a
+     * closed loop, a fixed rate, original timing).  Written to the JSON as
+     * run.target_rate_curve, so renderers draw the target without knowing
+     * the engine's schedule. */
+    const double *rate_curve;
+    size_t n_rate_curve;
 } yb_run_info;
 
 /* The instrument's check on itself.  Open loop: send lateness has two
