@@ -172,15 +172,17 @@ static int out_close(out *o, char *err, size_t errlen)
 static const char *const LOG_FIELDS[] = {
     "record", "workload", "target", "worker", "session",
     "t_due_ns", "t_start_ns", "t_sent_ns", "t_first_byte_ns", "t_done_ns",
-    "e2e_ns", "service_ns", "lateness_ns", "connect_ns", "tls_ns", "h2_ns", "write_ns", "ttfb_ns",
+    "e2e_ns", "service_ns", "lateness_ns", "gen_late_ns", "session_wait_ns", "connect_ns", "tls_ns", "h2_ns", "write_ns", "ttfb_ns",
     "bytes_out", "bytes_in", "status", "grpc_status", "notifications", "updates", "error",
     "reason",
 };
 #define N_LOG_FIELDS (sizeof LOG_FIELDS / sizeof LOG_FIELDS[0])
 
 /* The phases of the log, in LOG_FIELDS order. */
-static const yb_hist_id LOG_PHASES[] = {YB_H_E2E, YB_H_SERVICE, YB_H_LATENESS, YB_H_CONNECT,
-                                        YB_H_TLS, YB_H_H2, YB_H_WRITE, YB_H_TTFB};
+static const yb_hist_id LOG_PHASES[] = {YB_H_E2E,      YB_H_SERVICE,      YB_H_LATENESS,
+                                        YB_H_GEN_LATE, YB_H_SESSION_WAIT, YB_H_CONNECT,
+                                        YB_H_TLS,      YB_H_H2,           YB_H_WRITE,
+                                        YB_H_TTFB};
 
 /* A growing line with a cap: appends never overrun, a line that would
  * is cut (it cannot be: LINE_MAX covers every field at its widest). */

@@ -22,7 +22,7 @@ import csv, json, sys
 path, fmt = sys.argv[1], sys.argv[2]
 FIELDS = ["record", "workload", "target", "worker", "session", "t_due_ns", "t_start_ns",
           "t_sent_ns", "t_first_byte_ns", "t_done_ns", "e2e_ns", "service_ns", "lateness_ns",
-          "connect_ns", "tls_ns", "h2_ns", "write_ns", "ttfb_ns", "bytes_out", "bytes_in",
+          "gen_late_ns", "session_wait_ns", "connect_ns", "tls_ns", "h2_ns", "write_ns", "ttfb_ns", "bytes_out", "bytes_in",
           "status", "grpc_status", "notifications", "updates", "error", "reason"]
 data = open(path, newline="").read()
 if data and not data.endswith("\n"):
@@ -50,6 +50,11 @@ for d in recs:
             sys.exit("times out of order: %r" % d)
         if d["e2e_ns"] != t[4] - t[0] or d["service_ns"] != t[4] - t[1]:
             sys.exit("phases do not match the times: %r" % d)
+        # lateness (due -> start) is the generator's part plus the wait for a
+        # session; each part is recorded rounded to its own floor, so allow 2 ns
+        if d["gen_late_ns"] is None or d["session_wait_ns"] is None or \
+                abs(d["lateness_ns"] - d["gen_late_ns"] - d["session_wait_ns"]) > 2:
+            sys.exit("lateness parts do not add up: %r" % d)
         if not (d["status"] and d["session"] and d["bytes_out"] > 0):
             sys.exit("status/session/bytes missing: %r" % d)
         ok += 1
