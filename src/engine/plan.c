@@ -58,6 +58,7 @@ void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
         s->budget = UINT64_MAX;
         s->cycle = o->duration_ns > 0 || sched_len > 0;
     }
+    s->start_ns = o->start_ns;
     if (o->duration_ns)
         s->run_ns = o->duration_ns;
     else if (sched_len && !o->requests)

@@ -7,8 +7,11 @@
  * budget, and every workers-th due time of the pair's schedule.
  *
  * A plan holds one pair (the options of `run`) or several (a fleet, a
- * routed mixed corpus: src/cli/fleet.c); each pair gets `workers` workers
- * of its own.  Pure arithmetic over the options: no I/O, no clocks. */
+ * routed mixed corpus: src/cli/fleet.c; the workloads of a plan file:
+ * src/cli/plan.c); each pair gets `workers` workers of its own.  A pair
+ * may start later than the run (start_ns) and stop before it ends
+ * (duration_ns); the run ends when every pair is done.  Pure arithmetic
+ * over the options: no I/O, no clocks. */
 #ifndef YB_PLAN_H
 #define YB_PLAN_H
 
@@ -40,7 +43,9 @@ typedef struct {
     yb_sess_policy policy;
     int tls_resume;          /* per-request sessions resume TLS */
     uint64_t requests;       /* total requests; 0 = one pass over the corpus */
-    uint64_t duration_ns;    /* stop issuing after this; 0 = none */
+    uint64_t start_ns;       /* start offset: the workload idles this long after
+                              * the run's start (a plan's workloads start apart) */
+    uint64_t duration_ns;    /* stop issuing this long after its start; 0 = none */
     uint64_t timeout_ns;     /* per request (and connect); 0 = none */
     uint64_t cache_bytes;    /* prepared-request cache per worker */
     yb_tls_client_opts tls;
@@ -100,7 +105,10 @@ typedef struct {
     uint64_t budget;          /* requests to issue; UINT64_MAX = until the end */
     int cycle;                /* wrap around the corpus share */
     int open_loop;            /* due times from the schedule or the recording */
-    uint64_t run_ns;          /* stop issuing this long after the start; 0 = none */
+    uint64_t start_ns;        /* its first request no earlier than this after the
+                               * run's start (the workload's start offset) */
+    uint64_t run_ns;          /* stop issuing this long after its own start
+                               * (start_ns); 0 = none */
     uint64_t max_wait;        /* requests allowed to wait for a session */
 } yb_share;
 

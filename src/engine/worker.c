@@ -37,6 +37,8 @@ struct yb_worker {
     uv_loop_t loop;
     uv_timer_t tick;
     uint64_t tick_ns;
+    uv_timer_t begin;    /* closed loop: wakes it at its start offset */
+    int idle;            /* closed loop: before its start offset */
     yb_source *src;
     yb_recorder rec;
     yb_mem_budget mem;   /* response bytes its codecs may keep */
@@ -53,7 +55,7 @@ struct yb_worker {
     uv_poll_t tpoll;
     uint64_t next_k;     /* this worker's next request index */
     uint64_t next_due;   /* absolute due time of request next_k */
-    uint64_t start;
+    uint64_t start;      /* its own start: the run's + the pair's offset */
     yb_exchange *next_x; /* --timing original: the next request, read ahead */
     uint64_t pass_offset;/* --timing original: added to recorded times per pass */
     uint64_t last_ts, last_pass;
@@ -199,7 +201,7 @@ static yb_exchange *take_request(worker *w, uint64_t due)
 /* Closed loop: issues requests while there are free slots. */
 static void fill(worker *w)
 {
-    while (!w->exhausted && !w->grace_end && w->outstanding < w->share.slots) {
+    while (!w->idle && !w->exhausted && !w->grace_end && w->outstanding < w->share.slots) {
         yb_exchange *x = take_request(w, 0);
         if (!x)
             break;
@@ -438,6 +440,8 @@ static void teardown(worker *w)
     yb_pool_close_all(w->pool);
     uv_timer_stop(&w->tick);
     uv_close((uv_handle_t *)&w->tick, close_cb_noop);
+    uv_timer_stop(&w->begin);
+    uv_close((uv_handle_t *)&w->begin, close_cb_noop);
     if (w->share.open_loop) {
         uv_poll_stop(&w->tpoll);
         uv_close((uv_handle_t *)&w->tpoll, close_cb_noop);
@@ -466,6 +470,22 @@ static uint64_t invol_switches(void)
     return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
 }
 
+/* Closed loop: its start offset has come (a uv timer counts whole
+ * milliseconds of a cached clock, so it is checked against the real one). */
+static void on_begin(uv_timer_t *t)
+{
+    worker *w = t->data;
+    uint64_t now = uv_hrtime();
+    if (w->finished)
+        return;
+    if (now < w->start) {
+        uv_timer_start(&w->begin, on_begin, 1, 0);
+        return;
+    }
+    w->idle = 0;
+    pump(w);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -483,8 +503,13 @@ static void *worker_main(void *arg)
     if (w->share.open_loop) {
         w->next_due = due_of(w, 0);
         uv_poll_start(&w->tpoll, UV_READABLE, on_due);
-        issue_due(w);
+        issue_due(w); /* the first due time is its start */
     } else {
+        uint64_t now = uv_hrtime();
+        if (now < w->start) { /* idles until its start offset */
+            w->idle = 1;
+            uv_timer_start(&w->begin, on_begin, (w->start - now) / 1000000 + 1, 0);
+        }
         pump(w);
     }
     uv_run(&w->loop, UV_RUN_DEFAULT);
@@ -618,6 +643,8 @@ static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, 
     w->loop.data = w;
     uv_timer_init(&w->loop, &w->tick);
     w->tick.data = w;
+    uv_timer_init(&w->loop, &w->begin);
+    w->begin.data = w;
     if (w->share.open_loop) {
         w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         if (w->tfd < 0 || uv_poll_init(&w->loop, &w->tpoll, w->tfd) < 0) {
@@ -652,10 +679,10 @@ void yb_worker_set_lane(yb_worker *w, yb_stream_lane *lane)
 
 void yb_worker_set_start(yb_worker *w, uint64_t start)
 {
-    w->rec.run_start = start;
-    w->start = start;
+    w->rec.run_start = start; /* the run's: one clock for every pair's seconds */
+    w->start = start + w->share.start_ns;
     if (w->share.run_ns)
-        w->deadline = start + w->share.run_ns;
+        w->deadline = w->start + w->share.run_ns;
 }
 
 int yb_worker_start(yb_worker *w)

@@ -36,8 +36,10 @@ typedef struct {
  * Returns the worker, or NULL with a message in err. */
 yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live, char *err,
                          size_t errlen);
-/* Sets the run's start (uv_hrtime), from which due times, deadlines and
- * intervals count.  Called once, before yb_worker_start. */
+/* Sets the run's start (uv_hrtime), from which intervals count; the
+ * pair's due times and deadline count from it plus the pair's start offset
+ * (yb_share.start_ns), before which the worker issues nothing.  Called
+ * once, before yb_worker_start. */
 void yb_worker_set_start(yb_worker *w, uint64_t start);
 /* Gives the worker its lane of the run's streamed outputs (per-request
  * log, sealed seconds; report/stream.h).  Called at most once, before

@@ -157,6 +157,25 @@ static void test_one_pass_or_duration(void **st)
     assert_int_equal(s.run_ns, 2 * SEC);
 }
 
+/* A plan's workload that starts late: the offset is its own, and its run
+ * length counts from it, not from the run's start. */
+static void test_start_offset(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(2, 2);
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    yb_share s;
+    yb_plan_share(&p, 0, 1, &s);
+    assert_int_equal(s.start_ns, 0);
+    o.start_ns = 30 * SEC;
+    o.duration_ns = 10 * SEC;
+    yb_plan_share(&p, 0, 1, &s);
+    assert_int_equal(s.start_ns, 30 * SEC);
+    assert_int_equal(s.run_ns, 10 * SEC);
+    assert_true(s.cycle);
+}
+
 static void test_schedule_length(void **st)
 {
     (void)st;
@@ -206,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_per_request_and_original),
         cmocka_unit_test(test_budget_adds_up),
         cmocka_unit_test(test_one_pass_or_duration),
+        cmocka_unit_test(test_start_offset),
         cmocka_unit_test(test_schedule_length),
         cmocka_unit_test(test_timing_original_is_open_loop),
     };
