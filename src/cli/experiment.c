@@ -362,6 +362,7 @@ int yb_cmd_experiment(int argc, char **argv)
                                     .interrupted = stop_flag == SIGINT ? "SIGINT"
                                                    : stop_flag ? "SIGTERM" : NULL,
                                     .planned_requests = counts[k],
+                                    .accept = &o.codec.accept,
                                     .cpu_user_s = cu, .cpu_sys_s = cs};
                 json_t *j = yb_report_json(rec, &info);
                 if (ths) {

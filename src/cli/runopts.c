@@ -99,11 +99,11 @@ static const opt_def OPTS[] = {
     {NULL, "header", 'H', required_argument, BOTH, "-H, --header 'K: V'",
      "add a header to every request (repeatable); Host\nsets Host / :authority, User-Agent "
      "replaces ours"},
-    {"Outcomes:", "accept", YB_RO_ACCEPT, required_argument, RUN, "    --accept LIST",
+    {"Outcomes:", "accept", YB_RO_ACCEPT, required_argument, BOTH, "    --accept LIST",
      "HTTP statuses that succeed besides those below\n400 (e.g. 409,404; repeatable)"},
-    {NULL, "accept-grpc", YB_RO_ACCEPT_GRPC, required_argument, RUN, "    --accept-grpc LIST",
+    {NULL, "accept-grpc", YB_RO_ACCEPT_GRPC, required_argument, BOTH, "    --accept-grpc LIST",
      "gRPC codes that succeed besides 0 OK (e.g. 6)"},
-    {NULL, "expect", YB_RO_EXPECT, required_argument, RUN, "    --expect original",
+    {NULL, "expect", YB_RO_EXPECT, required_argument, BOTH, "    --expect original",
      "a record's recorded status is the one expected:\nanother is an 'unexpected' error "
      "(accepted\nstatuses pass; records without one: as above)"},
     {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH, "    --timeout D",

@@ -109,6 +109,21 @@ like "... with the reason naming both codes" "$(reasons gorig)" \
     '^\[\["unexpected","expected grpc 0 OK, got grpc 6 ALREADY_EXISTS[^"]*",5\]\]$'
 yb_serve_stop
 
+# ---- experiment takes the same outcome options ----------------------------------
+yb_serve "$T/s4.out" --restconf 127.0.0.1:0 --gnmi off || exit 1
+timeout 120 "$YB" experiment sessions -q --restconf "$RURL" --restconf-corpus "$T/post.ybc" -n 20 \
+    --json "$T/exp1.json" >"$T/exp1.out" 2>&1
+is "experiment without --accept: a create corpus fails its second pass (exit 1)" "$?" 1
+yb_serve_stop
+yb_serve "$T/s5.out" --restconf 127.0.0.1:0 --gnmi off || exit 1
+timeout 120 "$YB" experiment sessions -q --restconf "$RURL" --restconf-corpus "$T/post.ybc" -n 20 \
+    --accept 409 --json "$T/exp2.json" >"$T/exp2.out" 2>&1
+is "experiment --accept 409: exit 0" "$?" 0
+is "experiment --accept 409: every run 20 ok, 409s still counted, the rule in each run's JSON" \
+    "$(jget "$T/exp2.json" '[[x["summary"]["requests_ok"], x["status"].get("409"), x["run"]["accept"]["http"]] for x in r["runs"]]')" \
+    '[[20,10,[409]],[20,20,[409]]]'
+yb_serve_stop
+
 # ---- bad values: exit 2, nothing sent -------------------------------------------
 for v in 99 1000 "" "409," "4x9" "409,,404" "-409" " 409"; do
     check_rc "--accept '$v': exit 2" 2 "$YB" run -q "$T/post.ybc" --target http://127.0.0.1:9 --accept "$v"
