@@ -1,14 +1,15 @@
 /* The inventory parser (see inventory.h and yangblast-inventory(5)).
  *
  * Two passes: libyaml's event stream is built into a small tree of nodes
- * (every cap enforced while building: aliases refused, depth, node count,
- * scalar length), then the tree is walked against the schema of one of the
+ * (util/yamltree.h; every cap enforced while building: aliases refused,
+ * depth, node count, scalar length), then the tree is walked against the schema of one of the
  * two shapes.  The tree keeps the line of every node, so each message can
  * name file, line and key. */
 #include "config.h"
 #include "engine/inventory.h"
 #include "engine/target.h"
 #include "util/util.h"
+#include "util/yamltree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,47 +20,20 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #define MAX_LIST 64 /* aliases and labels per target */
 
-/* ---- the tree ------------------------------------------------------------ */
+/* ---- the tree (util/yamltree.h) ------------------------------------------ */
 
-typedef enum { N_SCALAR, N_MAP, N_SEQ } ntype;
+typedef yb_ynode node;
+#define N_SCALAR YB_YN_SCALAR
+#define N_MAP YB_YN_MAP
+#define N_SEQ YB_YN_SEQ
+#define is_null yb_ynode_is_null
+#define get yb_ynode_get
 
-typedef struct node {
-    ntype type;
-    unsigned line;       /* 1-based */
-    int plain;           /* scalar written without quotes (null is plain) */
-    char *s;             /* scalar text, NUL-terminated */
-    struct node **kid;   /* MAP: key, value, key, value...; SEQ: items */
-    size_t n, cap;
-} node;
-
-static void node_free(node *n)
-{
-    if (!n)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        node_free(n->kid[i]);
-    free(n->kid);
-    free(n->s);
-    free(n);
-}
-
-static int add_kid(node *p, node *k)
-{
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 8;
-        node **kid = realloc(p->kid, cap * sizeof *kid);
-        if (!kid)
-            return -1;
-        p->kid = kid;
-        p->cap = cap;
-    }
-    p->kid[p->n++] = k;
-    return 0;
-}
+static const yb_ytree_limits LIMITS = {"an inventory", YB_INV_MAX_BYTES, YB_INV_MAX_DEPTH,
+                                       YB_INV_MAX_NODES, YB_INV_MAX_SCALAR};
 
 typedef struct {
     const char *file;
@@ -82,125 +56,7 @@ static int ferr(ctx *c, unsigned line, const char *fmt, ...)
     return -1;
 }
 
-/* Builds the tree of the first document in buf.  Returns 0 and *root (a
- * MAP, SEQ or SCALAR; NULL for an empty document), or -1 with err set. */
-static int build(ctx *c, const uint8_t *buf, size_t len, node **root)
-{
-    yaml_parser_t p;
-    yaml_event_t ev;
-    node *stack[YB_INV_MAX_DEPTH + 1];
-    size_t depth = 0, nodes = 0;
-    int rc = -1, done = 0, docs = 0;
-    *root = NULL;
-    if (!yaml_parser_initialize(&p))
-        return ferr(c, 1, "out of memory");
-    yaml_parser_set_input_string(&p, buf, len);
-    while (!done) {
-        if (!yaml_parser_parse(&p, &ev)) {
-            ferr(c, (unsigned)p.problem_mark.line + 1, "YAML syntax error: %s%s%s",
-                 p.problem ? p.problem : "unreadable", p.context ? " " : "",
-                 p.context ? p.context : "");
-            goto out;
-        }
-        unsigned line = (unsigned)ev.start_mark.line + 1;
-        node *n = NULL;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = 1;
-            break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++docs > 1) { /* never read only part of a file */
-                ferr(c, line, "a second YAML document: an inventory is one document");
-                yaml_event_delete(&ev);
-                goto out;
-            }
-            break;
-        case YAML_ALIAS_EVENT:
-            /* an alias can repeat a subtree exponentially (a "billion
-             * laughs" bomb): an inventory has no use for them */
-            ferr(c, line, "YAML aliases (*%s) are not accepted in an inventory",
-                 ev.data.alias.anchor ? (const char *)ev.data.alias.anchor : "");
-            yaml_event_delete(&ev);
-            goto out;
-        case YAML_SCALAR_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT:
-            if (++nodes > YB_INV_MAX_NODES) {
-                ferr(c, line, "more than %u YAML nodes", YB_INV_MAX_NODES);
-                yaml_event_delete(&ev);
-                goto out;
-            }
-            n = calloc(1, sizeof *n);
-            if (!n) {
-                ferr(c, line, "out of memory");
-                yaml_event_delete(&ev);
-                goto out;
-            }
-            n->line = line;
-            if (ev.type == YAML_SCALAR_EVENT) {
-                size_t l = ev.data.scalar.length;
-                n->type = N_SCALAR;
-                n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-                if (l > YB_INV_MAX_SCALAR || memchr(ev.data.scalar.value, 0, l)) {
-                    ferr(c, line, "a value longer than %u bytes or with a NUL byte",
-                         YB_INV_MAX_SCALAR);
-                    free(n);
-                    yaml_event_delete(&ev);
-                    goto out;
-                }
-                n->s = strndup((const char *)ev.data.scalar.value, l);
-            } else {
-                n->type = ev.type == YAML_MAPPING_START_EVENT ? N_MAP : N_SEQ;
-                n->s = strdup("");
-            }
-            if (!n->s || (depth && add_kid(stack[depth - 1], n) < 0)) {
-                ferr(c, line, "out of memory");
-                node_free(n);
-                yaml_event_delete(&ev);
-                goto out;
-            }
-            if (!depth && !*root)
-                *root = n;
-            else if (!depth) { /* cannot happen within one document */
-                node_free(n);
-                break;
-            }
-            if (n->type != N_SCALAR) {
-                if (depth == YB_INV_MAX_DEPTH) {
-                    ferr(c, line, "nested deeper than %u levels", YB_INV_MAX_DEPTH);
-                    yaml_event_delete(&ev);
-                    goto out;
-                }
-                stack[depth++] = n;
-            }
-            break;
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            if (depth)
-                depth--;
-            break;
-        default:
-            break;
-        }
-        yaml_event_delete(&ev);
-    }
-    rc = 0;
-out:
-    yaml_parser_delete(&p);
-    if (rc < 0) {
-        node_free(*root);
-        *root = NULL;
-    }
-    return rc;
-}
-
 /* ---- scalars -------------------------------------------------------------- */
-
-static int is_null(const node *v)
-{
-    return v->type == N_SCALAR && v->plain &&
-           (!v->s[0] || !strcmp(v->s, "~") || !strcasecmp(v->s, "null"));
-}
 
 /* What a message calls the place being read: "in target 'sw1'". */
 typedef struct {
@@ -700,14 +556,6 @@ static int finish(ctx *c, entry *e, const node *m)
 
 /* ---- the two shapes --------------------------------------------------------- */
 
-static const node *get(const node *m, const char *key)
-{
-    for (size_t i = 0; i + 1 < m->n; i += 2)
-        if (m->kid[i]->type == N_SCALAR && !strcmp(m->kid[i]->s, key))
-            return m->kid[i + 1];
-    return NULL;
-}
-
 /* Adds e (moved) to inv after the duplicate checks over names and aliases. */
 static int add_target(ctx *c, yb_inventory *inv, entry *e)
 {
@@ -887,9 +735,7 @@ int yb_inventory_parse(const char *name, const uint8_t *buf, size_t len, yb_inve
     node *root = NULL;
     int rc = -1;
     memset(inv, 0, sizeof *inv);
-    if (len > YB_INV_MAX_BYTES)
-        return ferr(&c, 1, "larger than %u bytes", YB_INV_MAX_BYTES);
-    if (build(&c, buf, len, &root) < 0)
+    if (yb_ytree_parse(name, buf, len, &LIMITS, &root, err, errlen) < 0)
         return -1;
     const node *ts = root && root->type == N_MAP ? get(root, "targets") : NULL;
     if (!ts) {
@@ -908,7 +754,7 @@ int yb_inventory_parse(const char *name, const uint8_t *buf, size_t len, yb_inve
     }
     rc = ts->type == N_SEQ ? native(&c, root, inv) : gnmic(&c, root, inv);
 out:
-    node_free(root);
+    yb_ynode_free(root);
     if (rc < 0)
         yb_inventory_free(inv);
     return rc;
@@ -916,52 +762,12 @@ out:
 
 int yb_inventory_load(const char *path, yb_inventory *inv, char *err, size_t errlen)
 {
+    uint8_t *buf;
+    size_t len;
     memset(inv, 0, sizeof *inv);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        int e = fd < 0 ? errno : EINVAL;
-        if (fd >= 0)
-            close(fd);
-        snprintf(err, errlen, "%s: cannot read: %s", path,
-                 e == EINVAL ? "not a regular file" : strerror(e));
+    if (yb_ytree_read_file(path, YB_INV_MAX_BYTES, &buf, &len, err, errlen) < 0)
         return -1;
-    }
-    if ((uint64_t)st.st_size > YB_INV_MAX_BYTES) {
-        close(fd);
-        snprintf(err, errlen, "%s:1: larger than %u bytes", path, YB_INV_MAX_BYTES);
-        return -1;
-    }
-    /* read one byte past the size seen: a file that grew is caught too */
-    size_t cap = (size_t)st.st_size + 1, len = 0;
-    uint8_t *buf = malloc(cap);
-    if (!buf) {
-        close(fd);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    while (len < cap) {
-        ssize_t r = read(fd, buf + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-            close(fd);
-            free(buf);
-            return -1;
-        }
-        if (!r)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    int rc;
-    if (len == cap) {
-        snprintf(err, errlen, "%s: changed while being read", path);
-        rc = -1;
-    } else {
-        rc = yb_inventory_parse(path, buf, len, inv, err, errlen);
-    }
+    int rc = yb_inventory_parse(path, buf, len, inv, err, errlen);
     free(buf);
     return rc;
 }
