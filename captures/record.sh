@@ -23,6 +23,10 @@
 #   gnmi-tls          yangblast run --keylog -> gnmi_server.py over TLS;
 #                     gnmi-tls.keylog, and gnmi-tls-dsb.pcapng with the key
 #                     log inside (editcap --inject-secrets) when editcap exists
+#   h1-rst-late       made from h1-keepalive.pcap by tests/capture/pcaptool.py
+#                     rstlate: the server resets after the last response,
+#                     then both sides' last segments come again, an ACK and
+#                     a RST (late packets: still 1 flow, as tshark counts)
 # The expected output of NAME is
 #   SOURCE_DATE_EPOCH=1767225600 yangblast capture -r NAME.pcap[ng]
 #       [--keylog NAME.keylog] -o x.ybc && yangblast corpus cat --with-header x.ybc
@@ -183,6 +187,11 @@ rec_gnmi_tls() {
     fi
 }
 
+rec_h1_rst_late() {
+    /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" \
+        "$HERE/h1-rst-late.pcap" rstlate
+}
+
 if [ "${1:-}" = --expected ]; then
     # Only rewrite the expectations of the committed captures (after a
     # deliberate change of capture's output).
@@ -191,7 +200,7 @@ if [ "${1:-}" = --expected ]; then
     done
     exit 0
 fi
-names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls}
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
 done

@@ -978,6 +978,9 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
             s->flows_midstream);
     if (s->flows_too_short)
         fprintf(f, "; %" PRIu64 " too short to tell their protocol", s->flows_too_short);
+    if (s->late_segments)
+        fprintf(f, "; %" PRIu64 " late data segment(s) after a connection's end",
+                s->late_segments);
     fputs(")\n", f);
     fprintf(f,
             "requests: %" PRIu64 " written (restconf %" PRIu64 ", gnmi %" PRIu64 ", http1 %" PRIu64
@@ -1047,6 +1050,8 @@ int yb_capture_report_json(const yb_capture *c, FILE *f)
     J(fl, "empty", s->flows_empty);
     J(fl, "too_short", s->flows_too_short);
     J(fl, "midstream", s->flows_midstream);
+    J(fl, "late_segments", s->late_segments);
+    J(fl, "late_bytes", s->late_bytes);
     json_object_set_new(root, "flows", fl);
     J(rq, "total", s->requests);
     J(rq, "restconf", s->req_restconf);

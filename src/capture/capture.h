@@ -70,6 +70,9 @@ typedef struct {
     uint64_t flows_h1, flows_h2, flows_tls, flows_other, flows_empty;
     uint64_t flows_too_short;           /* of flows_other: ended too short to tell */
     uint64_t flows_midstream;           /* start (SYN) not captured */
+    uint64_t late_segments, late_bytes; /* data segments (their bytes) of a
+                                           connection after its RST or FINs:
+                                           absorbed, not a new flow */
     uint64_t tls_decrypted, tls_skipped;/* TLS flows decrypted / not */
     uint64_t tls_no_support;            /* skipped because TLS decryption is not built in */
     uint64_t retrans_bytes;             /* bytes seen twice (retransmissions, overlaps) */

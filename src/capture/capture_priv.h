@@ -11,6 +11,9 @@
  * HPACK can expand a small block a thousandfold. */
 #define YB_CAP_MAX_HEADER_BYTES (256u * 1024u)
 #define YB_CAP_MAX_HEADERS 256
+/* Closed connections remembered to absorb their late packets (a few
+ * hundred bytes each). */
+#define YB_CAP_MAX_CLOSED_FLOWS 16384u
 
 /* ---- decode.c ---------------------------------------------------------- */
 

@@ -8,7 +8,18 @@
  * (max_flow_buffer) and in total (max_total_buffer): when a segment does
  * not fit, the hole before the first waiting segment is given up as a gap
  * (the extractor drops the request it cuts and resynchronises), which
- * bounds memory whatever the capture lost. */
+ * bounds memory whatever the capture lost.
+ *
+ * A connection ends with its RST, or once both FINs were delivered; its
+ * extractor is finished then, but the flow stays in the table as a closed
+ * record of its 4-tuple and initial sequence numbers, so that the packets a
+ * closed connection still produces (late retransmissions, the last ACKs, a
+ * RST answering a late segment) are absorbed and counted instead of
+ * starting a phantom flow "joined mid-stream".  Only a SYN with a new
+ * initial sequence number opens a new connection on that 4-tuple (port
+ * reuse), as tshark's tcp.stream numbering has it.  Closed flows are kept
+ * oldest first up to YB_CAP_MAX_CLOSED_FLOWS; beyond that the oldest is
+ * forgotten (a packet of it arriving even later would start a flow). */
 #include "config.h"
 #include "capture/capture_priv.h"
 
@@ -28,6 +39,8 @@ typedef struct oseg {
 
 typedef struct {
     int have_isn;
+    uint32_t isn;       /* initial sequence number (SYN seen) */
+    int syn_seen;
     uint32_t next;      /* next expected sequence number */
     oseg *ooo;          /* sorted by seq */
     uint64_t ooo_bytes;
@@ -45,12 +58,15 @@ typedef struct flow {
     yb_cap_conn *conn;
     uint64_t id;
     int client_side;
+    int closed; /* ended: only absorbs late packets (in the closed list) */
 } flow;
 
 struct yb_cap_flows {
     yb_capture *cap;
     flow *buckets[NBUCKETS];
-    flow *head, *tail;
+    flow *head, *tail;        /* live flows, oldest first */
+    flow *chead, *ctail;      /* closed flows, oldest first */
+    uint64_t n_closed;
     uint64_t next_id;
 };
 
@@ -229,17 +245,9 @@ static int insert_ooo(yb_cap_flows *t, flow *f, int side, const yb_cap_seg *s)
     return 0;
 }
 
-static void end_flow(yb_cap_flows *t, flow *f)
+/* Removes f from its hash chain. */
+static void unhash(yb_cap_flows *t, flow *f)
 {
-    for (int side = 0; side < 2; side++) {
-        while (f->d[side].ooo)
-            skip_hole(t, f, side, NULL);
-        free_ooo(t, &f->d[side]);
-    }
-    if (f->conn)
-        yb_cap_conn_end(f->conn);
-    f->conn = NULL;
-    /* unlink from bucket */
     yb_cap_seg key;
     memset(&key, 0, sizeof key);
     memcpy(key.src, f->addr[0], 16);
@@ -251,15 +259,60 @@ static void end_flow(yb_cap_flows *t, flow *f)
         pp = &(*pp)->hnext;
     if (*pp)
         *pp = f->hnext;
+}
+
+/* Unlinks f from the live list or the closed list (prev/nextf serve both). */
+static void unlist(yb_cap_flows *t, flow *f)
+{
+    flow **head = f->closed ? &t->chead : &t->head, **tail = f->closed ? &t->ctail : &t->tail;
     if (f->prev)
         f->prev->nextf = f->nextf;
     else
-        t->head = f->nextf;
+        *head = f->nextf;
     if (f->nextf)
         f->nextf->prev = f->prev;
     else
-        t->tail = f->prev;
+        *tail = f->prev;
+    f->prev = f->nextf = NULL;
+    if (f->closed)
+        t->n_closed--;
+}
+
+/* Forgets f entirely (a closed flow evicted, or any flow at the end). */
+static void forget(yb_cap_flows *t, flow *f)
+{
+    unhash(t, f);
+    unlist(t, f);
     free(f);
+}
+
+/* Ends f's connection: holes flushed as gaps, the extractor finished.
+ * With keep, f stays in the table as a closed flow that absorbs late
+ * packets; without, it is freed. */
+static void end_flow(yb_cap_flows *t, flow *f, int keep)
+{
+    for (int side = 0; side < 2; side++) {
+        while (f->d[side].ooo)
+            skip_hole(t, f, side, NULL);
+        free_ooo(t, &f->d[side]);
+    }
+    if (f->conn)
+        yb_cap_conn_end(f->conn);
+    f->conn = NULL;
+    if (!keep || f->closed) {
+        forget(t, f);
+        return;
+    }
+    unlist(t, f);
+    f->closed = 1;
+    f->prev = t->ctail;
+    if (t->ctail)
+        t->ctail->nextf = f;
+    else
+        t->chead = f;
+    t->ctail = f;
+    if (++t->n_closed > YB_CAP_MAX_CLOSED_FLOWS)
+        forget(t, t->chead);
 }
 
 static flow *new_flow(yb_cap_flows *t, const yb_cap_seg *s)
@@ -301,9 +354,27 @@ int yb_cap_flows_segment(yb_cap_flows *t, const yb_cap_seg *s)
     int side = 0;
     flow *f = lookup(t, s, &side);
     int syn = (s->flags & YB_TCP_SYN) != 0, ack = (s->flags & YB_TCP_ACK) != 0;
+    if (f && f->closed) {
+        /* A SYN with a new initial sequence number is a new connection on
+         * the same 4-tuple (port reuse); anything else still belongs to
+         * the closed one. */
+        dirstate *d = &f->d[side];
+        if (syn && !ack && !(d->syn_seen && d->isn == s->seq)) {
+            forget(t, f);
+            f = NULL;
+        } else {
+            /* Its last ACKs, FINs and RSTs carry nothing; data is counted. */
+            yb_capture_stats *st = yb_cap_stats(t->cap);
+            if (s->len || s->missing) {
+                st->late_segments++;
+                st->late_bytes += s->len + s->missing;
+            }
+            return 0;
+        }
+    }
     if (f && syn && !ack && f->d[0].have_isn && f->d[0].next != s->seq + 1) {
         /* A new connection on the same 4-tuple (port reuse). */
-        end_flow(t, f);
+        end_flow(t, f, 0);
         f = NULL;
     }
     if (!f) {
@@ -317,6 +388,10 @@ int yb_cap_flows_segment(yb_cap_flows *t, const yb_cap_seg *s)
     }
     dirstate *d = &f->d[side];
     if (syn) {
+        if (!d->syn_seen) {
+            d->syn_seen = 1;
+            d->isn = s->seq;
+        }
         if (!d->have_isn) {
             d->have_isn = 1;
             d->next = s->seq + 1;
@@ -325,7 +400,7 @@ int yb_cap_flows_segment(yb_cap_flows *t, const yb_cap_seg *s)
             f->client_side = ack ? !side : side;
     }
     if (s->flags & YB_TCP_RST) {
-        end_flow(t, f);
+        end_flow(t, f, 1);
         return 0;
     }
     if (s->len || s->missing) {
@@ -353,14 +428,16 @@ int yb_cap_flows_segment(yb_cap_flows *t, const yb_cap_seg *s)
     }
     check_fin(f, side);
     if (f->d[0].fin_done && f->d[1].fin_done)
-        end_flow(t, f);
+        end_flow(t, f, 1);
     return 0;
 }
 
 void yb_cap_flows_finish(yb_cap_flows *t)
 {
     while (t->head)
-        end_flow(t, t->head);
+        end_flow(t, t->head, 0);
+    while (t->chead)
+        forget(t, t->chead);
 }
 
 void yb_cap_flows_free(yb_cap_flows *t)

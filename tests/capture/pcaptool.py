@@ -14,6 +14,16 @@ records loopback) for yangblast's capture tests.
     nosyn                              drop the first N=4 packets of the file
                                        (handshake + first request: mid-stream)
     truncate N                         keep only the first N bytes of the file
+    rstlate                            cut after the last data segment; the
+                                       server resets, then late packets: both
+                                       sides' last data segments again, an
+                                       ACK, and a RST answering them
+    finlate                            after the closing FINs, late packets:
+                                       both sides' last data segments again,
+                                       the server's FIN again, an ACK
+    again                              the connection twice on the same ports
+                                       (port reuse: 1 s later, new sequence
+                                       numbers)
     garbage                            replace TCP payloads by random bytes
 
   pcaptool.py flow OUT [--nosyn] [--nofin] SEG...
@@ -89,6 +99,50 @@ def tcp_payload_len(ip):
     tot = struct.unpack(">H", ip[2:4])[0]
     doff = (ip[ihl + 12] >> 4) * 4
     return tot - ihl - doff, ihl + doff
+
+
+def tcp_fields(eth):
+    """(ip header, tcp offset, sport, dport, seq, ack, flags) of an Ethernet frame."""
+    ip = ip_of(eth)
+    ihl = (ip[0] & 15) * 4
+    sport, dport, seq, ack = struct.unpack(">HHII", ip[ihl:ihl + 12])
+    return ip, ihl, sport, dport, seq, ack, ip[ihl + 13]
+
+
+def late(pk, data_idx, rst):
+    """Late packets of a connection already closed (see rstlate/finlate)."""
+    last = data_idx[-1]
+    _, _, sp, dp, _, _, _ = tcp_fields(pk[data_idx[0]][2])  # client -> server
+    lastof = {}
+    for i in data_idx:
+        lastof[tcp_fields(pk[i][2])[2] == sp] = pk[i]
+    # next sequence number of each side (True = client), from the last packets
+    nxt = {}
+    for p in pk[:last + 1] if rst else pk:
+        ip, ihl, a, b, seq, ack, fl = tcp_fields(p[2])
+        n, _ = tcp_payload_len(ip)
+        nxt[a == sp] = (seq + n + (1 if fl & 0x03 else 0)) & 0xffffffff
+    out = pk[:last + 1] if rst else list(pk)
+    t = out[-1][0] + 1
+
+    def put(e):
+        out.append([t, len(out), e, len(e)])
+
+    def add(d, fl, payload=b""):
+        src, dst = (sp, dp) if d else (dp, sp)
+        put(tcp_packet(payload, nxt[d], nxt[not d], fl, src, dst))
+
+    if rst:
+        add(False, 0x14)                       # the server resets
+    put(lastof[True][2])                       # late client data
+    put(lastof[False][2])                      # late server data
+    if not rst:
+        nxt[False] = (nxt[False] - 1) & 0xffffffff
+        add(False, 0x11)                       # the server's FIN again
+        nxt[False] = (nxt[False] + 1) & 0xffffffff
+    add(True, 0x10)                            # an ACK
+    add(False, 0x04)                           # a RST answering them
+    return out
 
 
 def main():
@@ -173,6 +227,17 @@ def main():
             del pk[data_idx[int(arg)]]
         elif op == "nosyn":
             pk = pk[4:]
+        elif op == "again":
+            second = []
+            for p in pk:
+                e = bytearray(p[2])
+                ip, ihl, _, _, seq, ack, fl = tcp_fields(p[2])
+                struct.pack_into(">II", e, 14 + ihl + 4, (seq + 100000) & 0xffffffff,
+                                 (ack + 100000) & 0xffffffff if fl & 0x10 else 0)
+                second.append([p[0] + 1, p[1], bytes(e), p[3]])
+            pk = pk + second
+        elif op in ("rstlate", "finlate"):
+            pk = late(pk, data_idx, op == "rstlate")
         else:
             sys.exit("unknown op " + op)
     write(dst, hdr, link, pk)
