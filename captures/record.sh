@@ -23,6 +23,12 @@
 #   gnmi-tls          yangblast run --keylog -> gnmi_server.py over TLS;
 #                     gnmi-tls.keylog, and gnmi-tls-dsb.pcapng with the key
 #                     log inside (editcap --inject-secrets) when editcap exists
+#   restconf-tls13-alps  tests/capture/tlscap.py alps: Python's ssl (OpenSSL)
+#                     client and server over memory BIOs, TLS 1.3, one
+#                     RESTCONF GET, with the client EncryptedExtensions
+#                     carrying ALPS that BoringSSL/Chromium clients send
+#                     (OpenSSL cannot: tlscap.py forges it into the client's
+#                     Finished record with the logged secret); key log kept
 #   h1-rst-late       made from h1-keepalive.pcap by tests/capture/pcaptool.py
 #                     rstlate: the server resets after the last response,
 #                     then both sides' last segments come again, an ACK and
@@ -187,6 +193,13 @@ rec_gnmi_tls() {
     fi
 }
 
+rec_restconf_tls13_alps() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=sw -keyout "$W/key.pem" -out "$W/cert.pem" >/dev/null 2>&1
+    /usr/bin/python3 "$SRC/tests/capture/tlscap.py" "$W/cert.pem" "$W/key.pem" \
+        "$HERE/restconf-tls13-alps.pcap" "$HERE/restconf-tls13-alps.keylog" alps
+}
+
 rec_h1_rst_late() {
     /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" \
         "$HERE/h1-rst-late.pcap" rstlate
@@ -200,7 +213,7 @@ if [ "${1:-}" = --expected ]; then
     done
     exit 0
 fi
-names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late}
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
 done

@@ -490,6 +490,7 @@ struct yb_tls_flow {
     int have_ch, have_sh, hrr, keys_ready, failed;
     int ch_early;    /* the ClientHello offers TLS 1.3 early data */
     int ee_seen;     /* EncryptedExtensions processed */
+    int client_ee_seen; /* the client's (ALPS) too */
     int early_accepted; /* ... and it accepts the early data */
     uint16_t version;
     const struct suite *suite;
@@ -905,6 +906,32 @@ static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
     return derive_keys(f);
 }
 
+/* A client's EncryptedExtensions (BoringSSL and Chromium send one with
+ * ALPS, application settings, extensions 17513 / 17613, when the server
+ * negotiated it): its place is the client's handshake flight, under the
+ * handshake keys, once.  Nothing in it changes the keys or the protocol,
+ * so it is checked for shape and skipped. */
+static int on_client_ee(yb_tls_flow *f, const struct dirst *s, const uint8_t *b, size_t n)
+{
+    struct rd r = { b, n }, exts;
+
+    if (s->phase != 1 || f->client_ee_seen)
+        return fail_unexpected(f, HS_ENCRYPTED_EXTENSIONS,
+                               s->phase != 1 ? " from the client after its Finished"
+                                             : " from the client (a second one)");
+    if (rd_vec(&r, 2, &exts) < 0 || r.n != 0)
+        return fail(f, "bad EncryptedExtensions from the client");
+    while (exts.n > 0) {
+        unsigned type;
+        struct rd body;
+
+        if (rd_u16(&exts, &type) < 0 || rd_vec(&exts, 2, &body) < 0)
+            return fail(f, "bad EncryptedExtensions from the client");
+    }
+    f->client_ee_seen = 1;
+    return 0;
+}
+
 /* A complete handshake message; body is NULL for the types not kept. */
 static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *body,
                         size_t n, int encrypted)
@@ -923,8 +950,13 @@ static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *b
     case HS_ENCRYPTED_EXTENSIONS: {
         struct rd r = { body, n }, exts;
 
-        if (dir != 1 || f->version != TLS13 || !encrypted)
-            return fail_unexpected(f, type, "");
+        if (f->version != TLS13)
+            return fail_unexpected(f, type, dir == 0 ? " from the client in TLS 1.2"
+                                                     : " in TLS 1.2");
+        if (!encrypted)
+            return fail_unexpected(f, type, " in the clear");
+        if (dir == 0)
+            return on_client_ee(f, s, body, n);
         if (f->ee_seen || rd_vec(&r, 2, &exts) < 0 || r.n != 0 ||
             parse_extensions(f, &exts, 1, NULL) < 0)
             return fail(f, "bad EncryptedExtensions");
@@ -1115,6 +1147,17 @@ static int process_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uin
         if (rc == -2 && s->skip_early && s->opened == 0 && s->skipped + len <= EARLY_SKIP_MAX) {
             s->skipped += len;
             return 0;
+        }
+        if (rc == -2 && s->hs_hdr_have == 4) {
+            /* A handshake message whose length runs past what its side
+             * sent before the keys changed: the key change it would have
+             * made never happened. */
+            const char *n = hs_name(s->hs_hdr[0]);
+            char num[16];
+
+            snprintf(num, sizeof num, "of type %u", s->hs_hdr[0]);
+            return fail(f, "bad record mac after an incomplete handshake message %s"
+                        " (%zu of %zu bytes)", n ? n : num, s->hs_have, s->hs_need);
         }
         if (rc == -2)
             return fail(f, "bad record mac");

@@ -7,9 +7,11 @@
  * AES-128/256-GCM, ChaCha20-Poly1305 — the key exchange never matters
  * because the master secret is logged) and TLS 1.3 with
  * TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and
- * TLS_CHACHA20_POLY1305_SHA256, including HelloRetryRequest, KeyUpdate
- * and 0-RTT early data (accepted: decrypted with
- * CLIENT_EARLY_TRAFFIC_SECRET; rejected: skipped, as the server did).
+ * TLS_CHACHA20_POLY1305_SHA256, including HelloRetryRequest, KeyUpdate,
+ * 0-RTT early data (accepted: decrypted with CLIENT_EARLY_TRAFFIC_SECRET;
+ * rejected: skipped, as the server did), mutual TLS (in the handshake or
+ * post-handshake), NewSessionTicket, and the client EncryptedExtensions
+ * (ALPS) that BoringSSL/Chromium clients send before their Finished.
  * Session resumption needs nothing special: the key log has the secrets
  * of the resumed connection.  Not supported: CBC/stream/CCM suites,
  * TLS <= 1.1, TLS 1.2 renegotiation, SSLv2-format hellos, ECH.

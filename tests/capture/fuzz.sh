@@ -4,7 +4,9 @@
 # tests/fuzz/seeds/capture.sh) through the shared runner tests/fuzz/run.sh
 # for FUZZ_SECONDS (default 20), after replaying the inputs in
 # tests/capture/regress/ that once failed, with the committed captures' TLS
-# key logs (YB_FUZZ_KEYLOGS).  SKIP when clang/libFuzzer is absent.
-export YB_FUZZ_KEYLOGS="$YB_SRCDIR/captures/gnmi-tls.keylog:$YB_SRCDIR/captures/restconf-tls.keylog"
+# key logs (every captures/*.keylog, in YB_FUZZ_KEYLOGS).  SKIP when clang/libFuzzer is absent.
+kl=("$YB_SRCDIR"/captures/*.keylog)
+YB_FUZZ_KEYLOGS=$(IFS=:; echo "${kl[*]}")
+export YB_FUZZ_KEYLOGS
 FUZZ_REGRESS="$YB_SRCDIR/tests/capture/regress" FUZZ_SECONDS=${FUZZ_SECONDS:-20} \
     exec "$YB_SRCDIR/tests/fuzz/run.sh" capture
