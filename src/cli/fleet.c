@@ -334,13 +334,15 @@ static double pct_ms(const yb_recorder *r, double p)
 
 void yb_fleet_report_text(FILE *out, const yb_fleet *f)
 {
-    fprintf(out, "\nTargets:\n  %-32s %10s %10s %10s %10s %10s\n", "target", "requests", "ok",
-            "errors", "p50 ms", "p99 ms");
+    fprintf(out, "\nTargets:\n  %-32s %10s %10s %10s %10s %10s %9s %9s\n", "target", "requests",
+            "ok", "errors", "p50 ms", "p99 ms", "sessions", "backoffs");
     for (size_t i = 0; i < f->n; i++) {
         const yb_recorder *r = &f->rec[i];
-        fprintf(out, "  %-32s %10llu %10llu %10llu %10.2f %10.2f\n", f->label[i],
+        fprintf(out, "  %-32s %10llu %10llu %10llu %10.2f %10.2f %9llu %9llu\n", f->label[i],
                 (unsigned long long)r->completed, (unsigned long long)r->ok,
-                (unsigned long long)(r->completed - r->ok), pct_ms(r, 50), pct_ms(r, 99));
+                (unsigned long long)(r->completed - r->ok), pct_ms(r, 50), pct_ms(r, 99),
+                (unsigned long long)r->sessions_opened,
+                (unsigned long long)r->reconnect_backoffs);
     }
 }
 
@@ -351,11 +353,13 @@ int yb_fleet_report_json(json_t *report, const yb_fleet *f)
         return -1;
     for (size_t i = 0; i < f->n; i++) {
         const yb_recorder *r = &f->rec[i];
-        json_t *t = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f}", "name", f->label[i],
-                              "url", f->url[i], "started", (json_int_t)r->started, "requests",
-                              (json_int_t)r->completed, "ok", (json_int_t)r->ok, "errors",
-                              (json_int_t)(r->completed - r->ok), "p50_ms", pct_ms(r, 50),
-                              "p99_ms", pct_ms(r, 99));
+        json_t *t = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I}", "name",
+                              f->label[i], "url", f->url[i], "started", (json_int_t)r->started,
+                              "requests", (json_int_t)r->completed, "ok", (json_int_t)r->ok,
+                              "errors", (json_int_t)(r->completed - r->ok), "p50_ms",
+                              pct_ms(r, 50), "p99_ms", pct_ms(r, 99), "sessions_opened",
+                              (json_int_t)r->sessions_opened, "reconnect_backoffs",
+                              (json_int_t)r->reconnect_backoffs);
         if (!t || json_array_append_new(a, t) < 0) {
             json_decref(a);
             return -1;

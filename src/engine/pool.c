@@ -15,6 +15,7 @@ typedef struct session {
     yb_transport *t;
     yb_codec *codec;
     int ready;           /* transport ready and codec started */
+    int opening;         /* counted in the pool's n_opening (set-up not over) */
     int closing;         /* close requested; on_close pending */
     int one_shot;        /* per-request: closed after its exchange */
     yb_err_class close_why; /* class given to exchanges failed by our close */
@@ -47,6 +48,13 @@ struct yb_pool {
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
     uint64_t n_wait;          /* length of the wait queue */
     uint64_t n_opened;        /* sessions opened so far (the last id) */
+    /* Reconnect back-off (see pool.h): consecutive failed set-ups, the
+     * time before which no session is opened, set-ups in progress, and
+     * how many back-offs there were. */
+    unsigned failures;
+    uint64_t backoff_until;
+    unsigned n_opening;
+    uint64_t backoffs;
     session *conn_map[CONN_BUCKETS]; /* --sessions original */
 };
 
@@ -114,6 +122,40 @@ static const char *timeout_reason(char *buf, size_t len, uint64_t to, const char
     char d[32];
     return yb_reason_fmt(buf, len, "timeout after %s (%s)", yb_reason_duration(d, sizeof d, to),
                          phase);
+}
+
+/* ---- reconnect back-off ------------------------------------------------ */
+
+/* A session set-up failed (refused, timed out, TLS or HTTP/2 set-up
+ * failed): the next one waits YB_POOL_BACKOFF_MIN_NS, doubling with each
+ * failure in a row up to YB_POOL_BACKOFF_MAX_NS, so a dead target costs a
+ * bounded number of connects per second instead of one after another. */
+static void setup_failed(yb_pool *p, uint64_t now)
+{
+    uint64_t d = YB_POOL_BACKOFF_MIN_NS;
+    for (unsigned i = 1; i < p->failures && d < YB_POOL_BACKOFF_MAX_NS; i++)
+        d *= 2;
+    if (p->failures < UINT32_MAX)
+        p->failures++;
+    p->backoff_until = now + (d < YB_POOL_BACKOFF_MAX_NS ? d : YB_POOL_BACKOFF_MAX_NS);
+    p->backoffs++;
+}
+
+/* A session may be opened now: always while the target answers; after
+ * failed set-ups, once the back-off has passed and one at a time (a probe)
+ * until a set-up succeeds again. */
+static int may_open(const yb_pool *p)
+{
+    return !p->failures || (p->n_opening == 0 && uv_hrtime() >= p->backoff_until);
+}
+
+/* s's set-up is over (ready, or closed before it was). */
+static void opening_over(yb_pool *p, session *s)
+{
+    if (s->opening) {
+        s->opening = 0;
+        p->n_opening--;
+    }
 }
 
 /* ---- sessions ---------------------------------------------------------- */
@@ -312,6 +354,8 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
         return;
     }
     s->ready = 1;
+    opening_over(p, s);
+    p->failures = 0; /* the target answers again */
     sess_drain_pending(s);
     p->host.kick(p->ud);
 }
@@ -378,6 +422,12 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
     }
     sess_unlink(p, s);
     conn_unmap(p, s);
+    if (s->opening) {
+        opening_over(p, s);
+        /* closed before it was ready, and not by the run ending it */
+        if (!(s->closing && s->close_why == YB_ERR_NONE))
+            setup_failed(p, uv_hrtime());
+    }
     if (s->dirty) {
         session **pp = &p->dirty;
         while (*pp != s)
@@ -446,9 +496,12 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
         char why[YB_REASON_MAX];
         yb_reason_fmt(why, sizeof why, "connect: could not start (%s) (%s)", yb_err_name(ec),
                       tg->authority);
+        setup_failed(p, now);
         x_fail(p, x, ec, why);
         return -1;
     }
+    s->opening = 1;
+    p->n_opening++;
     return 0;
 }
 
@@ -481,7 +534,33 @@ static yb_exchange *wait_pop(yb_pool *p)
 /* Per-request sessions may be opened (at most -c at once). */
 static int can_open_oneshot(const yb_pool *p)
 {
-    return p->n_oneshot < p->cfg.oneshot_limit;
+    return p->n_oneshot < p->cfg.oneshot_limit && may_open(p);
+}
+
+/* --sessions original: x runs on its recorded connection's session, in
+ * recorded order behind its earlier requests, or opens that session.
+ * Returns 0, or -1 when the session must be opened and the back-off says
+ * not yet (x is then still the caller's). */
+static int submit_original(yb_pool *p, yb_exchange *x, uint64_t now)
+{
+    uint64_t cid = x->req->conn_id;
+    session *s = *conn_slot(p, cid);
+    if (!s) {
+        if (!may_open(p))
+            return -1;
+        if (sess_open(p, x, 0) == 0) {
+            s = p->sessions; /* sess_open links the new session first */
+            s->conn_id = cid;
+            s->mapped = 1;
+            s->hnext = NULL;
+            *conn_slot(p, cid) = s;
+        }
+        return 0;
+    }
+    if (!s->pend_head && sess_has_room(s) && sess_submit(s, x, now) == 0)
+        return 0;
+    fifo_push(&s->pend_head, &s->pend_tail, x);
+    return 0;
 }
 
 /* ---- the interface ------------------------------------------------------- */
@@ -536,23 +615,9 @@ void yb_pool_submit(yb_pool *p, yb_exchange *x)
         return;
     }
     if (p->cfg.policy == YB_SESS_ORIGINAL) {
-        /* The recorded connection's own session, in recorded order: queue
-         * behind its earlier requests. */
-        uint64_t cid = x->req->conn_id;
-        session *s = *conn_slot(p, cid);
-        if (!s) {
-            if (sess_open(p, x, 0) == 0) {
-                s = p->sessions; /* sess_open links the new session first */
-                s->conn_id = cid;
-                s->mapped = 1;
-                s->hnext = NULL;
-                *conn_slot(p, cid) = s;
-            }
-            return;
-        }
-        if (!s->pend_head && sess_has_room(s) && sess_submit(s, x, now) == 0)
-            return;
-        fifo_push(&s->pend_head, &s->pend_tail, x);
+        /* the recorded connection's own session; waits while backing off */
+        if (p->wait_head || submit_original(p, x, now) < 0)
+            wait_push(p, x);
         return;
     }
     for (session *s = p->sessions; s; s = s->next) {
@@ -562,7 +627,7 @@ void yb_pool_submit(yb_pool *p, yb_exchange *x)
             break;
         }
     }
-    if (p->n_persistent < p->cfg.sess_limit) {
+    if (p->n_persistent < p->cfg.sess_limit && may_open(p)) {
         sess_open(p, x, 0);
         return;
     }
@@ -572,6 +637,13 @@ void yb_pool_submit(yb_pool *p, yb_exchange *x)
 void yb_pool_drain(yb_pool *p)
 {
     while (p->wait_head) {
+        if (p->cfg.policy == YB_SESS_ORIGINAL) {
+            /* in order: the head first, by its recorded connection */
+            if (!*conn_slot(p, p->wait_head->req->conn_id) && !may_open(p))
+                break;
+            submit_original(p, wait_pop(p), uv_hrtime());
+            continue;
+        }
         if (p->cfg.policy == YB_SESS_PER_REQUEST) {
             if (!can_open_oneshot(p))
                 break;
@@ -586,7 +658,7 @@ void yb_pool_drain(yb_pool *p)
             yb_exchange *x = wait_pop(p);
             if (sess_submit(s, x, now) < 0)
                 x_fail(p, x, YB_ERR_OTHER, "the session refused the request");
-        } else if (p->n_persistent < p->cfg.sess_limit) {
+        } else if (p->n_persistent < p->cfg.sess_limit && may_open(p)) {
             sess_open(p, wait_pop(p), 0);
         } else {
             break;
@@ -611,6 +683,11 @@ void yb_pool_flush(yb_pool *p)
 uint64_t yb_pool_waiting(const yb_pool *p)
 {
     return p->n_wait;
+}
+
+uint64_t yb_pool_backoffs(const yb_pool *p)
+{
+    return p->backoffs;
 }
 
 void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)

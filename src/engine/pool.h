@@ -87,6 +87,22 @@ void yb_pool_flush(yb_pool *p);
 /* Exchanges waiting for a session now (the open-loop backlog). */
 uint64_t yb_pool_waiting(const yb_pool *p);
 
+/* Reconnect back-off.  A session whose set-up fails (connect refused or
+ * timed out, TLS or HTTP/2 set-up failed or closed by the peer before it
+ * was ready) makes the pool wait before it opens another: MIN after the
+ * first failure, doubling with each failure in a row, at most MAX; after
+ * a failure only one set-up at a time (a probe) until one succeeds, which
+ * ends the back-off.  Exchanges that need a session meanwhile wait for one
+ * (closed loop: they hold their slots, so a dead target is not a busy
+ * loop of connects; open loop: up to max_wait, then overflow), and fail
+ * only by --timeout.  The worker's tick drains the queue once the back-off
+ * has passed. */
+#define YB_POOL_BACKOFF_MIN_NS 10000000ull    /* 10 ms */
+#define YB_POOL_BACKOFF_MAX_NS 1000000000ull  /* 1 s */
+
+/* Back-offs so far: failed session set-ups after which the pool waited. */
+uint64_t yb_pool_backoffs(const yb_pool *p);
+
 /* Fails exchanges older than timeout_ns: in flight (from their send),
  * waiting (from their due time), and sessions whose set-up never ends.
  * keep_streams = 1 spares open-ended exchanges (STREAM subscriptions) the

@@ -436,6 +436,7 @@ static void teardown(worker *w)
         return;
     w->finished = 1;
     w->rec.run_end = uv_hrtime();
+    w->rec.reconnect_backoffs = yb_pool_backoffs(w->pool);
     seal_seconds(w, w->rec.run_end, 1);
     yb_pool_close_all(w->pool);
     uv_timer_stop(&w->tick);

@@ -374,8 +374,11 @@ static void text_counts(FILE *f, const yb_recorder *r)
     const char *sep;
 
     fprintf(f, "\nSessions opened: %" PRIu64 "; TLS handshakes: %" PRIu64 " full, %" PRIu64
-               " resumed\n",
+               " resumed",
             r->sessions_opened, r->tls_full, r->tls_resumed);
+    if (r->reconnect_backoffs) /* a target failed set-ups: the pool waited */
+        fprintf(f, "; reconnect back-offs: %" PRIu64, r->reconnect_backoffs);
+    fputc('\n', f);
 
     fprintf(f, "HTTP status:");
     sep = " ";
@@ -815,6 +818,7 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         put(o, "opened", juint(r->sessions_opened), &bad);
         put(o, "tls_full", juint(r->tls_full), &bad);
         put(o, "tls_resumed", juint(r->tls_resumed), &bad);
+        put(o, "reconnect_backoffs", juint(r->reconnect_backoffs), &bad);
     }
     put(root, "sessions", o, &bad);
 

@@ -539,6 +539,7 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
         dst->reasons_other[i] += src->reasons_other[i];
     merge_samples(dst, src);
     dst->sessions_opened += src->sessions_opened;
+    dst->reconnect_backoffs += src->reconnect_backoffs;
     dst->tls_full += src->tls_full;
     dst->tls_resumed += src->tls_resumed;
     dst->cut_off += src->cut_off;

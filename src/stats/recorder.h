@@ -135,6 +135,8 @@ typedef struct yb_recorder {
     uint64_t bytes_out, bytes_in;   /* every completed request */
     uint64_t ok_bytes_out, ok_bytes_in; /* successful requests only */
     uint64_t sessions_opened, tls_full, tls_resumed;
+    uint64_t reconnect_backoffs; /* failed session set-ups the pool waited after
+                                  * (engine/pool.h; set by the engine) */
     uint64_t cut_off;          /* in flight when the run was stopped */
     uint64_t unsent;           /* due before the stop or -D, never written to a session */
     /* The generator's threads kept off their CPU during the run (set by

@@ -35,3 +35,6 @@ EXTRA_DIST += tests/run/deep.sh
 ## Accepted outcomes: --accept, --accept-grpc, --expect original against serve.
 SH_TESTS += tests/run/accept.sh
 EXTRA_DIST += tests/run/accept.sh
+## Failure isolation: reconnect back-off against a dead target, a fleet target killed mid-run.
+SH_TESTS += tests/run/isolation.sh
+EXTRA_DIST += tests/run/isolation.sh
