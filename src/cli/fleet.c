@@ -9,7 +9,7 @@
 
 int yb_fleet_wanted(const yb_runopts *ro)
 {
-    return ro->inventory || ro->n_targets > 1 || ro->fan_out;
+    return ro->inventory || ro->n_targets > 1 || ro->fan_out || ro->split;
 }
 
 /* The two kinds of record a corpus may mix, by the codec that sends them. */
@@ -175,8 +175,43 @@ int yb_fleet_credentials(const yb_inv_target *t, yb_credentials *c)
                                t->secret_env ? t->secret_env : "", t->secret_file, c);
 }
 
+/* --split: checks that the run's load model divides among the inventory's
+ * targets (each target's workers take their shares of it as if they were
+ * workers of one workload: plan.h) and sets the closed loop's default
+ * concurrency to -t sessions per target.  Returns 0 or YB_EXIT_USAGE with
+ * the message printed. */
+static int split_check(const char *cmd, yb_runopts *ro, const yb_inventory *inv,
+                       const uint64_t *kind_n)
+{
+    uint64_t parts = (uint64_t)inv->n * ro->o.threads;
+    if (ro->o.policy == YB_SESS_ORIGINAL)
+        return yb_usage_error(cmd, "--split does not apply with --sessions original (recorded "
+                              "connections are not divided among targets)");
+    for (size_t t = 0; t < inv->n; t++) {
+        const yb_inv_target *it = &inv->target[t];
+        if (it->concurrency || it->has_rate)
+            return yb_usage_error(cmd, "%s:%u: target '%s' has its own %s: --split divides "
+                                  "the run's load model among the targets", ro->inventory,
+                                  it->line, it->name, it->concurrency ? "concurrency" : "rate");
+    }
+    for (int k = 0; k < K_N; k++)
+        if (kind_n[k] && kind_n[k] < parts)
+            return yb_usage_error(cmd, "--split: the %llu %s records of %s cannot be divided "
+                                  "among %zu targets x -t %u (each needs at least one)",
+                                  (unsigned long long)kind_n[k], KIND_NAME[k],
+                                  ro->o.corpus_path, inv->n, ro->o.threads);
+    if (!ro->given['c'] && parts <= 100000)
+        ro->o.concurrency = (unsigned)parts; /* -t sessions per target */
+    else if (ro->o.concurrency < parts)
+        return yb_usage_error(cmd, "--split: -c %u cannot be divided among %zu targets x -t %u "
+                              "(at least one session each): give -c %llu or more",
+                              ro->o.concurrency, inv->n, ro->o.threads,
+                              (unsigned long long)parts);
+    return 0;
+}
+
 /* --targets FILE --fan-out: the workload to every target, one pair per
- * target and kind of record. */
+ * target and kind of record (--split: each a part of the load model). */
 static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
                    const char *redacted)
 {
@@ -184,6 +219,8 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
     if (rc0)
         return rc0;
     const yb_inventory *inv = &f->inv;
+    if (ro->split && (rc0 = split_check(cmd, ro, inv, kind_n)))
+        return rc0;
     int routed = kind_n[K_H1] && kind_n[K_H2];
     size_t per = routed ? 2 : 1;
     if (inv->n * per > YB_PLAN_MAX_PAIRS)
@@ -211,6 +248,10 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
             if (rc)
                 return rc;
             yb_engine_opts *o = &f->o[i];
+            if (ro->split) {
+                o->split_i = (unsigned)t;
+                o->split_n = (unsigned)inv->n;
+            }
             snprintf(f->label[i], sizeof f->label[i], "%s%s", it->name,
                      !routed ? "" : k == K_H2 ? "/gnmi" : "/restconf");
             f->n++;
@@ -259,7 +300,8 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
             return YB_EXIT_USAGE;
         }
     }
-    snprintf(f->desc, sizeof f->desc, "%zu targets (%s)", inv->n, ro->inventory);
+    snprintf(f->desc, sizeof f->desc, "%zu targets (%s)%s", inv->n, ro->inventory,
+             ro->split ? ", load split" : "");
     return 0;
 }
 
@@ -269,6 +311,9 @@ int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
     int rc;
     if (ro->fan_out && !ro->inventory)
         return yb_usage_error(cmd, "--fan-out goes with --targets FILE");
+    if (ro->split && !ro->fan_out)
+        return yb_usage_error(cmd, "--split goes with --targets FILE --fan-out (it divides the "
+                              "load model among the targets)");
     if (ro->inventory && ro->n_targets)
         return yb_usage_error(cmd, "--targets and --target exclude each other");
     if (ro->inventory) {

@@ -71,6 +71,10 @@ static const opt_def OPTS[] = {
     {NULL, "fan-out", YB_RO_FAN_OUT, no_argument, RUN, "    --fan-out",
      "send the workload to every inventory target: each\ngets the whole load model (-n, -D, "
      "--rate, -c;\nits own concurrency/rate from the inventory)"},
+    {NULL, "split", YB_RO_SPLIT, no_argument, RUN, "    --split",
+     "with --fan-out: divide the load model among the\ntargets instead: the records, -n (the "
+     "remainder\nspread one each), the --rate schedule and -c\n(default: -t sessions per "
+     "target) add up to the\nwhole exactly"},
     {NULL, "connect-to", YB_RO_CONNECT_TO, required_argument, BOTH,
      "    --connect-to H:P:A:Q", "connect to A:Q for the target H:P (as curl; the\nURL's name "
      "stays in Host, SNI and verification;\nonce, not with several --target)"},
@@ -372,6 +376,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_TARGETS: r->inventory = arg; break;
     case YB_RO_FAN_OUT: r->fan_out = 1; break;
+    case YB_RO_SPLIT: r->split = 1; break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;
     case YB_RO_SERVERNAME:
         if (!*arg || strlen(arg) >= sizeof o->target.servername || strpbrk(arg, " /:@[]"))

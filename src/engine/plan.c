@@ -37,6 +37,12 @@ void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
     const yb_engine_opts *o = p->pair[pair].workload;
     unsigned n = p->workers;
     memset(s, 0, sizeof *s);
+    if (o->split_n > 1) {
+        /* one part of a load model divided among targets: its workers
+         * are workers worker x split_n + split_i of workers x split_n */
+        worker = worker * o->split_n + o->split_i;
+        n *= o->split_n;
+    }
     s->worker = worker;
     s->workers = n;
     s->by_conn = o->policy == YB_SESS_ORIGINAL;

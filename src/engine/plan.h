@@ -47,6 +47,12 @@ typedef struct {
                               * the run's start (a plan's workloads start apart) */
     uint64_t duration_ns;    /* stop issuing this long after its start; 0 = none */
     uint64_t timeout_ns;     /* per request (and connect); 0 = none */
+    /* --split: this workload is part split_i of split_n (0 or 1 = whole)
+     * of one load model divided among targets.  Its workers then take the
+     * shares split_i, split_n + split_i, ... of workers x split_n: the
+     * records, -n, -c and the schedule's due times are shared out as among
+     * that many workers, so the parts add up to the whole exactly. */
+    unsigned split_i, split_n;
     uint64_t cache_bytes;    /* prepared-request cache per worker */
     yb_tls_client_opts tls;
     yb_codec_cfg codec;

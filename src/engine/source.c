@@ -21,6 +21,8 @@ struct yb_source {
     int cycling;           /* serving from the cache */
     size_t pos;            /* next cache index when cycling */
     uint64_t pass_yield;   /* requests produced in the current pass */
+    uint64_t pass_taken;   /* records of this workload seen in the current pass
+                            * (any worker's): the index records are shared by */
     yb_ops *optab;         /* where operations are named, or NULL */
 };
 
@@ -153,13 +155,17 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
             if (yb_corpus_reader_rewind(s->rd, err, errlen) < 0)
                 return -1;
             s->pass_yield = 0;
+            s->pass_taken = 0;
             continue;
         }
         uint64_t k = yb_corpus_reader_index(s->rd) - 1;
-        if ((s->by_conn ? r->conn_id : k) % s->n != s->worker)
-            continue;
         if (s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2))
             continue; /* routed to another target's workload */
+        /* shared by the index among this workload's records, so that each
+         * worker's share is as even as the records allow */
+        uint64_t j = s->pass_taken++;
+        if ((s->by_conn ? r->conn_id : j) % s->n != s->worker)
+            continue;
         yb_prepared *p = calloc(1, sizeof *p);
         if (!p) {
             snprintf(err, errlen, "out of memory");
@@ -224,6 +230,7 @@ int yb_source_warm(yb_source *s, char *err, size_t errlen)
             if (yb_corpus_reader_rewind(s->rd, err, errlen) < 0)
                 return -1;
             s->pass_yield = 0;
+            s->pass_taken = 0;
             break;
         }
     }

@@ -1,5 +1,6 @@
-/* A worker's share of the corpus as a stream of prepared requests: record
- * k belongs to worker k mod n.  Streams the file (bounded memory); when the
+/* A worker's share of the corpus as a stream of prepared requests: the
+ * j-th record the workload takes (after routing, yb_source_route) belongs
+ * to worker j mod n.  Streams the file (bounded memory); when the
  * whole share fits in cache_bytes, it is kept prepared and cycled from
  * memory instead of being decoded again on every pass. */
 #ifndef YB_SOURCE_H
@@ -11,7 +12,7 @@
 typedef struct yb_source yb_source;
 
 /* Opens path for worker `worker` of `n`.  by_conn = 1 shares whole
- * recorded connections (conn_id mod n) instead of records (index mod n).
+ * recorded connections (conn_id mod n) instead of records (j mod n).
  * Returns NULL with err. */
 yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
                          const yb_codec_ops *ops, const yb_codec_cfg *cfg, uint64_t cache_bytes,

@@ -603,8 +603,9 @@ static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    w->src = yb_source_new(o->corpus_path, i, w->share.workers, w->share.by_conn, w->ops,
-                           &o->codec, o->cache_bytes, err, errlen);
+    /* the share's worker index: with --split, one of workers x parts */
+    w->src = yb_source_new(o->corpus_path, w->share.worker, w->share.workers, w->share.by_conn,
+                           w->ops, &o->codec, o->cache_bytes, err, errlen);
     if (!w->src)
         return -1;
     yb_source_route(w->src, o->route);

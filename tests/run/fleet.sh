@@ -125,6 +125,47 @@ is "each device counted exactly its share: 12 RESTCONF, 20 gNMI" \
 is "sessions: -c 2 each, sw2 4 from the inventory (gNMI)" \
     "$(dev fan "d['connections']['gnmi']")" "[2,4,2]"
 
+# ---- --split: the load model divided among the devices, exactly ----------------
+serve_fleet split || { echo "Bail out! serve --devices did not start"; exit 1; }
+timeout 60 "$YB" run "$T/rc.ybc" --targets "$T/split.yaml" --fan-out --split -n 20 -c 6 -q \
+    --json "$T/split1.json" >"$T/split1.txt" 2>&1
+is "--split -n 20 over 3 devices: exit 0" "$?" 0
+is "JSON targets: 7 + 7 + 6 (the remainder spread one each)" \
+    "$(jget "$T/split1.json" "[[t['name'], t['ok']] for t in r['targets']] + [r['summary']['requests_ok']]")" \
+    '[["sw1",7],["sw2",7],["sw3",6],20]'
+# open loop: -n 30 at 40/s in all, -c 6 in all; each device takes every
+# third due time, so the last request is due at 29/40 s whatever the split
+timeout 60 "$YB" run "$T/gn.ybc" --targets "$T/split.yaml" --fan-out --split -n 30 --rate 40 \
+    -c 6 -q --json "$T/split2.json" >/dev/null 2>&1
+is "--split --rate 40 -n 30 -c 6: exit 0" "$?" 0
+is "... 10 requests per device" "$(jget "$T/split2.json" "[t['ok'] for t in r['targets']]")" '[10,10,10]'
+is "... the rate divided, not each device at 40/s (the last one due at 0.725 s)" \
+    "$(jget "$T/split2.json" "r['summary']['duration_s'] >= 0.725")" true
+# no -n: one pass over the corpus divided (a mixed one: each kind by itself)
+timeout 60 "$YB" run "$T/mixed.ybc" --targets "$T/split.yaml" --fan-out --split -q \
+    --json "$T/split3.json" >/dev/null 2>&1
+is "--split, mixed corpus, one pass: exit 0" "$?" 0
+stop_fleet
+is "server counts per device: RESTCONF 7+4, 7+3, 6+3; gNMI 10+3, 10+2, 10+2" \
+    "$(dev split "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
+    "[[11,13],[10,12],[9,12]]"
+is "RESTCONF sessions: -c 6 divided (2 per device), then 1 per device by default" \
+    "$(dev split "d['connections']['restconf']")" "[3,3,3]"
+# refused before any traffic
+"$YB" run "$T/rc.ybc" --target http://127.0.0.1:1 --split -q >"$T/out" 2>"$T/err"
+is "--split without --fan-out: exit 2" "$?" 2
+like "... says what it goes with" "$(head -1 "$T/err")" "--split goes with --targets FILE --fan-out"
+"$YB" run "$T/rc.ybc" --targets "$T/split.yaml" --fan-out --split -c 2 -q >"$T/out" 2>"$T/err"
+is "--split -c 2 over 3 targets: exit 2" "$?" 2
+is "... naming the least -c" "$(head -1 "$T/err")" \
+    "yangblast run: --split: -c 2 cannot be divided among 3 targets x -t 1 (at least one session each): give -c 3 or more"
+"$YB" run "$T/gn.ybc" --targets "$T/split.yaml" --fan-out --split -t 3 -c 9 -q >"$T/out" 2>"$T/err"
+is "--split, 7 records over 3 targets x 3 workers: exit 2" "$?" 2
+like "... naming the records" "$(head -1 "$T/err")" "the 7 HTTP/2 \(gNMI\) records of .* cannot be divided among 3 targets x -t 3"
+"$YB" run "$T/gn.ybc" --targets "$T/fan4.yaml" --fan-out --split -q >"$T/out" 2>"$T/err"
+is "--split with a target's own concurrency: exit 2" "$?" 2
+like "... naming file, line and target" "$(head -1 "$T/err")" "fan4.yaml:[0-9]+: target 'sw2' has its own concurrency: --split divides"
+
 # ---- routing: a mixed corpus to two --target URLs, and fanned out ---------------
 serve_fleet mix || { echo "Bail out! serve --devices did not start"; exit 1; }
 I=$T/mix.yaml

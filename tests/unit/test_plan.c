@@ -201,6 +201,39 @@ static void test_schedule_length(void **st)
     assert_int_equal(s.run_ns, 1 * SEC);
 }
 
+/* --split: 3 targets x 2 workers take the shares of 6 workers of one
+ * workload: -n and -c add up to the whole, the remainder spread one each,
+ * and each worker has its own place in the interleaved schedule. */
+static void test_split_among_targets(void **st)
+{
+    (void)st;
+    yb_engine_opts o[3];
+    yb_plan p;
+    memset(&p, 0, sizeof p);
+    for (unsigned t = 0; t < 3; t++) {
+        o[t] = opts(2, 7);
+        o[t].requests = 20;
+        o[t].split_i = t;
+        o[t].split_n = 3;
+        assert_int_equal(yb_plan_add(&p, &o[t]), 0);
+    }
+    uint64_t budget = 0, slots = 0, seen = 0;
+    for (unsigned t = 0; t < 3; t++)
+        for (unsigned w = 0; w < 2; w++) {
+            yb_share s;
+            yb_plan_share(&p, t, w, &s);
+            assert_int_equal(s.workers, 6);
+            assert_int_equal(s.worker, w * 3 + t);
+            seen |= UINT64_C(1) << s.worker;
+            assert_true(s.budget == 3 || s.budget == 4);
+            budget += s.budget;
+            slots += s.slots;
+        }
+    assert_int_equal(budget, 20);
+    assert_int_equal(slots, 7);
+    assert_int_equal(seen, 0x3f);
+}
+
 static void test_timing_original_is_open_loop(void **st)
 {
     (void)st;
@@ -228,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_start_offset),
         cmocka_unit_test(test_schedule_length),
         cmocka_unit_test(test_timing_original_is_open_loop),
+        cmocka_unit_test(test_split_among_targets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
