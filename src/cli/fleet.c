@@ -3,13 +3,15 @@
 #include "cli/fleet.h"
 #include "cli/cli.h"
 #include "codec/codec.h"
+#include "engine/route.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 int yb_fleet_wanted(const yb_runopts *ro)
 {
-    return ro->inventory || ro->n_targets > 1 || ro->fan_out || ro->split;
+    return ro->inventory || ro->n_targets > 1 || ro->fan_out || ro->split ||
+           ro->route_authority;
 }
 
 /* The two kinds of record a corpus may mix, by the codec that sends them. */
@@ -210,17 +212,102 @@ static int split_check(const char *cmd, yb_runopts *ro, const yb_inventory *inv,
     return 0;
 }
 
+/* Adds the pair of inventory target it (index t, messages prefixed by
+ * where) for kind k of records (routed: the corpus mixes both kinds):
+ * its URL, TLS settings, concurrency, rate and credentials from the
+ * inventory.  Sets *tls_used when its URL is TLS.  Returns 0, or
+ * YB_EXIT_USAGE with the message printed. */
+static int target_pair(const char *cmd, yb_runopts *ro, yb_fleet *f, size_t t, int k,
+                       int routed, uint64_t n_records, const char *where, const char *redacted,
+                       int *tls_used)
+{
+    const yb_inv_target *it = &f->inv.target[t];
+    const char *url = k == K_H2 ? it->gnmi : it->restconf;
+    if (!url) {
+        yb_errorf("%shas no %s URL for the %llu %s records of %s", where,
+                  k == K_H2 ? "gnmi:" : "restconf:", (unsigned long long)n_records,
+                  KIND_NAME[k], ro->o.corpus_path);
+        return YB_EXIT_USAGE;
+    }
+    size_t i = f->n;
+    int rc = pair_init(cmd, ro, f, i, k, routed, url, where);
+    if (rc)
+        return rc;
+    yb_engine_opts *o = &f->o[i];
+    if (ro->split) {
+        o->split_i = (unsigned)t;
+        o->split_n = (unsigned)f->inv.n;
+    }
+    snprintf(f->label[i], sizeof f->label[i], "%s%s", it->name,
+             !routed ? "" : k == K_H2 ? "/gnmi" : "/restconf");
+    f->n++;
+    if (o->target.tls) {
+        *tls_used = 1;
+        o->tls.cacert = it->tls_ca;
+        o->tls.insecure = it->tls_insecure;
+        o->tls.cert = it->tls_cert;
+        o->tls.key = it->tls_key;
+        if (it->tls_server_name) /* at most 255 bytes: checked by the inventory */
+            snprintf(o->target.servername, sizeof o->target.servername, "%s",
+                     it->tls_server_name);
+    }
+    if (it->concurrency) {
+        if (it->concurrency < o->threads) {
+            yb_errorf("%sconcurrency %u is below -t %u", where, it->concurrency, o->threads);
+            return YB_EXIT_USAGE;
+        }
+        o->concurrency = it->concurrency;
+    }
+    if (it->has_rate) {
+        if (o->timing_original) {
+            yb_errorf("%sa rate excludes --timing original", where);
+            return YB_EXIT_USAGE;
+        }
+        o->sched = it->rate;
+    }
+    const char *user = it->secret == YB_SECRET_PASSWORD ? it->user : NULL;
+    if (it->user && it->secret != YB_SECRET_PASSWORD) {
+        yb_errorf("%shas a user but no password-env or password-file", where);
+        return YB_EXIT_USAGE;
+    }
+    if (yb_fleet_credentials(it, &f->cred[i]) < 0)
+        return YB_EXIT_USAGE;
+    if ((rc = yb_check_redactions(cmd, ro->o.corpus_path, redacted, &f->cred[i],
+                                  ro->no_credentials)))
+        return rc;
+    yb_engine_bind(o, &f->cred[i], user);
+    return 0;
+}
+
+/* Refuses TLS settings of a target none of whose pairs is TLS (as -k or
+ * --cacert with a plain target: refused, not ignored). */
+static int tls_unused(const yb_inv_target *it, const char *where)
+{
+    if (it->tls_ca || it->tls_cert || it->tls_insecure || it->tls_server_name) {
+        yb_errorf("%shas TLS settings, but the URL it is sent to is not TLS (https://, "
+                  "grpcs://)", where);
+        return YB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* "FILE:LINE: target 'NAME': " into where. */
+static void target_where(const yb_runopts *ro, const yb_inv_target *it, char *where, size_t len)
+{
+    snprintf(where, len, "%s:%u: target '%s': ", ro->inventory, it->line, it->name);
+}
+
 /* --targets FILE --fan-out: the workload to every target, one pair per
  * target and kind of record (--split: each a part of the load model). */
 static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
                    const char *redacted)
 {
-    int rc0 = refuse_cli_settings(cmd, ro);
-    if (rc0)
-        return rc0;
+    int rc = refuse_cli_settings(cmd, ro);
+    if (rc)
+        return rc;
     const yb_inventory *inv = &f->inv;
-    if (ro->split && (rc0 = split_check(cmd, ro, inv, kind_n)))
-        return rc0;
+    if (ro->split && (rc = split_check(cmd, ro, inv, kind_n)))
+        return rc;
     int routed = kind_n[K_H1] && kind_n[K_H2];
     size_t per = routed ? 2 : 1;
     if (inv->n * per > YB_PLAN_MAX_PAIRS)
@@ -229,80 +316,160 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
     if (alloc_pairs(f, inv->n * per) < 0)
         return yb_usage_error(cmd, "out of memory");
     for (size_t t = 0; t < inv->n; t++) {
-        const yb_inv_target *it = &inv->target[t];
         char where[400];
-        snprintf(where, sizeof where, "%s:%u: target '%s': ", ro->inventory, it->line, it->name);
+        target_where(ro, &inv->target[t], where, sizeof where);
         int tls_used = 0;
-        for (int k = 0; k < K_N; k++) {
-            if (!kind_n[k])
-                continue;
-            const char *url = k == K_H2 ? it->gnmi : it->restconf;
-            if (!url) {
-                yb_errorf("%shas no %s URL for the %llu %s records of %s", where,
-                          k == K_H2 ? "gnmi:" : "restconf:", (unsigned long long)kind_n[k],
-                          KIND_NAME[k], ro->o.corpus_path);
-                return YB_EXIT_USAGE;
-            }
-            size_t i = f->n;
-            int rc = pair_init(cmd, ro, f, i, k, routed, url, where);
-            if (rc)
+        for (int k = 0; k < K_N; k++)
+            if (kind_n[k] && (rc = target_pair(cmd, ro, f, t, k, routed, kind_n[k], where,
+                                               redacted, &tls_used)))
                 return rc;
-            yb_engine_opts *o = &f->o[i];
-            if (ro->split) {
-                o->split_i = (unsigned)t;
-                o->split_n = (unsigned)inv->n;
-            }
-            snprintf(f->label[i], sizeof f->label[i], "%s%s", it->name,
-                     !routed ? "" : k == K_H2 ? "/gnmi" : "/restconf");
-            f->n++;
-            if (o->target.tls) {
-                tls_used = 1;
-                o->tls.cacert = it->tls_ca;
-                o->tls.insecure = it->tls_insecure;
-                o->tls.cert = it->tls_cert;
-                o->tls.key = it->tls_key;
-                if (it->tls_server_name) /* at most 255 bytes: checked by the inventory */
-                    snprintf(o->target.servername, sizeof o->target.servername, "%s",
-                             it->tls_server_name);
-            }
-            if (it->concurrency) {
-                if (it->concurrency < o->threads) {
-                    yb_errorf("%sconcurrency %u is below -t %u", where, it->concurrency,
-                              o->threads);
-                    return YB_EXIT_USAGE;
-                }
-                o->concurrency = it->concurrency;
-            }
-            if (it->has_rate) {
-                if (o->timing_original) {
-                    yb_errorf("%sa rate excludes --timing original", where);
-                    return YB_EXIT_USAGE;
-                }
-                o->sched = it->rate;
-            }
-            const char *user = it->secret == YB_SECRET_PASSWORD ? it->user : NULL;
-            if (it->user && it->secret != YB_SECRET_PASSWORD) {
-                yb_errorf("%shas a user but no password-env or password-file", where);
-                return YB_EXIT_USAGE;
-            }
-            if (yb_fleet_credentials(it, &f->cred[i]) < 0)
-                return YB_EXIT_USAGE;
-            if ((rc = yb_check_redactions(cmd, ro->o.corpus_path, redacted, &f->cred[i],
-                                          ro->no_credentials)))
-                return rc;
-            yb_engine_bind(o, &f->cred[i], user);
-        }
-        if (!tls_used &&
-            (it->tls_ca || it->tls_cert || it->tls_insecure || it->tls_server_name)) {
-            /* as -k or --cacert with a plain target: refused, not ignored */
-            yb_errorf("%shas TLS settings, but the URL it is sent to is not TLS (https://, "
-                      "grpcs://)", where);
-            return YB_EXIT_USAGE;
-        }
+        if (!tls_used && (rc = tls_unused(&inv->target[t], where)))
+            return rc;
     }
     snprintf(f->desc, sizeof f->desc, "%zu targets (%s)%s", inv->n, ro->inventory,
              ro->split ? ", load split" : "");
     return 0;
+}
+
+/* Records --route authority found no target for, by authority and kind. */
+#define MISS_SHOWN 8
+typedef struct {
+    char authority[80];
+    int k;
+    int t;          /* the target it names, which lacks a URL of kind k; -1 = none */
+    uint64_t n;
+} miss;
+
+/* Counts record q of kind k that has no target (t: see miss.t). */
+static void miss_add(miss *m, size_t *n_m, uint64_t *more, const yb_request *q, int k, int t)
+{
+    for (size_t i = 0; i < *n_m; i++)
+        if (m[i].k == k && m[i].t == t && !strncmp(m[i].authority, q->authority,
+                                                   sizeof m[i].authority - 1)) {
+            m[i].n++;
+            return;
+        }
+    if (*n_m == MISS_SHOWN) {
+        (*more)++;
+        return;
+    }
+    snprintf(m[*n_m].authority, sizeof m[*n_m].authority, "%s", q->authority);
+    m[*n_m].k = k;
+    m[*n_m].t = t;
+    m[(*n_m)++].n = 1;
+}
+
+/* Reads the corpus once: per (target, kind) how many records name the
+ * target (counts[t * K_N + k]); the records without one are printed as an
+ * error.  Returns 0, or YB_EXIT_USAGE with the message printed. */
+static int authority_census(const char *cmd, const yb_runopts *ro, const yb_fleet *f,
+                            uint64_t *counts)
+{
+    char err[512];
+    yb_corpus_reader *r = yb_corpus_reader_open(ro->o.corpus_path, err, sizeof err);
+    if (!r) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    miss m[MISS_SHOWN];
+    size_t n_m = 0;
+    uint64_t more = 0, n_miss = 0;
+    const yb_request *q;
+    int rc;
+    while ((rc = yb_corpus_reader_next(r, &q, err, sizeof err)) == 1) {
+        int k = yb_proto_is_h2(q->protocol) ? K_H2 : K_H1;
+        int t = yb_authmap_find(f->authmap, q->scheme, q->authority);
+        const yb_inv_target *it = t >= 0 ? &f->inv.target[t] : NULL;
+        if (it && (k == K_H2 ? it->gnmi : it->restconf)) {
+            counts[(size_t)t * K_N + (size_t)k]++;
+            continue;
+        }
+        n_miss++;
+        miss_add(m, &n_m, &more, q, k, t);
+    }
+    yb_corpus_reader_close(r);
+    if (rc < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    if (!n_miss)
+        return 0;
+    char list[1400];
+    size_t l = 0;
+    for (size_t i = 0; i < n_m && l < sizeof list; i++) {
+        const yb_inv_target *it = m[i].t >= 0 ? &f->inv.target[m[i].t] : NULL;
+        char named[160] = "";
+        if (it)
+            snprintf(named, sizeof named, " (target '%s', which has no %s URL)", it->name,
+                     m[i].k == K_H2 ? "gnmi:" : "restconf:");
+        l += (size_t)snprintf(list + l, sizeof list - l, "%s'%s' %s %llu%s", i ? "; " : "",
+                              m[i].authority, KIND_NAME[m[i].k], (unsigned long long)m[i].n,
+                              named);
+    }
+    if (more && l < sizeof list)
+        snprintf(list + l, sizeof list - l, "; %llu more", (unsigned long long)more);
+    return yb_usage_error(cmd, "--route authority: %llu records of %s have no target in %s: "
+                          "%s (give the target an alias with the recorded host[:port])",
+                          (unsigned long long)n_miss, ro->o.corpus_path, ro->inventory, list);
+}
+
+/* --targets FILE --route authority: each record to the target its
+ * recorded authority names, one pair per (target, kind of record) that
+ * has records. */
+static int route_authority(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
+                           const char *redacted)
+{
+    int rc = refuse_cli_settings(cmd, ro);
+    if (rc)
+        return rc;
+    const yb_inventory *inv = &f->inv;
+    char err[1024];
+    if (!(f->authmap = yb_authmap_new(inv, ro->inventory, err, sizeof err))) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    uint64_t *counts = calloc(inv->n * K_N, sizeof *counts);
+    if (!counts)
+        return yb_usage_error(cmd, "out of memory");
+    if ((rc = authority_census(cmd, ro, f, counts)))
+        goto out;
+    size_t pairs = 0;
+    for (size_t i = 0; i < inv->n * K_N; i++)
+        pairs += counts[i] != 0;
+    if (pairs > YB_PLAN_MAX_PAIRS) {
+        rc = yb_usage_error(cmd, "%s: records for %zu target workloads: a run has at most %d",
+                            ro->inventory, pairs, YB_PLAN_MAX_PAIRS);
+        goto out;
+    }
+    if (alloc_pairs(f, pairs) < 0) {
+        rc = yb_usage_error(cmd, "out of memory");
+        goto out;
+    }
+    int routed = kind_n[K_H1] && kind_n[K_H2];
+    size_t used = 0;
+    for (size_t t = 0; t < inv->n; t++) {
+        char where[400];
+        target_where(ro, &inv->target[t], where, sizeof where);
+        int tls_used = 0, any = 0;
+        for (int k = 0; k < K_N; k++) {
+            uint64_t n = counts[t * K_N + (size_t)k];
+            if (!n)
+                continue;
+            any = 1;
+            if ((rc = target_pair(cmd, ro, f, t, k, routed, n, where, redacted, &tls_used)))
+                goto out;
+            f->o[f->n - 1].authmap = f->authmap;
+            f->o[f->n - 1].auth_target = (int)t;
+        }
+        used += any;
+        if (any && !tls_used && (rc = tls_unused(&inv->target[t], where)))
+            goto out;
+    }
+    snprintf(f->desc, sizeof f->desc, "%zu of %zu targets (%s), by recorded authority", used,
+             inv->n, ro->inventory);
+out:
+    free(counts);
+    return rc;
 }
 
 int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
@@ -314,6 +481,13 @@ int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
     if (ro->split && !ro->fan_out)
         return yb_usage_error(cmd, "--split goes with --targets FILE --fan-out (it divides the "
                               "load model among the targets)");
+    if (ro->route_authority && !ro->inventory)
+        return yb_usage_error(cmd, "--route authority goes with --targets FILE (the targets "
+                              "the recorded authorities name)");
+    if (ro->route_authority && ro->fan_out)
+        return yb_usage_error(cmd, "--route authority and --fan-out exclude each other: each "
+                              "record goes to the target it names, or every record to every "
+                              "target");
     if (ro->inventory && ro->n_targets)
         return yb_usage_error(cmd, "--targets and --target exclude each other");
     if (ro->inventory) {
@@ -323,9 +497,10 @@ int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
             yb_errorf("%s", err);
             return YB_EXIT_USAGE;
         }
-        if (!ro->fan_out) {
+        if (!ro->fan_out && !ro->route_authority) {
             rc = yb_usage_error(cmd, "--targets needs --fan-out (every target gets the "
-                                "workload)");
+                                "workload) or --route authority (each record goes to the "
+                                "target its recorded authority names)");
             goto fail;
         }
     }
@@ -337,8 +512,9 @@ int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
     for (size_t i = 0; i < YB_CENSUS_N; i++)
         kind_n[yb_proto_is_h2((yb_proto)i) ? K_H2 : K_H1] += n[i];
     f->proto = kind_n[K_H1] && kind_n[K_H2] ? "mixed" : yb_proto_name(first);
-    rc = ro->inventory ? fan_out(cmd, ro, f, kind_n, redacted)
-                       : route_urls(cmd, ro, f, n, kind_n, redacted);
+    rc = ro->route_authority ? route_authority(cmd, ro, f, kind_n, redacted)
+         : ro->inventory     ? fan_out(cmd, ro, f, kind_n, redacted)
+                             : route_urls(cmd, ro, f, n, kind_n, redacted);
     if (rc)
         goto fail;
     for (; f->n_rec < f->n; f->n_rec++)
@@ -424,6 +600,7 @@ void yb_fleet_free(yb_fleet *f)
     free(f->url);
     free(f->cred);
     free(f->rec);
+    yb_authmap_free(f->authmap);
     yb_inventory_free(&f->inv);
     memset(f, 0, sizeof *f);
 }

@@ -22,6 +22,7 @@ typedef struct {
     yb_recorder *rec;         /* per pair, filled by the run */
     size_t n_rec;             /* recorders initialised */
     yb_inventory inv;
+    struct yb_authmap *authmap; /* --route authority (engine/route.h), or NULL */
     char desc[160];           /* what the report calls the target */
     const char *proto;        /* the corpus' protocol (static), or "mixed" */
 } yb_fleet;

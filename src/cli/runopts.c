@@ -75,6 +75,10 @@ static const opt_def OPTS[] = {
      "with --fan-out: divide the load model among the\ntargets instead: the records, -n (the "
      "remainder\nspread one each), the --rate schedule and -c\n(default: -t sessions per "
      "target) add up to the\nwhole exactly"},
+    {NULL, "route", YB_RO_ROUTE, required_argument, RUN, "    --route authority",
+     "with --targets: each record to the target whose\nname, alias or URL is its recorded "
+     "host[:port]\n(a capture of a fleet replayed against a lab\nfleet; each target's records "
+     "get the load model);\na record with no target is refused before the run"},
     {NULL, "connect-to", YB_RO_CONNECT_TO, required_argument, BOTH,
      "    --connect-to H:P:A:Q", "connect to A:Q for the target H:P (as curl; the\nURL's name "
      "stays in Host, SNI and verification;\nonce, not with several --target)"},
@@ -377,6 +381,11 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_TARGETS: r->inventory = arg; break;
     case YB_RO_FAN_OUT: r->fan_out = 1; break;
     case YB_RO_SPLIT: r->split = 1; break;
+    case YB_RO_ROUTE:
+        if (strcmp(arg, "authority"))
+            return bad(cmdname, id, arg, "'authority'");
+        r->route_authority = 1;
+        break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;
     case YB_RO_SERVERNAME:
         if (!*arg || strlen(arg) >= sizeof o->target.servername || strpbrk(arg, " /:@[]"))

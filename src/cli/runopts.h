@@ -21,7 +21,7 @@ enum {
     YB_RO_NO_CREDENTIALS, YB_RO_TIMEOUT, YB_RO_MAXBODY, YB_RO_MAXERR, YB_RO_JSON, YB_RO_UNIT,
     YB_RO_TARGET, YB_RO_RATE, YB_RO_BACKLOG, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SPIN, YB_RO_HGRM,
     YB_RO_HLOG, YB_RO_CSV, YB_RO_SUBS, YB_RO_LOG, YB_RO_LOG_FORMAT, YB_RO_SERIES,
-    YB_RO_TARGETS, YB_RO_FAN_OUT, YB_RO_SPLIT,
+    YB_RO_TARGETS, YB_RO_FAN_OUT, YB_RO_SPLIT, YB_RO_ROUTE,
     YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
     YB_RO_SERVERNAME, YB_RO_CONNECT_TO, YB_RO_HTML, YB_RO_MAX_OPS,
     YB_RO_ACCEPT, YB_RO_ACCEPT_GRPC, YB_RO_EXPECT,
@@ -40,6 +40,7 @@ typedef struct {
     const char *inventory;   /* --targets FILE */
     int fan_out;             /* --fan-out */
     int split;               /* --split: the load model divided among the targets */
+    int route_authority;     /* --route authority */
     const char *rate;        /* --rate as given (parsed into o.sched) */
     const char *sessions;    /* --sessions as given ("reuse" by default) */
     const char *json, *unit, *hgrm, *hlog, *csv;

@@ -9,7 +9,8 @@ libyangblast_a_SOURCES += \
 	src/engine/source.c src/engine/source.h \
 	src/engine/opname.c src/engine/opname.h \
 	src/engine/pool.c src/engine/pool.h \
-	src/engine/inventory.c src/engine/inventory.h
+	src/engine/inventory.c src/engine/inventory.h \
+	src/engine/route.c src/engine/route.h
 EXTRA_DIST += src/engine/README.md
 
 if HAVE_CMOCKA
@@ -23,6 +24,11 @@ TESTS += tests/unit/test_inventory
 tests_unit_test_inventory_SOURCES = tests/unit/test_inventory.c
 tests_unit_test_inventory_LDADD = $(UNIT_LDADD)
 tests_unit_test_inventory_CFLAGS = $(UNIT_CFLAGS)
+check_PROGRAMS += tests/unit/test_route
+TESTS += tests/unit/test_route
+tests_unit_test_route_SOURCES = tests/unit/test_route.c
+tests_unit_test_route_LDADD = $(UNIT_LDADD)
+tests_unit_test_route_CFLAGS = $(UNIT_CFLAGS)
 check_PROGRAMS += tests/unit/test_opname
 TESTS += tests/unit/test_opname
 tests_unit_test_opname_SOURCES = tests/unit/test_opname.c

@@ -26,6 +26,7 @@
 
 typedef struct yb_progress yb_progress; /* engine.h */
 struct yb_stream;                       /* report/stream.h */
+struct yb_authmap;                      /* engine/route.h */
 
 /* One workload against one target, as `run` and `experiment` parse it:
  * what is sent (corpus, codec settings), when (load model), on which
@@ -33,6 +34,10 @@ struct yb_stream;                       /* report/stream.h */
 typedef struct {
     const char *corpus_path;
     int route;               /* YB_ROUTE_*: the records this workload takes */
+    /* --route authority: only the records whose recorded authority names
+     * inventory target auth_target (engine/route.h); NULL = every one */
+    const struct yb_authmap *authmap;
+    int auth_target;
     const yb_codec_ops *ops; /* codec for the corpus' protocol */
     yb_target target;
     unsigned threads;        /* workers, >= 1 */

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "engine/source.h"
 #include "engine/opname.h"
+#include "engine/route.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@ struct yb_source {
     unsigned worker, n;
     int by_conn;
     int route;             /* YB_ROUTE_*: 0 = every record */
+    const yb_authmap *authmap; /* --route authority: records naming auth_target */
+    int auth_target;
     uint64_t passes;
     const yb_codec_ops *ops;
     const yb_codec_cfg *cfg;
@@ -59,6 +62,12 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
 void yb_source_route(yb_source *s, int route)
 {
     s->route = route;
+}
+
+void yb_source_authority(yb_source *s, const yb_authmap *m, int target)
+{
+    s->authmap = m;
+    s->auth_target = target;
 }
 
 static void drop_cache(yb_source *s)
@@ -161,6 +170,8 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         uint64_t k = yb_corpus_reader_index(s->rd) - 1;
         if (s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2))
             continue; /* routed to another target's workload */
+        if (s->authmap && yb_authmap_find(s->authmap, r->scheme, r->authority) != s->auth_target)
+            continue; /* recorded for another target */
         /* shared by the index among this workload's records, so that each
          * worker's share is as even as the records allow */
         uint64_t j = s->pass_taken++;

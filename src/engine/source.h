@@ -10,6 +10,7 @@
 #include "stats/ops.h"
 
 typedef struct yb_source yb_source;
+struct yb_authmap; /* engine/route.h */
 
 /* Opens path for worker `worker` of `n`.  by_conn = 1 shares whole
  * recorded connections (conn_id mod n) instead of records (j mod n).
@@ -21,6 +22,10 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
  * a mixed corpus; the others belong to another workload.  Before the first
  * yb_source_next. */
 void yb_source_route(yb_source *s, int route);
+/* Takes only the records whose recorded authority names target `target`
+ * of m (engine/route.h; m outlives the source).  Before the first
+ * yb_source_next. */
+void yb_source_authority(yb_source *s, const struct yb_authmap *m, int target);
 /* Names each request's operation when it is prepared (engine/opname.h)
  * and sets its op to the index in t (stats/ops.h), which must outlive
  * the source.  Before the first yb_source_next; without it, op is

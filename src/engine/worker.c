@@ -609,6 +609,8 @@ static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, 
     if (!w->src)
         return -1;
     yb_source_route(w->src, o->route);
+    if (o->authmap)
+        yb_source_authority(w->src, o->authmap, o->auth_target);
     w->rec.ops.cap = (size_t)o->max_ops;
     yb_source_ops(w->src, &w->rec.ops);
     if (o->sched.kind != YB_SCHED_NONE) {

@@ -184,6 +184,108 @@ is "each device saw exactly its protocol's records (RESTCONF, gNMI)" \
     "$(dev mix "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
     "[[20,7],[10,14],[10,7]]"
 
+# ---- --route authority: each record to the target its recorded authority names --
+serve_fleet auth || { echo "Bail out! serve --devices did not start"; exit 1; }
+I=$T/auth.yaml
+R1=$(url restconf 0)
+# the mixed corpus with recorded authorities: sw1's RESTCONF URL address,
+# sw2's host-only alias (https: port 443), sw3's alias with a port; gNMI
+# records to sw1 by name (any case) and to sw3 by its other alias
+/usr/bin/python3 - "$T/mixed.jsonl" "$T/auth.jsonl" "${R1#http://}" <<'EOF2'
+import json, sys
+out = open(sys.argv[2], "w")
+rc = gn = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["protocol"] == "restconf":
+        r["authority"], r["scheme"] = ((sys.argv[3], "http") if rc < 4 else
+                                       ("SW2.lab", "https") if rc < 7 else ("10.0.0.3:443", "https"))
+        rc += 1
+    else:
+        r["authority"] = "Sw1" if gn < 2 else "10.0.0.3:8080"
+        gn += 1
+    out.write(json.dumps(r) + "\n")
+EOF2
+"$YB" corpus import "$T/auth.jsonl" -o "$T/auth.ybc" >/dev/null || { echo "Bail out! import"; exit 1; }
+/usr/bin/python3 - "$I" "$T/auth2.yaml" <<'EOF2'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("  - name: sw2\n", "  - name: sw2\n    aliases: [sw2.lab]\n")
+s = s.replace("  - name: sw3\n", "  - name: sw3\n    aliases: [\"10.0.0.3:443\", \"10.0.0.3:8080\"]\n")
+open(sys.argv[2], "w").write(s)
+EOF2
+timeout 60 "$YB" run "$T/auth.ybc" --targets "$T/auth2.yaml" --route authority -c 2 -q \
+    --json "$T/auth.json" >/dev/null 2>&1
+is "--route authority, mixed corpus: exit 0" "$?" 0
+is "JSON targets: the records of each authority on its target" \
+    "$(jget "$T/auth.json" "[[t['name'], t['ok']] for t in r['targets']]")" \
+    '[["sw1/restconf",4],["sw1/gnmi",2],["sw2/restconf",3],["sw3/restconf",3],["sw3/gnmi",5]]'
+# refused before any traffic: records with no target, named with their counts
+"$YB" run "$T/auth.ybc" --targets "$I" --route authority -q >"$T/out" 2>"$T/err"
+is "records whose authority names no target: exit 2" "$?" 2
+is "... naming how many, which authorities and protocols" "$(head -1 "$T/err")" \
+    "yangblast run: --route authority: 11 records of $T/auth.ybc have no target in $I: 'SW2.lab' HTTP/1.1 (RESTCONF) 3; '10.0.0.3:443' HTTP/1.1 (RESTCONF) 3; '10.0.0.3:8080' HTTP/2 (gNMI) 5 (give the target an alias with the recorded host[:port])"
+/usr/bin/python3 - "$T/auth2.yaml" "$T/auth3.yaml" <<'EOF2'
+import re, sys
+s = open(sys.argv[1]).read()
+open(sys.argv[2], "w").write(re.sub(r"\n    gnmi: [^\n]*", "", s, count=1)) # sw1's
+EOF2
+"$YB" run "$T/auth.ybc" --targets "$T/auth3.yaml" --route authority -q >"$T/out" 2>"$T/err"
+is "a target named without a URL for the record's protocol: exit 2" "$?" 2
+like "... naming the target and the URL it lacks" "$(head -1 "$T/err")" \
+    "2 records of .* have no target .*: 'Sw1' HTTP/2 \(gNMI\) 2 \(target 'sw1', which has no gnmi: URL\)"
+/usr/bin/python3 - "$T/auth2.yaml" "$T/auth4.yaml" <<'EOF2'
+import re, sys
+s = open(sys.argv[1]).read()
+sw3 = re.findall(r'restconf: "http://([^"]+)"', s)[2]
+s = s.replace("aliases: [sw2.lab]", "aliases: [sw2.lab, \"%s\"]" % sw3)
+open(sys.argv[2], "w").write(s)
+EOF2
+"$YB" run "$T/auth.ybc" --targets "$T/auth4.yaml" --route authority -q >"$T/out" 2>"$T/err"
+is "an alias that is another target's URL address: exit 2" "$?" 2
+like "... naming both" "$(head -1 "$T/err")" \
+    "auth4.yaml:[0-9]+: target 'sw3': '127.0.0.1:[0-9]+' also names target 'sw2' \\(line [0-9]+\\)"
+"$YB" run "$T/auth.ybc" --targets "$T/auth2.yaml" --route authority --fan-out -q >"$T/out" 2>"$T/err"
+is "--route authority with --fan-out: exit 2" "$?" 2
+"$YB" run "$T/auth.ybc" --target "$R1" --route authority -q >"$T/out" 2>"$T/err"
+is "--route authority without --targets: exit 2" "$?" 2
+"$YB" run "$T/auth.ybc" --targets "$T/auth2.yaml" --route host -q >"$T/out" 2>"$T/err"
+is "--route host: exit 2" "$?" 2
+is "... saying what it takes" "$(head -1 "$T/err")" "yangblast run: --route 'host': expected 'authority'"
+stop_fleet
+is "server counts: each device exactly the records its authorities name (RESTCONF, gNMI)" \
+    "$(dev auth "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
+    "[[4,2],[3,0],[3,5]]"
+
+# ---- a mixed capture (captures/) replayed with routing -------------------------
+# four captures of a controller: RESTCONF to 127.0.0.1:34653 and to "sw1",
+# gNMI to 127.0.0.1:46615 and 127.0.0.1:40135
+C=$YB_SRCDIR/captures
+"$YB" capture -q -r "$C/h1-keepalive.pcap" -r "$C/gnmi-h2c.pcap" -r "$C/gnmi-interleaved.pcap" \
+    -r "$C/h1-pipelined.pcap" -o "$T/cap.ybc" || { echo "Bail out! capture"; exit 1; }
+serve_fleet cap || { echo "Bail out! serve --devices did not start"; exit 1; }
+I=$T/cap.yaml
+timeout 60 "$YB" run "$T/cap.ybc" --target "$(url restconf 1)" --target "$(url gnmi 2)" \
+    --no-credentials --accept 404 -q --json "$T/cap1.json" >/dev/null 2>&1
+is "capture, routed by protocol (--target URL --target URL): exit 0" "$?" 0
+/usr/bin/python3 - "$I" "$T/cap2.yaml" <<'EOF2'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("  - name: sw1\n", "  - name: sw1\n    aliases: [\"127.0.0.1:34653\", \"127.0.0.1:46615\"]\n")
+s = s.replace("  - name: sw3\n", "  - name: sw3\n    aliases: [\"127.0.0.1:40135\"]\n")
+open(sys.argv[2], "w").write(s)
+EOF2
+timeout 60 "$YB" run "$T/cap.ybc" --targets "$T/cap2.yaml" --route authority --no-credentials \
+    --accept 404 -q --json "$T/cap2.json" >/dev/null 2>&1
+is "capture, routed by authority: exit 0" "$?" 0
+is "JSON targets: sw1 its 6 RESTCONF and 4 gNMI records, sw3 its 16 (sw2: none, not contacted)" \
+    "$(jget "$T/cap2.json" "[[t['name'], t['ok']] for t in r['targets']]")" \
+    '[["sw1/restconf",6],["sw1/gnmi",4],["sw3/gnmi",16]]'
+stop_fleet
+is "server counts: by protocol 6 RESTCONF to sw2, 20 gNMI to sw3; then by authority" \
+    "$(dev cap "[d['requests']['restconf']['total'], d['requests']['gnmi']['total'], d['connections']['restconf'] + d['connections']['gnmi']]")" \
+    "[[6,4,2],[6,0,1],[0,36,2]]"
+
 # ---- TLS and credentials by reference, from the inventory serve wrote ----------
 export YANGBLAST_SERVE_PASSWORD=fleet-secret
 serve_fleet tls --self-signed --write-cert "$T/ca.pem" --auth admin ||
