@@ -134,8 +134,7 @@ static int refuse_cli_settings(const char *cmd, const yb_runopts *ro)
     return 0;
 }
 
-int yb_fleet_one(const char *cmd, yb_runopts *ro, yb_inventory *inv,
-                 const yb_inv_target **out)
+int yb_fleet_devices(const char *cmd, yb_runopts *ro, yb_inventory *inv)
 {
     char err[1024];
     int rc = refuse_cli_settings(cmd, ro);
@@ -145,27 +144,15 @@ int yb_fleet_one(const char *cmd, yb_runopts *ro, yb_inventory *inv,
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
     }
-    const yb_inv_target *t = &inv->target[0];
-    if (inv->n != 1)
-        rc = yb_usage_error(cmd, "%s has %zu targets: this command takes an inventory of one "
-                            "(a study per device is not part of this version)", ro->inventory,
-                            inv->n);
-    else if (t->user && t->secret != YB_SECRET_PASSWORD)
-        rc = yb_usage_error(cmd, "%s:%u: target '%s' has a user but no password-env or "
-                            "password-file", ro->inventory, t->line, t->name);
-    if (rc) {
-        yb_inventory_free(inv);
-        return rc;
+    for (size_t i = 0; i < inv->n && !rc; i++) {
+        const yb_inv_target *t = &inv->target[i];
+        if (t->user && t->secret != YB_SECRET_PASSWORD)
+            rc = yb_usage_error(cmd, "%s:%u: target '%s' has a user but no password-env or "
+                                "password-file", ro->inventory, t->line, t->name);
     }
-    ro->o.tls.cacert = t->tls_ca;
-    ro->o.tls.insecure = t->tls_insecure;
-    ro->o.tls.cert = t->tls_cert;
-    ro->o.tls.key = t->tls_key;
-    ro->servername = t->tls_server_name; /* --servername is refused with --targets */
-    if (t->concurrency)
-        ro->o.concurrency = t->concurrency;
-    *out = t;
-    return 0;
+    if (rc)
+        yb_inventory_free(inv);
+    return rc;
 }
 
 int yb_fleet_credentials(const yb_inv_target *t, yb_credentials *c)

@@ -50,13 +50,14 @@ int yb_fleet_report_json(json_t *report, const yb_fleet *f);
 
 void yb_fleet_free(yb_fleet *f);
 
-/* For commands that take one target (experiment): reads and validates the
- * inventory ro->inventory into *inv, which must hold exactly one target,
- * and sets ro's TLS settings (and concurrency, when given) from it.  *out
- * points into *inv (free it with yb_inventory_free).  Returns 0, or
- * YB_EXIT_USAGE with a message printed (*inv then empty). */
-int yb_fleet_one(const char *cmd, yb_runopts *ro, yb_inventory *inv,
-                 const yb_inv_target **out);
+/* For commands that study each device on its own (experiment): refuses
+ * the command line's TLS and credential options, reads and validates the
+ * inventory ro->inventory into *inv (free it with yb_inventory_free),
+ * checking that every target with a user has a password reference; each
+ * target's TLS settings, concurrency and credentials are then the
+ * caller's to apply.  Returns 0, or YB_EXIT_USAGE with a message printed
+ * (*inv then empty). */
+int yb_fleet_devices(const char *cmd, yb_runopts *ro, yb_inventory *inv);
 /* Loads target t's credentials from their references into c.  Returns 0,
  * or -1 with a message printed. */
 int yb_fleet_credentials(const yb_inv_target *t, yb_credentials *c);

@@ -11,7 +11,7 @@
 # and, on exit, $T/NAME.stats.json; sets FPID.
 serve_fleet() {
     local name=$1; shift
-    "$YB" serve --devices 3 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" \
+    "$YB" serve --devices "${DEVICES:-3}" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" \
         --write-inventory "$T/$name.yaml" --stats "$T/$name.stats.json" >"$T/$name.out" 2>&1 &
     FPID=$!
     local i
@@ -326,20 +326,32 @@ printf 'targets:\n  - name: sw1\n    restconf: https://127.0.0.1:1\n    tls: {se
 refused "server-name that is not a host name" "$T/e.yaml" \
     "$T/e.yaml:4: key 'server-name' in target 'sw1': expected a host name (at most 255 bytes, no spaces, '/', ':', '@' or brackets)"
 
-# ---- experiment sessions --targets: an inventory of one target ------------------
-serve_fleet exp || { echo "Bail out! serve --devices did not start"; exit 1; }
+# ---- experiment sessions --targets: the study per device -------------------------
+DEVICES=2 serve_fleet exp || { echo "Bail out! serve --devices did not start"; exit 1; }
+timeout 180 "$YB" experiment sessions --targets "$T/exp.yaml" -n 10 -q --json "$T/exp.json" \
+    >"$T/exp.txt" 2>&1
+is "experiment --targets with 2 devices: exit 0" "$?" 0
+is "JSON: the study's runs for each device in turn (device, target, policy, ok)" \
+    "$(jget "$T/exp.json" "[[x['run']['device'], x['run']['target'].split(':')[0], x['run']['sessions'], x['summary']['requests_ok']] for x in r['runs']]")" \
+    '[["sw1","http","reuse",10],["sw1","http","per-request",10],["sw1","grpc","reuse",10],["sw1","grpc","per-request",10],["sw2","http","reuse",10],["sw2","http","per-request",10],["sw2","grpc","reuse",10],["sw2","grpc","per-request",10]]'
+is "JSON: each run's target is its own device's URL" \
+    "$(jget "$T/exp.json" "[x['run']['target'] for x in r['runs']][0::2]")" \
+    "$(I=$T/exp.yaml; printf '["%s","%s","%s","%s"]' "$(url restconf 0)" "$(url gnmi 0)" "$(url restconf 1)" "$(url gnmi 1)")"
+is "text: the study's tables per device" \
+    "$(grep -cE '^(sw1|sw2): (RESTCONF|gNMI), (single persistent session|new session per request)' "$T/exp.txt")" 8
+is "text: the headline per device and protocol" \
+    "$(grep -cE '^(sw1|sw2) (RESTCONF|gNMI): one persistent session is' "$T/exp.txt")" 4
 /usr/bin/python3 - "$T/exp.yaml" "$T/one.yaml" <<'EOF'
 import sys
 s = open(sys.argv[1]).read().split("  - name: ")
 open(sys.argv[2], "w").write(s[0] + "  - name: " + s[2])
 EOF
-"$YB" experiment sessions --targets "$T/exp.yaml" -n 10 -q >"$T/out" 2>"$T/err"
-is "experiment --targets with 3 targets: exit 2" "$?" 2
-like "... says it takes one" "$(head -1 "$T/err")" "has 3 targets: this command takes an inventory of one"
-timeout 120 "$YB" experiment sessions --targets "$T/one.yaml" -n 10 -q --json "$T/exp.json" >/dev/null 2>&1
-is "experiment --targets (sw2 only): exit 0" "$?" 0
+timeout 120 "$YB" experiment sessions --targets "$T/one.yaml" -n 10 -q --json "$T/exp1.json" >/dev/null 2>&1
+is "experiment --targets, an inventory of one (sw2): exit 0" "$?" 0
 stop_fleet
-is "only sw2 was studied: 2 policies x 10 requests per protocol" \
+is "server counts: sw1 studied once, sw2 twice: 2 policies x 10 requests per protocol each time" \
     "$(dev exp "[d['requests']['restconf']['total'], d['requests']['gnmi']['total']]")" \
-    "[[0,0],[20,20],[0,0]]"
+    "[[20,20],[40,40]]"
+is "... one session for reuse and one per request, per protocol" \
+    "$(dev exp "[d['connections']['restconf'], d['connections']['gnmi']]")" "[[11,11],[22,22]]"
 done_testing
