@@ -94,6 +94,24 @@ yb_serve() {
     read -r _ _ RURL _ GURL < <(grep '^serve:' "$out" | head -1) || true
     [ -n "${GURL:-}" ] || { cat "$out" >&2; return 1; }
 }
+# serve_fleet NAME [ARGS...]: `serve --devices ${DEVICES:-3} ARGS` on loopback writing
+# the inventory $T/NAME.yaml and, on exit, $T/NAME.stats.json; sets FPID
+# (stopped at exit, or by stop_fleet).  Returns 1 (with the output on
+# stderr) when it did not start.
+serve_fleet() {
+    local name=$1; shift
+    "$YB" serve --devices "${DEVICES:-3}" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" \
+        --write-inventory "$T/$name.yaml" --stats "$T/$name.stats.json" >"$T/$name.out" 2>&1 &
+    FPID=$!
+    case " $_cleanup_hooks " in *" stop_fleet "*) ;; *) _cleanup_hooks="$_cleanup_hooks stop_fleet" ;; esac
+    local i tries=300
+    [ -z "${YB_WRAP:-}" ] || tries=1200
+    for i in $(seq $tries); do grep -q 'devices ready' "$T/$name.out" && return 0; sleep 0.1; done
+    cat "$T/$name.out" >&2
+    return 1
+}
+# stop_fleet: stops the fleet serve_fleet started; its statistics are then written.
+stop_fleet() { [ -n "${FPID:-}" ] || return 0; kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null; FPID=; }
 # yb_serve_stop: stops the server yb_serve started (SIGTERM, then waits).
 yb_serve_stop() {
     [ -n "${SPID:-}" ] || return 0

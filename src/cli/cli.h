@@ -29,6 +29,11 @@ void yb_cli_set_command(const char *name);
 /* Prints "yangblast COMMAND: " (or "yangblast: " before a command is
  * known) + message + newline to stderr. */
 void yb_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Names where the input being read comes from ("plan.yaml:12: workload
+ * 'w'"), NULL = none: while set, yb_errorf and yb_usage_error print
+ * "yangblast COMMAND: WHERE: message" (and no --help hint), so that the
+ * checks shared with the command line name the file, line and key. */
+void yb_cli_where(const char *where);
 /* Prints a usage error and the hint to run --help; returns YB_EXIT_USAGE. */
 int yb_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

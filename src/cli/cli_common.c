@@ -5,6 +5,12 @@
 #include <stdarg.h>
 
 static const char *command;
+static const char *in_where;
+
+void yb_cli_where(const char *where)
+{
+    in_where = where;
+}
 
 void yb_cli_set_command(const char *name)
 {
@@ -19,6 +25,8 @@ void yb_errorf(const char *fmt, ...)
         fprintf(stderr, "yangblast %s: ", command);
     else
         fputs("yangblast: ", stderr);
+    if (in_where)
+        fprintf(stderr, "%s: ", in_where);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -29,8 +37,13 @@ int yb_usage_error(const char *cmd, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "yangblast %s: ", cmd);
+    if (in_where)
+        fprintf(stderr, "%s: ", in_where);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'yangblast %s --help'.\n", cmd);
+    if (in_where)
+        fputc('\n', stderr);
+    else
+        fprintf(stderr, "\nTry 'yangblast %s --help'.\n", cmd);
     va_end(ap);
     return YB_EXIT_USAGE;
 }

@@ -103,6 +103,8 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
         return yb_usage_error(cmd, "out of memory");
     for (int k = 0; k < K_N; k++) {
         size_t i = f->n;
+        if (!kind_n[k]) /* one URL for a corpus of one kind (a plan's workload) */
+            continue;
         rc = pair_init(cmd, ro, f, i, k, 1, by_kind[k], "");
         if (rc)
             return rc;
@@ -115,7 +117,10 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
             return rc;
         yb_engine_bind(&f->o[i], &f->cred[i], ro->user);
     }
-    snprintf(f->desc, sizeof f->desc, "%s + %s", by_kind[K_H1], by_kind[K_H2]);
+    if (by_kind[K_H1] && by_kind[K_H2])
+        snprintf(f->desc, sizeof f->desc, "%s + %s", by_kind[K_H1], by_kind[K_H2]);
+    else
+        snprintf(f->desc, sizeof f->desc, "%s", by_kind[K_H1] ? by_kind[K_H1] : by_kind[K_H2]);
     return 0;
 }
 
@@ -284,8 +289,21 @@ static void target_where(const yb_runopts *ro, const yb_inv_target *it, char *wh
     snprintf(where, len, "%s:%u: target '%s': ", ro->inventory, it->line, it->name);
 }
 
-/* --targets FILE --fan-out: the workload to every target, one pair per
- * target and kind of record (--split: each a part of the load model). */
+/* 1 when target t is among those ro picks (all, when it picks none). */
+static int picked(const yb_runopts *ro, const yb_inv_target *t)
+{
+    if (!ro->pick)
+        return 1;
+    for (size_t i = 0; i < ro->n_pick; i++)
+        if (!strcmp(ro->pick[i], t->name) ||
+            yb_inventory_find(&(yb_inventory){(yb_inv_target *)t, 1, 0}, ro->pick[i]))
+            return 1;
+    return 0;
+}
+
+/* --targets FILE --fan-out: the workload to every target (or those
+ * ro->pick names), one pair per target and kind of record (--split: each a
+ * part of the load model). */
 static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t *kind_n,
                    const char *redacted)
 {
@@ -303,6 +321,8 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
     if (alloc_pairs(f, inv->n * per) < 0)
         return yb_usage_error(cmd, "out of memory");
     for (size_t t = 0; t < inv->n; t++) {
+        if (!picked(ro, &inv->target[t]))
+            continue;
         char where[400];
         target_where(ro, &inv->target[t], where, sizeof where);
         int tls_used = 0;
@@ -313,8 +333,8 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
         if (!tls_used && (rc = tls_unused(&inv->target[t], where)))
             return rc;
     }
-    snprintf(f->desc, sizeof f->desc, "%zu targets (%s)%s", inv->n, ro->inventory,
-             ro->split ? ", load split" : "");
+    snprintf(f->desc, sizeof f->desc, "%zu targets (%s)%s", ro->pick ? ro->n_pick : inv->n,
+             ro->inventory, ro->split ? ", load split" : "");
     return 0;
 }
 
@@ -517,7 +537,6 @@ fail:
 
 int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
 {
-    memset(plan, 0, sizeof *plan);
     for (size_t i = 0; i < f->n; i++) {
         yb_engine_opts *o = &f->o[i];
         o->stop = base->stop;

@@ -38,7 +38,8 @@ int yb_fleet_wanted(const yb_runopts *ro);
  * then freed). */
 int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f);
 
-/* Fills plan with the fleet's pairs, first copying into each the settings
+/* Adds the fleet's pairs to plan (zeroed, or holding other fleets'
+ * pairs), first copying into each the settings
  * that belong to the run as a whole (stop flag, progress, reasons, stream,
  * extra headers) from base.  Returns 0 or -1 (out of memory). */
 int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "cli/fleet.h"
+#include "cli/plan.h"
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
@@ -69,28 +70,12 @@ static void help(void)
            "(powers of 1024); rates k (x1000).  See yangblast(1).\n");
 }
 
-/* Refuses what a run would otherwise silently ignore: options that do not
- * apply to the load model, the session policy or the target.  Returns 0
- * or YB_EXIT_USAGE with the reason printed. */
+/* Refuses what a run would otherwise silently ignore: options of the
+ * outputs and thresholds that do not apply (those of the load model:
+ * yb_runopts_load_model).  Returns 0 or YB_EXIT_USAGE with the reason
+ * printed. */
 static int check_applies(const yb_runopts *r)
 {
-    const yb_engine_opts *o = &r->o;
-    int open_loop = r->rate || o->timing_original;
-    if (r->rate && o->timing_original)
-        return yb_usage_error("run", "--rate and --timing original exclude each other");
-    if (r->given[YB_RO_SPEED] && !o->timing_original)
-        return yb_usage_error("run", "--speed goes with --timing original");
-    static const int OPEN_ONLY[] = {YB_RO_SPIN, YB_RO_BACKLOG};
-    for (size_t i = 0; i < sizeof OPEN_ONLY / sizeof OPEN_ONLY[0]; i++)
-        if (r->given[OPEN_ONLY[i]] && !open_loop)
-            return yb_usage_error("run", "%s applies to the open loop only (--rate or --timing "
-                                  "original)", yb_runopts_name(OPEN_ONLY[i]));
-    if (r->given['m'] && o->streams > 1 && o->policy == YB_SESS_PER_REQUEST)
-        return yb_usage_error("run", "-m does not apply with --sessions per-request: each "
-                              "session carries one request");
-    if (r->given['c'] && o->policy == YB_SESS_ORIGINAL && open_loop)
-        return yb_usage_error("run", "-c does not apply to an open loop with --sessions original: "
-                              "requests go out when due, on their recorded connection's session");
     if (r->given[YB_RO_LOG_FORMAT] && !r->log)
         return yb_usage_error("run", "--log-format goes with --log");
     if (r->th.abort_on_fail && !r->th.n)
@@ -124,6 +109,35 @@ static int close_stream(yb_stream *s, const char *log)
     return ret;
 }
 
+/* run --plan FILE: the workloads' options live in the plan, so the
+ * command line gives none of them (nor a CORPUS); it gives the run's
+ * (threads, outputs, thresholds) and the targets' (--targets, or --target
+ * with TLS and credentials).  Returns 0 or YB_EXIT_USAGE. */
+static int plan_applies(const yb_runopts *r, int n_args)
+{
+    if (n_args)
+        return yb_usage_error("run", "--plan takes no CORPUS: each workload names its corpus or "
+                              "synth spec");
+    if (r->fan_out || r->split || r->route_authority)
+        return yb_usage_error("run", "%s does not apply with --plan: a workload without "
+                              "'targets' goes to every target of --targets FILE, with the "
+                              "whole load model", r->fan_out ? "--fan-out" : r->split ? "--split"
+                                                                               : "--route");
+    for (int id = 0; id < YB_RO_END; id++)
+        if (r->given[id] && yb_runopts_applies(YB_RO_PLAN, id))
+            return yb_usage_error("run", "%s does not apply with --plan: it is a key of each "
+                                  "workload (or of the plan's defaults)", yb_runopts_name(id));
+    return 0;
+}
+
+static void free_targets(const yb_runopts *r, yb_fleet *fl, yb_planfile *pf)
+{
+    if (r->plan)
+        yb_planfile_free(pf);
+    else if (yb_fleet_wanted(r))
+        yb_fleet_free(fl);
+}
+
 int yb_cmd_run(int argc, char **argv)
 {
     static const struct option own[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
@@ -136,7 +150,6 @@ int yb_cmd_run(int argc, char **argv)
     yb_runopts_init(&ro);
     yb_engine_opts *const op = &ro.o;
 #define o (*op)
-    uint64_t v;
     int c, rc, ret = YB_EXIT_OK;
     optind = 1;
     opterr = 0; /* option errors are worded by yb_bad_option */
@@ -151,57 +164,22 @@ int yb_cmd_run(int argc, char **argv)
             return rc == 1 ? yb_bad_option("run", '?', argv) : rc;
     }
     const char *target = ro.target, *rate = ro.rate, *json = ro.json, *unit = ro.unit,
-               *user = ro.user, *hgrm = ro.hgrm, *hlog = ro.hlog, *csv = ro.csv,
-               *sessions = ro.sessions;
+               *user = ro.user, *hgrm = ro.hgrm, *hlog = ro.hlog, *csv = ro.csv;
     uint64_t max_errors = ro.max_errors, subscriptions = ro.subscriptions;
-    if (optind + 1 != argc)
-        return yb_usage_error("run", "expected exactly one CORPUS");
-    if (!target && !ro.inventory)
-        return yb_usage_error("run", "missing --target URL (or --targets FILE)");
-    o.corpus_path = argv[optind];
-    if (!strcmp(sessions, "reuse"))
-        o.policy = YB_SESS_REUSE;
-    else if (!strcmp(sessions, "per-request"))
-        o.policy = YB_SESS_PER_REQUEST;
-    else if (!strcmp(sessions, "original"))
-        o.policy = YB_SESS_ORIGINAL;
-    else if (!strncmp(sessions, "pool=", 5) && yb_parse_u64(sessions + 5, 1, 100000, &v) == 0) {
-        /* retired: -c N is N sessions now (h2load's meaning), so pool=N
-         * is -c N; kept working (warned) for the scripts that used it */
-        if (ro.given['c'] && o.concurrency != v)
-            return yb_usage_error("run", "--sessions pool=%llu and -c %u both set the number of "
-                                  "sessions now: give -c N (sessions) and -m M (requests in "
-                                  "flight on each)", (unsigned long long)v, o.concurrency);
-        yb_errorf("warning: --sessions pool=%llu is -c %llu now (-c N: N sessions, -m M: M "
-                  "requests in flight on each); running --sessions reuse -c %llu",
-                  (unsigned long long)v, (unsigned long long)v, (unsigned long long)v);
-        o.policy = YB_SESS_REUSE;
-        o.concurrency = (unsigned)v;
-        ro.given['c'] = 1;
-    } else
-        return yb_usage_error("run", "--sessions '%s': expected reuse, per-request or original",
-                              sessions);
-    if ((rc = check_applies(&ro)))
-        return rc;
-    if (!o.speed)
-        o.speed = 1.0;
-    if (subscriptions) {
-        /* N Subscribe calls held open: the closed loop at -c N, cycling
-         * through the corpus for the run's duration */
-        if (!o.duration_ns)
-            return yb_usage_error("run", "--subscriptions needs --duration");
-        if (rate || o.timing_original || o.requests)
-            return yb_usage_error("run", "--subscriptions is a closed loop for --duration: "
-                                         "no --rate, --timing or -n");
-        /* N calls in flight: N sessions, or N / M sessions of M streams */
-        if (ro.given['c'])
-            return yb_usage_error("run", "--subscriptions N sets -c N (N / M with -m M)");
-        if (subscriptions % o.streams)
-            return yb_usage_error("run", "--subscriptions %llu with -m %u: N must be a multiple "
-                                  "of M (N / M sessions of M calls each)",
-                                  (unsigned long long)subscriptions, o.streams);
-        o.concurrency = (unsigned)(subscriptions / o.streams);
+    if (ro.plan) {
+        if ((rc = plan_applies(&ro, argc - optind)))
+            return rc;
+    } else {
+        if (optind + 1 != argc)
+            return yb_usage_error("run", "expected exactly one CORPUS");
+        if (!target && !ro.inventory)
+            return yb_usage_error("run", "missing --target URL (or --targets FILE)");
+        o.corpus_path = argv[optind];
     }
+    if ((rc = yb_runopts_load_model("run", &ro)) || (rc = check_applies(&ro)))
+        return rc;
+    if (ro.plan) /* each workload's concurrency is its own; at least -t by default */
+        o.concurrency = o.threads;
     if ((rc = yb_check_shared("run", &ro)))
         return rc;
     char err[512];
@@ -209,14 +187,22 @@ int yb_cmd_run(int argc, char **argv)
     char redacted[256];
     /* several targets: every one checked (and the inventory validated)
      * before anything is sent */
-    yb_fleet fleet;
-    int multi = yb_fleet_wanted(&ro);
+    yb_fleet fleet, *fl = &fleet;
+    yb_planfile pf;
+    memset(&pf, 0, sizeof pf);
+    int multi = yb_fleet_wanted(&ro) || ro.plan;
     if (multi && (ro.connect_to || ro.servername || ro.host_header))
         return yb_usage_error("run", "%s applies to one --target (it names that target's "
                               "address or name), not to several",
                               ro.connect_to ? "--connect-to" : ro.servername ? "--servername"
                                                                              : "-H 'Host: ...'");
-    if (multi) {
+    if (ro.plan) {
+        if ((rc = yb_planfile_prepare("run", &ro, &pf)))
+            return rc;
+        fl = &pf.targets;
+        proto = pf.proto;
+        target = pf.desc;
+    } else if (multi) {
         if ((rc = yb_fleet_prepare("run", &ro, &fleet)))
             return rc;
         proto = fleet.proto;
@@ -241,31 +227,30 @@ int yb_cmd_run(int argc, char **argv)
     /* the parts of the run a threshold's scope may name: each target, by
      * its name (an inventory's, "NAME/gnmi" when routed) or URL; their
      * figures are filled in after the run */
-    size_t n_scopes = multi ? 2 * fleet.n : 1;
+    size_t n_scopes = multi ? 2 * fl->n + pf.n : 1;
     yb_th_scope *scopes = calloc(n_scopes, sizeof *scopes);
     if (!scopes) {
-        if (multi)
-            yb_fleet_free(&fleet);
+        free_targets(&ro, fl, &pf);
         yb_errorf("out of memory");
         return YB_EXIT_RUNTIME;
     }
-    if (multi)
-        for (size_t i = 0; i < fleet.n; i++) {
-            scopes[2 * i] = (yb_th_scope){"target", fleet.label[i], NULL};
-            scopes[2 * i + 1] = (yb_th_scope){"target", fleet.url[i], NULL};
+    if (multi) {
+        for (size_t i = 0; i < fl->n; i++) {
+            scopes[2 * i] = (yb_th_scope){"target", fl->label[i], NULL};
+            scopes[2 * i + 1] = (yb_th_scope){"target", fl->url[i], NULL};
         }
-    else
+        for (size_t i = 0; i < pf.n; i++)
+            scopes[2 * fl->n + i] = (yb_th_scope){"workload", pf.w[i].name, NULL};
+    } else
         scopes[0] = (yb_th_scope){"target", target, NULL};
     if (yb_thresholds_check_scopes(&ro.th, scopes, n_scopes, err, sizeof err) < 0) {
         free(scopes);
-        if (multi)
-            yb_fleet_free(&fleet);
+        free_targets(&ro, fl, &pf);
         return yb_usage_error("run", "%s", err);
     }
     if (subscriptions && strcmp(proto, "gnmi")) {
         free(scopes);
-        if (multi)
-            yb_fleet_free(&fleet);
+        free_targets(&ro, fl, &pf);
         return yb_usage_error("run", "--subscriptions holds gNMI Subscribe calls open, but %s is "
                               "a %s corpus", o.corpus_path, proto);
     }
@@ -279,8 +264,7 @@ int yb_cmd_run(int argc, char **argv)
     if ((rc = yb_check_outputs("run", outs, sizeof outs / sizeof outs[0], csv, &text)) ||
         (o.tls.keylog && yb_outfile_is_stdout(o.tls.keylog) &&
          (rc = yb_usage_error("run", "--keylog takes a file, not '-'")))) {
-        if (multi)
-            yb_fleet_free(&fleet);
+        free_targets(&ro, fl, &pf);
         free(scopes);
         return rc;
     }
@@ -349,13 +333,19 @@ int yb_cmd_run(int argc, char **argv)
     double cpu_user = 0, cpu_sys = 0;
     if (multi) {
         yb_plan plan;
-        if (yb_fleet_plan(&fleet, &o, &plan) < 0) {
+        memset(&plan, 0, sizeof plan);
+        if (ro.plan ? yb_planfile_plan(&pf, &o, &plan) < 0 : yb_fleet_plan(fl, &o, &plan) < 0) {
             yb_errorf("out of memory");
             yb_recorder_cleanup(&rec);
             ret = YB_EXIT_RUNTIME;
             goto out;
         }
-        rc = yb_run_plan_timed(&plan, &rec, fleet.rec, &cpu_user, &cpu_sys, err, sizeof err);
+        rc = yb_run_plan_timed(&plan, &rec, ro.plan ? pf.pair_rec : fl->rec, &cpu_user,
+                               &cpu_sys, err, sizeof err);
+        if (!rc && ro.plan && yb_planfile_merge(&pf) < 0) {
+            snprintf(err, sizeof err, "out of memory");
+            rc = -1;
+        }
     } else {
         rc = yb_run_timed(&o, &rec, &cpu_user, &cpu_sys, err, sizeof err);
     }
@@ -388,10 +378,11 @@ int yb_cmd_run(int argc, char **argv)
         }
     }
     yb_run_info info = {
-        .corpus = o.corpus_path,
+        .corpus = ro.plan ? ro.plan : o.corpus_path,
         .target = target,
         .protocol = proto,
-        .sessions = o.policy == YB_SESS_REUSE ? "reuse"
+        .sessions = ro.plan ? "per workload"
+                    : o.policy == YB_SESS_REUSE ? "reuse"
                     : o.policy == YB_SESS_PER_REQUEST ? "per-request" : "original",
         .tls_resume = o.tls_resume,
         .concurrency = o.concurrency,
@@ -406,25 +397,28 @@ int yb_cmd_run(int argc, char **argv)
         .interrupted = stop_flag == SIGINT    ? "SIGINT"
                        : stop_flag == SIGTERM ? "SIGTERM"
                                               : NULL, /* (or a threshold: YB_TH_STOPPED) */
-        .planned_duration_s = (double)o.duration_ns / 1e9,
+        .planned_duration_s = (double)(ro.plan ? pf.planned_ns : o.duration_ns) / 1e9,
         .planned_requests = o.requests,
         .accept = &o.codec.accept,
         .rate_curve = n_curve ? curve : NULL,
         .n_rate_curve = n_curve,
     };
     for (size_t i = 0; i < n_scopes; i++)
-        scopes[i].rec = multi ? &fleet.rec[i / 2] : &rec;
+        scopes[i].rec = !multi ? &rec : i < 2 * fl->n ? &fl->rec[i / 2] : &pf.w[i - 2 * fl->n].rec;
     size_t th_failed = yb_thresholds_eval(&ro.th, &rec, scopes, n_scopes);
     if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
     if (multi)
-        yb_fleet_report_text(text, &fleet);
+        yb_fleet_report_text(text, fl);
+    if (ro.plan)
+        yb_planfile_report_text(text, &pf);
     if (yb_thresholds_text(text, &ro.th, NULL) < 0) /* the verdicts come last */
         ret = YB_EXIT_RUNTIME;
     fflush(text);
     if (json || ro.html) {
         json_t *j = yb_report_json(&rec, &info);
-        if (j && ((multi && yb_fleet_report_json(j, &fleet) < 0) ||
+        if (j && ((multi && yb_fleet_report_json(j, fl) < 0) ||
+                  (ro.plan && yb_planfile_report_json(j, &pf) < 0) ||
                   (ro.th.n && yb_thresholds_json(j, &ro.th) < 0))) {
             json_decref(j);
             j = NULL;
@@ -464,8 +458,7 @@ out:
     yb_thresholds_cleanup(&ro.th);
     free(scopes);
     yb_credentials_cleanup(&cred);
-    if (multi)
-        yb_fleet_free(&fleet);
+    free_targets(&ro, fl, &pf);
     return ret;
 #undef o
 }

@@ -14,6 +14,7 @@
 #define RUN YB_RO_RUN
 #define EXP YB_RO_EXPERIMENT
 #define BOTH (YB_RO_RUN | YB_RO_EXPERIMENT)
+#define PLAN YB_RO_PLAN
 
 typedef struct {
     const char *group;  /* --help heading starting a group, or NULL */
@@ -26,41 +27,41 @@ typedef struct {
 } opt_def;
 
 static const opt_def OPTS[] = {
-    {"Load:", "requests", 'n', required_argument, RUN, "-n, --requests N",
+    {"Load:", "requests", 'n', required_argument, RUN | PLAN, "-n, --requests N",
      "total requests (cycling through the corpus);\ndefault: one pass over the corpus"},
-    {NULL, "duration", 'D', required_argument, RUN, "-D, --duration D",
+    {NULL, "duration", 'D', required_argument, RUN | PLAN, "-D, --duration D",
      "run for D (e.g. 30s, 1m30s, 2h), cycling"},
-    {NULL, "concurrency", 'c', required_argument, BOTH, "-c, --concurrency N",
+    {NULL, "concurrency", 'c', required_argument, BOTH | PLAN, "-c, --concurrency N",
      "sessions (connections; default 1), as in h2load:\nthe closed loop keeps N x M in flight"},
     {NULL, "threads", 't', required_argument, BOTH, "-t, --threads N", "worker threads (default 1)"},
-    {NULL, "streams", 'm', required_argument, BOTH, "-m, --streams M",
+    {NULL, "streams", 'm', required_argument, BOTH | PLAN, "-m, --streams M",
      "requests in flight on each session: HTTP/2\nstreams (default 1; gNMI only)"},
-    {NULL, "subscriptions", YB_RO_SUBS, required_argument, RUN, "    --subscriptions N",
+    {NULL, "subscriptions", YB_RO_SUBS, required_argument, RUN | PLAN, "    --subscriptions N",
      "gNMI Subscribe corpus: hold N Subscribe calls open\nat once for --duration (-c N, cycling; "
      "a ONCE or\nPOLL call that ends is replaced, STREAM calls last\nthe run)"},
-    {NULL, "rate", YB_RO_RATE, required_argument, RUN, "    --rate R",
+    {NULL, "rate", YB_RO_RATE, required_argument, RUN | PLAN, "    --rate R",
      "open loop: R requests/s across all workers (e.g.\n500, 2k), due at fixed intervals whatever "
      "the\nresponses; latency is measured from the due time\n(coordinated omission corrected); also\n"
      "ramp:FROM..TO/DURATION and step:R1@D1,R2@D2,..."},
-    {NULL, "timing", YB_RO_TIMING, required_argument, RUN, "    --timing original",
+    {NULL, "timing", YB_RO_TIMING, required_argument, RUN | PLAN, "    --timing original",
      "open loop at the corpus' recorded times (e.g. from a"},
-    {NULL, "speed", YB_RO_SPEED, required_argument, RUN, "    --speed X",
+    {NULL, "speed", YB_RO_SPEED, required_argument, RUN | PLAN, "    --speed X",
      "capture), X times faster (default 1)"},
-    {NULL, "spin", YB_RO_SPIN, required_argument, RUN, "    --spin D",
+    {NULL, "spin", YB_RO_SPIN, required_argument, RUN | PLAN, "    --spin D",
      "open loop: wake D early and spin to each due time\n(e.g. 100us: microsecond-exact sends for "
      "some CPU)"},
-    {NULL, "max-backlog", YB_RO_BACKLOG, required_argument, RUN, "    --max-backlog N",
+    {NULL, "max-backlog", YB_RO_BACKLOG, required_argument, RUN | PLAN, "    --max-backlog N",
      "open loop: due requests that may wait for a free\nsession per worker (default 10000); more "
      "are\ncounted as backlog_overflow errors"},
     {NULL, "max-operations", YB_RO_MAX_OPS, required_argument, RUN, "    --max-operations N",
      "distinct operations in the report's Operations\ntable (default 32, at most 4096); the rest "
      "are\ncounted together as `other`"},
-    {"Sessions:", "sessions", YB_RO_SESSIONS, required_argument, RUN, "    --sessions P",
+    {"Sessions:", "sessions", YB_RO_SESSIONS, required_argument, RUN | PLAN, "    --sessions P",
      "reuse (default): -c persistent sessions, -m\nrequests in flight on each;\nper-request: "
      "new TCP+TLS session per request\n(-c at once);\noriginal: one session per "
      "recorded connection,\nits requests in recorded order (-c caps requests\nin flight; "
      "no -c with an open loop)"},
-    {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN, "    --tls-resume",
+    {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN | PLAN, "    --tls-resume",
      "new sessions resume TLS (tickets / ids)"},
     {NULL, "target", YB_RO_TARGET, required_argument, RUN, "    --target URL",
      "scheme://host[:port], no path; given twice (an\nhttp(s):// and a grpc(s):// URL), a mixed corpus'\n"
@@ -68,6 +69,10 @@ static const opt_def OPTS[] = {
     {NULL, "targets", YB_RO_TARGETS, required_argument, BOTH, "    --targets FILE",
      "YAML inventory of switches (yangblast-inventory(5)),\nvalidated before any traffic (run: "
      "with --fan-out;\nexperiment: an inventory of one target)"},
+    {NULL, "plan", YB_RO_PLAN_FILE, required_argument, RUN, "    --plan FILE",
+     "run the workloads of a YAML plan concurrently on\none clock, each with its source, "
+     "load model,\nsessions, targets, start and duration\n(yangblast-inventory(5), PLAN); "
+     "no CORPUS then"},
     {NULL, "fan-out", YB_RO_FAN_OUT, no_argument, RUN, "    --fan-out",
      "send the workload to every inventory target: each\ngets the whole load model (-n, -D, "
      "--rate, -c;\nits own concurrency/rate from the inventory)"},
@@ -107,16 +112,16 @@ static const opt_def OPTS[] = {
     {NULL, "header", 'H', required_argument, BOTH, "-H, --header 'K: V'",
      "add a header to every request (repeatable); Host\nsets Host / :authority, User-Agent "
      "replaces ours"},
-    {"Outcomes:", "accept", YB_RO_ACCEPT, required_argument, BOTH, "    --accept LIST",
+    {"Outcomes:", "accept", YB_RO_ACCEPT, required_argument, BOTH | PLAN, "    --accept LIST",
      "HTTP statuses that succeed besides those below\n400 (e.g. 409,404; repeatable)"},
-    {NULL, "accept-grpc", YB_RO_ACCEPT_GRPC, required_argument, BOTH, "    --accept-grpc LIST",
+    {NULL, "accept-grpc", YB_RO_ACCEPT_GRPC, required_argument, BOTH | PLAN, "    --accept-grpc LIST",
      "gRPC codes that succeed besides 0 OK (e.g. 6)"},
-    {NULL, "expect", YB_RO_EXPECT, required_argument, BOTH, "    --expect original",
+    {NULL, "expect", YB_RO_EXPECT, required_argument, BOTH | PLAN, "    --expect original",
      "a record's recorded status is the one expected:\nanother is an 'unexpected' error "
      "(accepted\nstatuses pass; records without one: as above)"},
-    {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH, "    --timeout D",
+    {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH | PLAN, "    --timeout D",
      "per request, incl. connect (default 30s; 0 = none)"},
-    {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH, "    --max-body SIZE",
+    {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH | PLAN, "    --max-body SIZE",
      "response body cap (default 64M; k, M, G suffixes)"},
     {NULL, "max-errors", YB_RO_MAXERR, required_argument, BOTH, "    --max-errors N",
      "exit 1 when more than N requests fail (default 0)"},
@@ -386,6 +391,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
             return bad(cmdname, id, arg, "'authority'");
         r->route_authority = 1;
         break;
+    case YB_RO_PLAN_FILE: r->plan = arg; break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;
     case YB_RO_SERVERNAME:
         if (!*arg || strlen(arg) >= sizeof o->target.servername || strpbrk(arg, " /:@[]"))
@@ -440,6 +446,85 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     default: return 1;
     }
     return rc;
+}
+
+int yb_runopts_id(unsigned cmd, const char *name)
+{
+    for (size_t i = 0; i < N_OPTS; i++)
+        if ((OPTS[i].cmds & cmd) && !strcmp(OPTS[i].name, name))
+            return OPTS[i].id;
+    return -1;
+}
+
+int yb_runopts_applies(unsigned cmd, int id)
+{
+    return find(cmd, id) != NULL;
+}
+
+int yb_runopts_load_model(const char *cmdname, yb_runopts *r)
+{
+    yb_engine_opts *o = &r->o;
+    const char *sessions = r->sessions;
+    uint64_t v;
+    if (!strcmp(sessions, "reuse"))
+        o->policy = YB_SESS_REUSE;
+    else if (!strcmp(sessions, "per-request"))
+        o->policy = YB_SESS_PER_REQUEST;
+    else if (!strcmp(sessions, "original"))
+        o->policy = YB_SESS_ORIGINAL;
+    else if (!strncmp(sessions, "pool=", 5) && yb_parse_u64(sessions + 5, 1, 100000, &v) == 0) {
+        /* retired: -c N is N sessions now (h2load's meaning), so pool=N
+         * is -c N; kept working (warned) for the scripts that used it */
+        if (r->given['c'] && o->concurrency != v)
+            return yb_usage_error(cmdname, "--sessions pool=%llu and -c %u both set the number "
+                                  "of sessions now: give -c N (sessions) and -m M (requests in "
+                                  "flight on each)", (unsigned long long)v, o->concurrency);
+        yb_errorf("warning: --sessions pool=%llu is -c %llu now (-c N: N sessions, -m M: M "
+                  "requests in flight on each); running --sessions reuse -c %llu",
+                  (unsigned long long)v, (unsigned long long)v, (unsigned long long)v);
+        o->policy = YB_SESS_REUSE;
+        o->concurrency = (unsigned)v;
+        r->given['c'] = 1;
+    } else
+        return yb_usage_error(cmdname, "--sessions '%s': expected reuse, per-request or "
+                              "original", sessions);
+    int open_loop = r->rate || o->timing_original;
+    if (r->rate && o->timing_original)
+        return yb_usage_error(cmdname, "--rate and --timing original exclude each other");
+    if (r->given[YB_RO_SPEED] && !o->timing_original)
+        return yb_usage_error(cmdname, "--speed goes with --timing original");
+    static const int OPEN_ONLY[] = {YB_RO_SPIN, YB_RO_BACKLOG};
+    for (size_t i = 0; i < sizeof OPEN_ONLY / sizeof OPEN_ONLY[0]; i++)
+        if (r->given[OPEN_ONLY[i]] && !open_loop)
+            return yb_usage_error(cmdname, "%s applies to the open loop only (--rate or "
+                                  "--timing original)", yb_runopts_name(OPEN_ONLY[i]));
+    if (r->given['m'] && o->streams > 1 && o->policy == YB_SESS_PER_REQUEST)
+        return yb_usage_error(cmdname, "-m does not apply with --sessions per-request: each "
+                              "session carries one request");
+    if (r->given['c'] && o->policy == YB_SESS_ORIGINAL && open_loop)
+        return yb_usage_error(cmdname, "-c does not apply to an open loop with --sessions "
+                              "original: requests go out when due, on their recorded "
+                              "connection's session");
+    if (!o->speed)
+        o->speed = 1.0;
+    if (r->subscriptions) {
+        /* N Subscribe calls held open: the closed loop at -c N, cycling
+         * through the corpus for the run's duration */
+        if (!o->duration_ns)
+            return yb_usage_error(cmdname, "--subscriptions needs --duration");
+        if (r->rate || o->timing_original || o->requests)
+            return yb_usage_error(cmdname, "--subscriptions is a closed loop for --duration: "
+                                  "no --rate, --timing or -n");
+        /* N calls in flight: N sessions, or N / M sessions of M streams */
+        if (r->given['c'])
+            return yb_usage_error(cmdname, "--subscriptions N sets -c N (N / M with -m M)");
+        if (r->subscriptions % o->streams)
+            return yb_usage_error(cmdname, "--subscriptions %llu with -m %u: N must be a "
+                                  "multiple of M (N / M sessions of M calls each)",
+                                  (unsigned long long)r->subscriptions, o->streams);
+        o->concurrency = (unsigned)(r->subscriptions / o->streams);
+    }
+    return 0;
 }
 
 void yb_runopts_bind_headers(const yb_runopts *r, yb_engine_opts *o)

@@ -11,8 +11,10 @@
 #include "engine/engine.h"
 #include "report/threshold.h"
 
-/* Which command an option applies to (bit mask). */
-enum { YB_RO_RUN = 1, YB_RO_EXPERIMENT = 2 };
+/* Which command an option applies to (bit mask); YB_RO_PLAN marks the
+ * options that are keys of a plan file's workloads (yangblast-inventory(5),
+ * PLAN), with the same names and values as on the command line. */
+enum { YB_RO_RUN = 1, YB_RO_EXPERIMENT = 2, YB_RO_PLAN = 4 };
 
 /* Long-only option ids (short options use their letter). */
 enum {
@@ -24,7 +26,7 @@ enum {
     YB_RO_TARGETS, YB_RO_FAN_OUT, YB_RO_SPLIT, YB_RO_ROUTE,
     YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
     YB_RO_SERVERNAME, YB_RO_CONNECT_TO, YB_RO_HTML, YB_RO_MAX_OPS,
-    YB_RO_ACCEPT, YB_RO_ACCEPT_GRPC, YB_RO_EXPECT,
+    YB_RO_ACCEPT, YB_RO_ACCEPT_GRPC, YB_RO_EXPECT, YB_RO_PLAN_FILE,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -41,6 +43,10 @@ typedef struct {
     int fan_out;             /* --fan-out */
     int split;               /* --split: the load model divided among the targets */
     int route_authority;     /* --route authority */
+    const char *const *pick; /* with fan_out: only the inventory targets of
+                              * these names (n_pick; NULL = every target) */
+    size_t n_pick;
+    const char *plan;        /* --plan FILE (src/cli/plan.h) */
     const char *rate;        /* --rate as given (parsed into o.sched) */
     const char *sessions;    /* --sessions as given ("reuse" by default) */
     const char *json, *unit, *hgrm, *hlog, *csv;
@@ -79,6 +85,20 @@ int yb_runopts_getopt(unsigned cmd, const struct option *own, const char *own_sh
  * or YB_EXIT_USAGE with a message "yangblast CMD: ..." printed that says
  * what the option accepts. */
 int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg, yb_runopts *r);
+
+/* Returns the id of the option named name (long name, no dashes) that
+ * applies to cmd, or -1. */
+int yb_runopts_id(unsigned cmd, const char *name);
+/* 1 when option id applies to cmd (YB_RO_PLAN: is a workload key). */
+int yb_runopts_applies(unsigned cmd, int id);
+
+/* Checks and completes the load model and session policy that r's
+ * options set (cmdname names the command in messages): --sessions parsed
+ * into r->o.policy, options of the open loop refused without it, --speed
+ * without --timing original, -m with per-request sessions, -c with an open
+ * loop of original sessions, --subscriptions (needs --duration; sets -c).
+ * Returns 0 or YB_EXIT_USAGE with the reason printed. */
+int yb_runopts_load_model(const char *cmdname, yb_runopts *r);
 
 /* Points o's codec settings at the -H headers: the extra headers, and a
  * Host (Host / :authority, instead of the target's) or User-Agent

@@ -7,20 +7,6 @@
 # any traffic (the devices saw no connection at all).
 . "$YB_SRCDIR/tests/lib.sh"
 
-# serve_fleet NAME [ARGS...]: `serve --devices 3 ARGS` writing $T/NAME.yaml
-# and, on exit, $T/NAME.stats.json; sets FPID.
-serve_fleet() {
-    local name=$1; shift
-    "$YB" serve --devices "${DEVICES:-3}" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" \
-        --write-inventory "$T/$name.yaml" --stats "$T/$name.stats.json" >"$T/$name.out" 2>&1 &
-    FPID=$!
-    local i
-    for i in $(seq 100); do grep -q 'devices ready' "$T/$name.out" && return 0; sleep 0.1; done
-    cat "$T/$name.out" >&2
-    return 1
-}
-stop_fleet() { kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null; FPID=; }
-at_exit stop_fleet
 # dev NAME EXPR: EXPR over device d of NAME's statistics, for each device.
 dev() { jget "$T/$1.stats.json" "[$2 for d in r['devices']]"; }
 

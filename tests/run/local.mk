@@ -23,6 +23,9 @@ EXTRA_DIST += tests/run/reasons.sh
 ## Several targets: --targets FILE --fan-out against serve --devices, mixed corpora routed by protocol, inventory errors before any traffic.
 SH_TESTS += tests/run/fleet.sh
 EXTRA_DIST += tests/run/fleet.sh
+## Plans: run --plan with writers, pollers, subscribers and a late workload against serve --devices, start offsets, plan errors before any traffic.
+SH_TESTS += tests/run/plan.sh
+EXTRA_DIST += tests/run/plan.sh
 ## Pass/fail criteria: --threshold, --abort-on-fail (yangblast serve with a known service time).
 SH_TESTS += tests/run/thresholds.sh
 EXTRA_DIST += tests/run/thresholds.sh
