@@ -123,8 +123,9 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     const yb_engine_opts *o = plan->pair[0].workload;
     uint64_t ticks0 = 0, steal0 = 0, ticks1, steal1;
     int have_ticks = cpu_ticks(&ticks0, &steal0) == 0;
-    /* plan->workers workers per pair: worker i runs pair i / workers */
-    unsigned nw = plan->workers * (unsigned)plan->n_pairs;
+    /* the pairs share the plan's workers, each worker a lane per pair it
+     * takes part in (plan.h) */
+    unsigned nw = yb_plan_workers(plan);
     yb_worker **ws = calloc(nw, sizeof *ws);
     if (!ws) {
         snprintf(err, errlen, "out of memory");
@@ -133,8 +134,7 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     int rc = 0;
     unsigned started = 0;
     for (unsigned i = 0; i < nw && !rc; i++)
-        if (!(ws[i] = yb_worker_new(plan, i / plan->workers, i % plan->workers,
-                                    o->progress != NULL, err, errlen)))
+        if (!(ws[i] = yb_worker_new(plan, i, o->progress != NULL, per_pair != NULL, err, errlen)))
             rc = -1;
     if (o->stream && !rc && yb_stream_lanes(o->stream, nw, err, errlen) < 0)
         rc = -1;
@@ -179,9 +179,10 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
         out->cpu_steal_ticks += steal1 - steal0;
     }
     for (unsigned i = 0; i < started; i++) {
-        const char *werr = yb_worker_error(ws[i]);
-        const char *corpus = plan->pair[i / plan->workers].workload->corpus_path;
+        size_t pair = 0;
+        const char *werr = yb_worker_error(ws[i], &pair);
         if (werr && !rc) {
+            const char *corpus = plan->pair[pair].workload->corpus_path;
             /* corpus reader errors already start with the file's name */
             size_t pl = strlen(corpus);
             if (!strncmp(werr, corpus, pl) && werr[pl] == ':')
@@ -191,13 +192,18 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
             rc = -1;
         }
         yb_recorder *r = yb_worker_recorder(ws[i]);
-        yb_recorder *pp = per_pair ? &per_pair[i / plan->workers] : NULL;
-        if (pp)
-            pp->run_start = start;
-        if ((yb_recorder_finish(r) < 0 || yb_recorder_merge(out, r) < 0 ||
-             (pp && yb_recorder_merge(pp, r) < 0)) && !rc) {
+        if ((yb_recorder_finish(r) < 0 || yb_recorder_merge(out, r) < 0) && !rc) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
+        }
+        for (size_t k = 0; per_pair && k < yb_worker_lanes(ws[i]); k++) {
+            yb_recorder *lr = yb_worker_lane_recorder(ws[i], k, &pair);
+            per_pair[pair].run_start = start;
+            if ((yb_recorder_finish(lr) < 0 || yb_recorder_merge(&per_pair[pair], lr) < 0) &&
+                !rc) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            }
         }
     }
     /* the streamed outputs end with what the workers measured in all */

@@ -39,8 +39,8 @@ struct yb_progress {
  * (unreadable corpus, bad TLS files, thread creation). */
 int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen);
 
-/* The same for a plan of several pairs (plan.h: each its own workers,
- * sources and sessions, all on one clock).  The run's own settings (stop,
+/* The same for a plan of several pairs (plan.h: they share the workers,
+ * each pair its own lanes, sources and sessions, all on one clock).  The run's own settings (stop,
  * progress, stream, reasons, grace) are read from the first pair's
  * workload.  per_pair, when not NULL, holds plan->n_pairs recorders (the
  * caller's, initialised) that get each pair's figures; *out gets them all. */

@@ -21,9 +21,35 @@ int yb_plan_add(yb_plan *p, const yb_engine_opts *o)
     }
     if (p->n_pairs == YB_PLAN_MAX_PAIRS)
         return -1;
-    p->pair[p->n_pairs].workload = o;
-    p->pair[p->n_pairs++].target = &o->target;
+    /* next to the previous pair, round the workers: pairs of one session
+     * each go to one worker after another, so the threads share them evenly */
+    size_t i = p->n_pairs;
+    p->pair[i].workload = o;
+    p->pair[i].target = &o->target;
+    p->pair[i].first = (p->pair[i - 1].first + yb_plan_span(p, i - 1)) % p->workers;
+    p->n_pairs++;
     return 0;
+}
+
+unsigned yb_plan_span(const yb_plan *p, size_t pair)
+{
+    unsigned c = p->pair[pair].workload->concurrency;
+    unsigned n = c < p->workers ? c : p->workers;
+    return n ? n : 1;
+}
+
+unsigned yb_plan_workers(const yb_plan *p)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->n_pairs && sum < p->workers; i++)
+        sum += yb_plan_span(p, i);
+    return sum < p->workers ? (unsigned)sum : p->workers;
+}
+
+int yb_plan_place(const yb_plan *p, size_t pair, unsigned w)
+{
+    unsigned place = (w + p->workers - p->pair[pair].first) % p->workers;
+    return place < yb_plan_span(p, pair) ? (int)place : -1;
 }
 
 /* Worker i's part of total among n: the first total % n get one more. */
@@ -35,11 +61,11 @@ static unsigned split(unsigned total, unsigned n, unsigned i)
 void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
 {
     const yb_engine_opts *o = p->pair[pair].workload;
-    unsigned n = p->workers;
+    unsigned n = yb_plan_span(p, pair);
     memset(s, 0, sizeof *s);
     if (o->split_n > 1) {
         /* one part of a load model divided among targets: its workers
-         * are workers worker x split_n + split_i of workers x split_n */
+         * are workers place x split_n + split_i of span x split_n */
         worker = worker * o->split_n + o->split_i;
         n *= o->split_n;
     }

@@ -8,10 +8,17 @@
  *
  * A plan holds one pair (the options of `run`) or several (a fleet, a
  * routed mixed corpus: src/cli/fleet.c; the workloads of a plan file:
- * src/cli/plan.c); each pair gets `workers` workers of its own.  A pair
- * may start later than the run (start_ns) and stop before it ends
- * (duration_ns); the run ends when every pair is done.  Pure arithmetic
- * over the options: no I/O, no clocks. */
+ * src/cli/plan.c).  The pairs share the plan's
+ * `workers` threads: a worker runs a "lane" for each pair it takes part
+ * in.  Pair p runs on span_p = min(workers, its concurrency) workers (at
+ * least 1), laid out one after the other round the workers: the first
+ * pair on workers 0 .. span_0 - 1, the next from there on, wrapping
+ * round.  Within its span a pair is shared exactly as a 1 x 1 plan of
+ * span_p workers would be, so 1,000 targets with one session each run on
+ * `workers` threads, not 1,000.  A pair may start later than the run
+ * (start_ns) and stop before it ends (duration_ns); the run ends when
+ * every pair is done.  Pure arithmetic over the options: no I/O, no
+ * clocks. */
 #ifndef YB_PLAN_H
 #define YB_PLAN_H
 
@@ -91,23 +98,26 @@ typedef struct {
 #define YB_ROUTE_H1 1  /* HTTP/1.1 records only (RESTCONF, other HTTP/1.1) */
 #define YB_ROUTE_H2 2  /* HTTP/2 records only (gNMI, other HTTP/2) */
 
-#define YB_PLAN_MAX_PAIRS 256
+#define YB_PLAN_MAX_PAIRS 4096
 
 typedef struct {
     const yb_engine_opts *workload; /* corpus, load model, session policy */
     const yb_target *target;        /* where its sessions connect */
+    unsigned first;                 /* the first of its workers (set by yb_plan_add) */
 } yb_plan_pair;
 
 typedef struct {
-    unsigned workers;               /* threads, >= 1 */
+    unsigned workers;               /* threads at most, >= 1 (yb_plan_workers: how many run) */
     size_t n_pairs;
     yb_plan_pair pair[YB_PLAN_MAX_PAIRS];
 } yb_plan;
 
-/* One worker's share of one pair. */
+/* One worker's share of one pair (its lane of the pair). */
 typedef struct {
-    unsigned worker, workers; /* its request k is the pair's global request
-                               * k * workers + worker (one schedule, interleaved) */
+    unsigned worker, workers; /* its place among the pair's workers (the
+                               * span): its request k is the pair's global
+                               * request k * workers + worker (one schedule,
+                               * interleaved) */
     int by_conn;              /* the corpus is shared by recorded connection */
     unsigned slots;           /* requests in flight: its sessions x streams
                                * (closed loop); also the cap on per-request
@@ -128,10 +138,26 @@ typedef struct {
 void yb_plan_single(yb_plan *p, const yb_engine_opts *o);
 
 /* Adds the pair (o, o->target) to p, whose workers come from the first
- * pair (o must outlive the plan).  Returns 0, or -1 when p is full. */
+ * pair, and places it on the workers after the previous pair's (o must
+ * outlive the plan; its concurrency must not change afterwards).  Returns
+ * 0, or -1 when p is full. */
 int yb_plan_add(yb_plan *p, const yb_engine_opts *o);
 
-/* Fills *s with worker `worker`'s share of pair `pair` (< p->n_pairs). */
+/* How many workers pair `pair` runs on: min(p->workers, its concurrency),
+ * at least 1.  Its workers are p->pair[pair].first and the span - 1 after
+ * it, modulo p->workers. */
+unsigned yb_plan_span(const yb_plan *p, size_t pair);
+
+/* The worker threads the plan runs on: min(p->workers, the sum of the
+ * pairs' spans). */
+unsigned yb_plan_workers(const yb_plan *p);
+
+/* Worker `w`'s place among pair `pair`'s workers (0 .. span - 1), or -1
+ * when the pair has no lane on worker w. */
+int yb_plan_place(const yb_plan *p, size_t pair, unsigned w);
+
+/* Fills *s with the share of pair `pair` (< p->n_pairs) taken by the
+ * pair's worker `worker` (its place, 0 .. span - 1: yb_plan_place). */
 void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s);
 
 #endif

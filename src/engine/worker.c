@@ -29,45 +29,133 @@ typedef struct {
     _Atomic int running;
 } live_stats;
 
-struct yb_worker {
+/* One pair of the plan inside this worker: its share, its corpus source,
+ * what it has issued, its place in the schedule and its session pool.
+ * Everything else (loop, timers, recorder, exchanges) is the worker's. */
+typedef struct lane {
+    worker *w;
+    size_t pair;         /* in the plan */
     const yb_engine_opts *o;  /* the workload */
     const yb_target *target;
     yb_share share;      /* of the plan's pair: slots, budget, sessions, ... */
-    const yb_codec_ops *ops;
-    uv_loop_t loop;
-    uv_timer_t tick;
-    uint64_t tick_ns;
-    uv_timer_t begin;    /* closed loop: wakes it at its start offset */
-    int idle;            /* closed loop: before its start offset */
     yb_source *src;
-    yb_recorder rec;
-    yb_mem_budget mem;   /* response bytes its codecs may keep */
-    yb_stream_lane *lane;/* streamed outputs (NULL = none) */
-    uint64_t handed;     /* sealed seconds handed to the lane */
     yb_pool *pool;       /* the target's sessions */
-    yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
-    uint64_t live_sec;   /* second index live_h covers */
-    live_stats live;
+    yb_recorder *rec;    /* the pair's own figures (NULL = not wanted) */
+    uint32_t *opmap;     /* worker operation index -> rec's index + 1 (0 = not yet) */
+    size_t n_opmap;
     uint64_t issued;
     unsigned outstanding;/* issued and not finished */
-    /* open loop */
-    int tfd;             /* timerfd: ns-precise wake-ups for due times */
-    uv_poll_t tpoll;
-    uint64_t next_k;     /* this worker's next request index */
-    uint64_t next_due;   /* absolute due time of request next_k */
     uint64_t start;      /* its own start: the run's + the pair's offset */
+    uv_timer_t begin;    /* closed loop: wakes it at its start offset */
+    int idle;            /* closed loop: before its start offset */
+    /* open loop */
+    uint64_t next_k;     /* this lane's next request index */
+    uint64_t next_due;   /* absolute due time of request next_k */
     yb_exchange *next_x; /* --timing original: the next request, read ahead */
     uint64_t pass_offset;/* --timing original: added to recorded times per pass */
     uint64_t last_ts, last_pass;
-    yb_exchange *free_x; /* recycled exchanges */
+    uint64_t wake;       /* when the worker's timer must wake it (0 = never) */
+    size_t heap_at;      /* its index in the worker's due heap + 1 (0 = not in it) */
     uint64_t deadline;   /* stop issuing at (0 = none) */
     uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
     int exhausted;       /* nothing more to issue */
+    int done;            /* exhausted and nothing in flight: its sessions closed */
+} lane;
+
+struct yb_worker {
+    lane *lanes;
+    size_t n_lanes, n_done;
+    const yb_engine_opts *o;  /* the first lane's workload: the run's settings */
+    int open_loop;       /* some lane runs an open loop */
+    uv_loop_t loop;
+    uv_timer_t tick;
+    uint64_t tick_ns;
+    yb_recorder rec;
+    yb_mem_budget mem;   /* response bytes its codecs may keep */
+    yb_stream_lane *out; /* streamed outputs (NULL = none) */
+    uint64_t handed;     /* sealed seconds handed to the stream */
+    yb_hdr *live_h;      /* end-to-end of the current second (progress only) */
+    uint64_t live_sec;   /* second index live_h covers */
+    live_stats live;
+    int tfd;             /* timerfd: ns-precise wake-ups for due times */
+    uv_poll_t tpoll;
+    lane **heap;         /* open-loop lanes by wake time, earliest first */
+    size_t n_heap;
+    yb_exchange *free_x; /* recycled exchanges */
     int finished;        /* teardown started */
     int failed;
+    size_t failed_pair;  /* the pair whose corpus failed */
     char err[512];
     pthread_t thread;
 };
+
+/* ---- the due heap: open-loop lanes by the time they next need the CPU ---- */
+
+static int earlier(const lane *a, const lane *b)
+{
+    return a->wake < b->wake;
+}
+
+static void heap_swap(worker *w, size_t i, size_t j)
+{
+    lane *t = w->heap[i];
+    w->heap[i] = w->heap[j];
+    w->heap[j] = t;
+    w->heap[i]->heap_at = i + 1;
+    w->heap[j]->heap_at = j + 1;
+}
+
+static void heap_up(worker *w, size_t i)
+{
+    while (i > 0 && earlier(w->heap[i], w->heap[(i - 1) / 2])) {
+        heap_swap(w, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(worker *w, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < w->n_heap && earlier(w->heap[l], w->heap[m]))
+            m = l;
+        if (r < w->n_heap && earlier(w->heap[r], w->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(w, i, m);
+        i = m;
+    }
+}
+
+/* Sets when l next needs waking (0 = never: it leaves the heap).  The
+ * heap has room for every lane (allocated with them). */
+static void lane_wake_at(lane *l, uint64_t at)
+{
+    worker *w = l->w;
+    l->wake = at;
+    if (!l->heap_at) {
+        if (!at)
+            return;
+        w->heap[w->n_heap] = l;
+        l->heap_at = ++w->n_heap;
+        heap_up(w, w->n_heap - 1);
+        return;
+    }
+    size_t i = l->heap_at - 1;
+    if (!at) {
+        heap_swap(w, i, w->n_heap - 1);
+        w->n_heap--;
+        l->heap_at = 0;
+        if (i < w->n_heap) {
+            heap_up(w, i);
+            heap_down(w, i);
+        }
+        return;
+    }
+    heap_up(w, i);
+    heap_down(w, l->heap_at - 1);
+}
 
 /* ---- exchanges --------------------------------------------------------- */
 
@@ -112,124 +200,169 @@ static void live_add(worker *w, const yb_result *res)
         atomic_fetch_add_explicit(&w->live.errors, 1, memory_order_relaxed);
 }
 
-/* Records x and recycles it.  x must be on no list. */
-static void x_finish(worker *w, yb_exchange *x)
+/* The index in the lane's own recorder of operation idx of the worker's
+ * table, where the source names operations: the lane's table gets the
+ * same names, in the order the lane meets them. */
+static uint32_t lane_op(lane *l, uint32_t idx)
 {
-    if (!x->res.done)
-        x->res.done = uv_hrtime();
+    const yb_ops *wt = &l->w->rec.ops;
+    yb_ops *lt = &l->rec->ops;
+    if (idx == YB_OP_NONE)
+        return idx;
+    if (idx >= wt->n) /* the worker's `other` */
+        return (uint32_t)yb_ops_cap(lt);
+    if (idx >= l->n_opmap) {
+        uint32_t *m = realloc(l->opmap, wt->n * sizeof *m);
+        if (!m)
+            return (uint32_t)yb_ops_cap(lt);
+        memset(m + l->n_opmap, 0, (wt->n - l->n_opmap) * sizeof *m);
+        l->opmap = m;
+        l->n_opmap = wt->n;
+    }
+    if (!l->opmap[idx])
+        l->opmap[idx] = yb_ops_index(lt, wt->op[idx].name) + 1;
+    return l->opmap[idx] - 1;
+}
+
+/* Records a finished request in r (the worker's or the lane's own) as
+ * operation op of r's table. */
+static void record(yb_recorder *r, const yb_exchange *x, uint32_t op)
+{
     /* started = written to a session (the pool sets send_start then); a
      * request that failed while it waited for one (backlog overflow, a
      * timeout in the queue) was never started */
     if (x->res.send_start)
-        w->rec.started++;
-    yb_recorder_add(&w->rec, &x->res);
-    yb_recorder_add_op(&w->rec, x->req->op, &x->res);
+        r->started++;
+    yb_recorder_add(r, &x->res);
+    yb_recorder_add_op(r, op, &x->res);
     if (x->err_body_len) /* valid only now (see yb_exchange) */
-        yb_recorder_error_body(&w->rec, &x->res, x->err_body, x->err_body_len);
+        yb_recorder_error_body(r, &x->res, x->err_body, x->err_body_len);
+}
+
+/* Records x and recycles it.  x must be on no list. */
+static void x_finish(lane *l, yb_exchange *x)
+{
+    worker *w = l->w;
+    if (!x->res.done)
+        x->res.done = uv_hrtime();
+    record(&w->rec, x, x->req->op);
+    if (l->rec)
+        record(l->rec, x, lane_op(l, x->req->op));
     if (w->live_h)
         live_add(w, &x->res);
-    if (yb_stream_logs(w->lane)) {
-        /* sessions numbered across the run: each worker's pool counts from 1 */
+    if (yb_stream_logs(w->out)) {
+        /* sessions numbered across the pair: each lane's pool counts from 1 */
         uint64_t sess = x->res.session
-                            ? (x->res.session - 1) * w->share.workers + w->share.worker + 1
+                            ? (x->res.session - 1) * l->share.workers + l->share.worker + 1
                             : 0;
-        yb_stream_result(w->lane, &x->res, x->req->record, sess);
+        yb_stream_result(w->out, &x->res, x->req->record, sess);
     }
-    yb_source_release(w->src, (yb_prepared *)x->req);
-    w->outstanding--;
+    yb_source_release(l->src, (yb_prepared *)x->req);
+    l->outstanding--;
     x->next = w->free_x;
     w->free_x = x;
 }
 
 /* ---- scheduler ----------------------------------------------------------- */
 
-static void teardown(worker *w);
-static void pump(worker *w);
+static void pump(lane *l);
 
 /* Seals the seconds that have ended (all of them at the end: final) and
- * hands those not handed yet to the streamed outputs.  A second the lane
- * has no room for goes on a later tick. */
+ * hands those not handed yet to the streamed outputs.  A second the
+ * stream has no room for goes on a later tick. */
 static void seal_seconds(worker *w, uint64_t now, int final)
 {
     yb_recorder_seal(&w->rec, now, final);
-    if (!w->lane)
+    if (!w->out)
         return;
-    while (w->handed < w->rec.sealed && yb_stream_second(w->lane, &w->rec.iv[w->handed]) == 0)
+    while (w->handed < w->rec.sealed && yb_stream_second(w->out, &w->rec.iv[w->handed]) == 0)
         w->handed++;
     if (final)
-        yb_stream_lane_end(w->lane, w->rec.sealed);
+        yb_stream_lane_end(w->out, w->rec.sealed);
 }
 
 /* Hands x to the pool, which writes it to a session at once or lets it
  * wait for one; it counts as started only once written (x_finish). */
-static void dispatch(worker *w, yb_exchange *x)
+static void dispatch(lane *l, yb_exchange *x)
 {
     x->res.issued = uv_hrtime();
-    yb_pool_submit(w->pool, x);
+    yb_pool_submit(l->pool, x);
 }
 
-/* Takes the next request from the corpus share as an exchange due at
- * `due`.  Returns it, or NULL with w->exhausted set (end of the share, the
- * -n budget, or a corpus error in w->err). */
-static yb_exchange *take_request(worker *w, uint64_t due)
+/* Takes the next request from the lane's corpus share as an exchange due
+ * at `due`.  Returns it, or NULL with l->exhausted set (end of the share,
+ * the -n budget, or a corpus error in the worker's err). */
+static yb_exchange *take_request(lane *l, uint64_t due)
 {
-    if (w->issued >= w->share.budget) {
-        w->exhausted = 1;
+    worker *w = l->w;
+    if (l->issued >= l->share.budget) {
+        l->exhausted = 1;
         return NULL;
     }
     yb_prepared *p;
-    int rc = yb_source_next(w->src, w->share.cycle, &p, w->err, sizeof w->err);
+    char err[sizeof w->err];
+    int rc = yb_source_next(l->src, l->share.cycle, &p, err, sizeof err);
     if (rc <= 0) {
-        if (rc < 0)
+        if (rc < 0 && !w->failed) {
             w->failed = 1;
-        w->exhausted = 1;
+            w->failed_pair = l->pair;
+            snprintf(w->err, sizeof w->err, "%s", err);
+        }
+        l->exhausted = 1;
         return NULL;
     }
     yb_exchange *x = x_new(w, p, due);
     if (!x) {
-        yb_source_release(w->src, p);
-        w->failed = 1;
-        snprintf(w->err, sizeof w->err, "out of memory");
-        w->exhausted = 1;
+        yb_source_release(l->src, p);
+        if (!w->failed) {
+            w->failed = 1;
+            w->failed_pair = l->pair;
+            snprintf(w->err, sizeof w->err, "out of memory");
+        }
+        l->exhausted = 1;
         return NULL;
     }
-    w->issued++;
-    w->outstanding++;
+    l->issued++;
+    l->outstanding++;
     return x;
 }
 
 /* Closed loop: issues requests while there are free slots. */
-static void fill(worker *w)
+static void fill(lane *l)
 {
-    while (!w->idle && !w->exhausted && !w->grace_end && w->outstanding < w->share.slots) {
-        yb_exchange *x = take_request(w, 0);
+    while (!l->idle && !l->exhausted && !l->grace_end && l->outstanding < l->share.slots) {
+        yb_exchange *x = take_request(l, 0);
         if (!x)
             break;
         /* closed loop: due when issued, after the corpus read, so decoding
          * the corpus never counts as latency */
         x->res.due = uv_hrtime();
-        dispatch(w, x);
+        dispatch(l, x);
     }
 }
 
-/* Open loop: absolute due time of this worker's request k (its global
- * index is k * threads + id, so workers interleave on one schedule), or 0
- * past the schedule's end. */
-static uint64_t due_of(const worker *w, uint64_t k)
+/* Open loop: absolute due time of the lane's request k (its global index
+ * in the pair is k * workers + worker, so the pair's workers interleave on
+ * one schedule), or 0 past the schedule's end. */
+static uint64_t due_of(const lane *l, uint64_t k)
 {
     uint64_t t;
-    if (yb_sched_due(&w->o->sched, k * w->share.workers + w->share.worker, &t) < 0)
+    if (yb_sched_due(&l->o->sched, k * l->share.workers + l->share.worker, &t) < 0)
         return 0;
-    return w->start + t;
+    return l->start + t;
 }
 
+/* Arms the worker's timer for the earliest lane in the due heap. */
 static void arm_timer(worker *w)
 {
+    if (!w->n_heap)
+        return;
+    lane *l = w->heap[0];
     struct itimerspec its;
     memset(&its, 0, sizeof its);
     /* --spin: wake early; issue_due spins the rest of the way, since a
      * wake-up from idle can take tens of microseconds on its own */
-    uint64_t at = w->next_due > w->o->spin_ns ? w->next_due - w->o->spin_ns : w->next_due;
+    uint64_t at = l->wake > l->o->spin_ns ? l->wake - l->o->spin_ns : l->wake;
     its.it_value.tv_sec = (time_t)(at / 1000000000ull);
     its.it_value.tv_nsec = (long)(at % 1000000000ull);
     if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
@@ -240,95 +373,97 @@ static void arm_timer(worker *w)
 /* --timing original: reads the next request ahead and computes its due
  * time from its recorded timestamp (scaled by --speed; each new pass over
  * the corpus continues after the previous one).  Returns 0 at the end. */
-static uint64_t original_next(worker *w)
+static uint64_t original_next(lane *l)
 {
-    if (!w->next_x) {
-        w->next_x = take_request(w, 0);
-        if (!w->next_x)
+    if (!l->next_x) {
+        l->next_x = take_request(l, 0);
+        if (!l->next_x)
             return 0;
-        uint64_t pass = yb_source_passes(w->src);
-        if (pass != w->last_pass) {
-            w->pass_offset += w->last_ts + 1000000; /* next pass: 1 ms after the last */
-            w->last_pass = pass;
+        uint64_t pass = yb_source_passes(l->src);
+        if (pass != l->last_pass) {
+            l->pass_offset += l->last_ts + 1000000; /* next pass: 1 ms after the last */
+            l->last_pass = pass;
         }
-        uint64_t ts = w->next_x->req->timestamp_ns;
-        w->last_ts = ts;
-        double scaled = (double)(ts + w->pass_offset) / (w->o->speed > 0 ? w->o->speed : 1.0);
-        w->next_x->res.due = w->start + (uint64_t)scaled;
+        uint64_t ts = l->next_x->req->timestamp_ns;
+        l->last_ts = ts;
+        double scaled = (double)(ts + l->pass_offset) / (l->o->speed > 0 ? l->o->speed : 1.0);
+        l->next_x->res.due = l->start + (uint64_t)scaled;
     }
-    return w->next_x->res.due;
+    return l->next_x->res.due;
 }
 
 /* Gives back a read-ahead request that will never be sent (the run
  * ended before its time came); it was never started, so it is not counted. */
-static void drop_readahead(worker *w)
+static void drop_readahead(lane *l)
 {
-    if (!w->next_x)
+    if (!l->next_x)
         return;
-    yb_source_release(w->src, (yb_prepared *)w->next_x->req);
-    w->outstanding--;
-    w->issued--;
-    free(w->next_x);
-    w->next_x = NULL;
+    yb_source_release(l->src, (yb_prepared *)l->next_x->req);
+    l->outstanding--;
+    l->issued--;
+    free(l->next_x);
+    l->next_x = NULL;
 }
 
-static void issue_original(worker *w)
+static void issue_original(lane *l)
 {
     uint64_t now = uv_hrtime(), due;
-    while (!w->exhausted && !w->grace_end && (due = original_next(w)) && due <= now) {
-        if (w->deadline && (due >= w->deadline || now >= w->deadline)) {
-            if (due >= w->deadline)
-                w->exhausted = 1;
+    while (!l->exhausted && !l->grace_end && (due = original_next(l)) && due <= now) {
+        if (l->deadline && (due >= l->deadline || now >= l->deadline)) {
+            if (due >= l->deadline)
+                l->exhausted = 1;
             break; /* past -D: what was due before it is unsent (begin_stop) */
         }
-        yb_exchange *x = w->next_x;
-        w->next_x = NULL;
-        dispatch(w, x);
+        yb_exchange *x = l->next_x;
+        l->next_x = NULL;
+        dispatch(l, x);
         now = uv_hrtime();
     }
-    if (!w->exhausted && !w->grace_end && w->next_x) {
-        w->next_due = w->next_x->res.due;
-        arm_timer(w);
+    if (!l->exhausted && !l->grace_end && l->next_x) {
+        lane_wake_at(l, l->next_x->res.due);
     } else {
-        drop_readahead(w);
+        lane_wake_at(l, 0);
+        drop_readahead(l);
     }
-    pump(w);
+    pump(l);
 }
 
-/* Open loop: issues every request whose due time has come, whatever the
- * responses, then sleeps until the next one. */
-static void issue_due(worker *w)
+/* Open loop: issues every request of lane l whose due time has come,
+ * whatever the responses, then lets the worker sleep until the next one. */
+static void issue_due(lane *l)
 {
-    if (w->o->timing_original) {
-        issue_original(w);
+    if (l->o->timing_original) {
+        issue_original(l);
         return;
     }
     uint64_t now = uv_hrtime();
     /* --spin: the next due time is near, so wait for it here, once per
      * wake-up (never in the loop below, which must let I/O run) */
-    if (w->o->spin_ns && w->next_due > now && w->next_due - now <= w->o->spin_ns)
-        while ((now = uv_hrtime()) < w->next_due)
+    if (l->o->spin_ns && l->next_due > now && l->next_due - now <= l->o->spin_ns)
+        while ((now = uv_hrtime()) < l->next_due)
             ;
-    while (!w->exhausted && !w->grace_end && w->next_due <= now) {
-        if (!w->next_due || (w->deadline && w->next_due >= w->deadline)) {
-            w->exhausted = 1;
+    while (!l->exhausted && !l->grace_end && l->next_due <= now) {
+        if (!l->next_due || (l->deadline && l->next_due >= l->deadline)) {
+            l->exhausted = 1;
             break;
         }
-        if (w->deadline && now >= w->deadline)
+        if (l->deadline && now >= l->deadline)
             break; /* behind at -D: the rest is unsent (begin_stop), not sent late */
-        yb_exchange *x = take_request(w, w->next_due);
+        yb_exchange *x = take_request(l, l->next_due);
         if (!x)
             break;
-        dispatch(w, x);
-        w->next_due = due_of(w, ++w->next_k);
-        if (w->next_due > now)
+        dispatch(l, x);
+        l->next_due = due_of(l, ++l->next_k);
+        if (l->next_due > now)
             now = uv_hrtime();
     }
-    if (!w->exhausted && !w->grace_end && w->next_due)
-        arm_timer(w);
-    pump(w);
+    lane_wake_at(l, !l->exhausted && !l->grace_end ? l->next_due : 0);
+    pump(l);
 }
 
+/* The timer fired: every lane whose time has come issues what is due
+ * (each once per wake-up, so a lane behind at its deadline cannot keep
+ * the loop here), then the timer is armed for the next. */
 static void on_due(uv_poll_t *p, int status, int events)
 {
     (void)status;
@@ -337,71 +472,129 @@ static void on_due(uv_poll_t *p, int status, int events)
     uint64_t expirations;
     if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
+    uint64_t now = uv_hrtime();
+    for (size_t n = w->n_heap; n-- && w->n_heap && !w->finished;) {
+        lane *l = w->heap[0];
+        if (l->wake > now + l->o->spin_ns)
+            break;
+        issue_due(l);
+    }
     if (!w->finished)
-        issue_due(w);
+        arm_timer(w);
 }
 
-static void begin_stop(worker *w, uint64_t now);
+static void begin_stop(lane *l, uint64_t now);
+static void lane_end(lane *l);
 
-/* Moves waiting exchanges onto sessions, issues more, ends the run. */
-static void pump(worker *w)
+/* Moves lane l's waiting exchanges onto sessions, issues more, ends the
+ * lane (and the worker with its last lane). */
+static void pump(lane *l)
 {
-    if (w->finished)
+    if (l->done || l->w->finished)
         return;
     /* -D: nothing goes onto a session after the deadline, not even what
      * has waited for one since before it */
-    if (w->deadline && !w->grace_end) {
+    if (l->deadline && !l->grace_end) {
         uint64_t now = uv_hrtime();
-        if (now >= w->deadline)
-            begin_stop(w, now);
+        if (now >= l->deadline)
+            begin_stop(l, now);
     }
-    yb_pool_drain(w->pool);
-    if (!w->share.open_loop)
-        fill(w);
-    yb_pool_flush(w->pool);
-    if (w->exhausted && w->outstanding == 0)
-        teardown(w);
+    yb_pool_drain(l->pool);
+    if (!l->share.open_loop)
+        fill(l);
+    yb_pool_flush(l->pool);
+    if (l->exhausted && l->outstanding == 0)
+        lane_end(l);
 }
 
 /* Cuts off everything still in flight (after a stop's grace period). */
-static void cut_off(worker *w)
+static void cut_off(lane *l)
 {
-    w->exhausted = 1;
-    yb_pool_cut_off(w->pool);
+    l->exhausted = 1;
+    yb_pool_cut_off(l->pool);
 }
 
 /* Open loop at -D: the requests the schedule had due before the deadline
- * that this worker never took from it (it was behind) are unsent too. */
-static uint64_t unissued_before_deadline(worker *w)
+ * that this lane never took from it (it was behind) are unsent too. */
+static uint64_t unissued_before_deadline(lane *l)
 {
     uint64_t n = 0;
-    if (w->o->timing_original) {
-        if (w->next_x && w->next_x->res.due < w->deadline)
+    if (l->o->timing_original) {
+        if (l->next_x && l->next_x->res.due < l->deadline)
             n++; /* the read-ahead; later records are not read to count them */
         return n;
     }
-    for (uint64_t k = w->next_k, due = w->next_due; due && due < w->deadline &&
-                                                     w->issued + n < w->share.budget;
-         due = due_of(w, ++k))
+    for (uint64_t k = l->next_k, due = l->next_due; due && due < l->deadline &&
+                                                     l->issued + n < l->share.budget;
+         due = due_of(l, ++k))
         n++;
     return n;
 }
 
-/* The run stops issuing (stop signal, or the -D deadline at now): what
+/* The lane stops issuing (stop signal, or the -D deadline at now): what
  * waits for a session is withdrawn as unsent, open-ended streams are
  * ended, and what is in flight gets the grace period. */
-static void begin_stop(worker *w, uint64_t now)
+static void begin_stop(lane *l, uint64_t now)
 {
-    int at_deadline = w->deadline && now >= w->deadline && !(w->o->stop && *w->o->stop);
-    if (at_deadline && w->share.open_loop)
-        w->rec.unsent += unissued_before_deadline(w);
-    w->exhausted = 1;
-    w->grace_end = now + (w->o->grace_ns ? w->o->grace_ns : 1);
-    drop_readahead(w);
-    yb_pool_withdraw(w->pool);
+    const yb_engine_opts *o = l->o;
+    int at_deadline = l->deadline && now >= l->deadline && !(o->stop && *o->stop);
+    if (at_deadline && l->share.open_loop) {
+        uint64_t n = unissued_before_deadline(l);
+        l->w->rec.unsent += n;
+        if (l->rec)
+            l->rec->unsent += n;
+    }
+    l->exhausted = 1;
+    l->grace_end = now + (o->grace_ns ? o->grace_ns : 1);
+    lane_wake_at(l, 0);
+    drop_readahead(l);
+    yb_pool_withdraw(l->pool);
     /* STREAM subscriptions end as ok: they ran as long as the run wanted
      * them to */
-    yb_pool_finish_streams(w->pool);
+    yb_pool_finish_streams(l->pool);
+}
+
+static void close_cb_noop(uv_handle_t *h)
+{
+    (void)h;
+}
+
+/* The worker's last lane has ended: seals the figures and closes the
+ * loop's handles, so the loop runs out. */
+static void teardown(worker *w)
+{
+    if (w->finished)
+        return;
+    w->finished = 1;
+    w->rec.run_end = uv_hrtime();
+    seal_seconds(w, w->rec.run_end, 1);
+    uv_timer_stop(&w->tick);
+    uv_close((uv_handle_t *)&w->tick, close_cb_noop);
+    if (w->open_loop) {
+        uv_poll_stop(&w->tpoll);
+        uv_close((uv_handle_t *)&w->tpoll, close_cb_noop);
+    }
+}
+
+/* Lane l has issued all it will and nothing is in flight: its sessions
+ * close, and the worker ends with its last lane. */
+static void lane_end(lane *l)
+{
+    if (l->done)
+        return;
+    l->done = 1;
+    lane_wake_at(l, 0);
+    uint64_t backoffs = yb_pool_backoffs(l->pool);
+    l->w->rec.reconnect_backoffs += backoffs;
+    if (l->rec) {
+        l->rec->run_end = uv_hrtime();
+        l->rec->reconnect_backoffs = backoffs;
+    }
+    uv_timer_stop(&l->begin);
+    uv_close((uv_handle_t *)&l->begin, close_cb_noop);
+    yb_pool_close_all(l->pool);
+    if (++l->w->n_done == l->w->n_lanes)
+        teardown(l->w);
 }
 
 static void on_tick(uv_timer_t *t)
@@ -410,43 +603,30 @@ static void on_tick(uv_timer_t *t)
     uint64_t now = uv_hrtime();
     if (w->finished)
         return;
-    atomic_store_explicit(&w->live.backlog, yb_pool_waiting(w->pool), memory_order_relaxed);
+    uint64_t waiting = 0;
+    for (size_t i = 0; i < w->n_lanes; i++)
+        waiting += w->lanes[i].done ? 0 : yb_pool_waiting(w->lanes[i].pool);
+    atomic_store_explicit(&w->live.backlog, waiting, memory_order_relaxed);
     seal_seconds(w, now, 0);
     if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
         live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
-    if (!w->grace_end && ((w->o->stop && *w->o->stop) || (w->deadline && now >= w->deadline)))
-        begin_stop(w, now);
-    if (w->exhausted)
-        drop_readahead(w);
-    if (w->grace_end && now >= w->grace_end && w->outstanding)
-        cut_off(w);
-    if (w->o->timeout_ns)
-        yb_pool_timeouts(w->pool, now, w->o->timeout_ns, w->deadline != 0);
-    pump(w);
-}
-
-static void close_cb_noop(uv_handle_t *h)
-{
-    (void)h;
-}
-
-static void teardown(worker *w)
-{
-    if (w->finished)
-        return;
-    w->finished = 1;
-    w->rec.run_end = uv_hrtime();
-    w->rec.reconnect_backoffs = yb_pool_backoffs(w->pool);
-    seal_seconds(w, w->rec.run_end, 1);
-    yb_pool_close_all(w->pool);
-    uv_timer_stop(&w->tick);
-    uv_close((uv_handle_t *)&w->tick, close_cb_noop);
-    uv_timer_stop(&w->begin);
-    uv_close((uv_handle_t *)&w->begin, close_cb_noop);
-    if (w->share.open_loop) {
-        uv_poll_stop(&w->tpoll);
-        uv_close((uv_handle_t *)&w->tpoll, close_cb_noop);
+    int stop = w->o->stop && *w->o->stop;
+    for (size_t i = 0; i < w->n_lanes && !w->finished; i++) {
+        lane *l = &w->lanes[i];
+        if (l->done)
+            continue;
+        if (!l->grace_end && (stop || (l->deadline && now >= l->deadline)))
+            begin_stop(l, now);
+        if (l->exhausted)
+            drop_readahead(l);
+        if (l->grace_end && now >= l->grace_end && l->outstanding)
+            cut_off(l);
+        if (l->o->timeout_ns)
+            yb_pool_timeouts(l->pool, now, l->o->timeout_ns, l->deadline != 0);
+        pump(l);
     }
+    if (w->open_loop && !w->finished)
+        arm_timer(w); /* a lane may have left the heap */
 }
 
 /* This thread's time on a CPU and time runnable but waiting for one (ns),
@@ -471,20 +651,20 @@ static uint64_t invol_switches(void)
     return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
 }
 
-/* Closed loop: its start offset has come (a uv timer counts whole
+/* Closed loop: lane l's start offset has come (a uv timer counts whole
  * milliseconds of a cached clock, so it is checked against the real one). */
 static void on_begin(uv_timer_t *t)
 {
-    worker *w = t->data;
+    lane *l = t->data;
     uint64_t now = uv_hrtime();
-    if (w->finished)
+    if (l->done || l->w->finished)
         return;
-    if (now < w->start) {
-        uv_timer_start(&w->begin, on_begin, 1, 0);
+    if (now < l->start) {
+        uv_timer_start(&l->begin, on_begin, 1, 0);
         return;
     }
-    w->idle = 0;
-    pump(w);
+    l->idle = 0;
+    pump(l);
 }
 
 static void *worker_main(void *arg)
@@ -496,23 +676,29 @@ static void *worker_main(void *arg)
     sched_times(&run0, &wait0);
     /* The kernel may defer a thread's timer wake-ups by its "timer slack"
      * (50 us by default) to batch them; due times want the real instant. */
-    if (w->share.open_loop)
+    if (w->open_loop)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     uv_update_time(&w->loop);
     uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
                    w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
-    if (w->share.open_loop) {
-        w->next_due = due_of(w, 0);
+    if (w->open_loop)
         uv_poll_start(&w->tpoll, UV_READABLE, on_due);
-        issue_due(w); /* the first due time is its start */
-    } else {
-        uint64_t now = uv_hrtime();
-        if (now < w->start) { /* idles until its start offset */
-            w->idle = 1;
-            uv_timer_start(&w->begin, on_begin, (w->start - now) / 1000000 + 1, 0);
+    for (size_t i = 0; i < w->n_lanes && !w->finished; i++) {
+        lane *l = &w->lanes[i];
+        if (l->share.open_loop) {
+            l->next_due = due_of(l, 0);
+            issue_due(l); /* the first due time is its start */
+        } else {
+            uint64_t now = uv_hrtime();
+            if (now < l->start) { /* idles until its start offset */
+                l->idle = 1;
+                uv_timer_start(&l->begin, on_begin, (l->start - now) / 1000000 + 1, 0);
+            }
+            pump(l);
         }
-        pump(w);
     }
+    if (w->open_loop && !w->finished)
+        arm_timer(w);
     uv_run(&w->loop, UV_RUN_DEFAULT);
     w->rec.gen_invol_switches = invol_switches() - nivcsw0;
     sched_times(&run1, &wait1);
@@ -522,7 +708,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* ---- what the pool calls (yb_pool_host) ---------------------------------- */
+/* ---- what the pool calls (yb_pool_host; ud is the lane) ------------------ */
 
 static void pool_done(void *ud, yb_exchange *x)
 {
@@ -531,29 +717,36 @@ static void pool_done(void *ud, yb_exchange *x)
 
 static void pool_drop(void *ud, yb_exchange *x)
 {
-    worker *w = ud;
-    if (x->res.send_start) { /* written to a session: started, then cut off */
-        w->rec.started++;
-        w->rec.cut_off++;
-    } else {
-        w->rec.unsent++;
+    lane *l = ud;
+    yb_recorder *r[2] = {&l->w->rec, l->rec};
+    for (int i = 0; i < 2 && r[i]; i++) {
+        if (x->res.send_start) { /* written to a session: started, then cut off */
+            r[i]->started++;
+            r[i]->cut_off++;
+        } else {
+            r[i]->unsent++;
+        }
     }
-    yb_source_release(w->src, (yb_prepared *)x->req);
-    w->outstanding--;
+    yb_source_release(l->src, (yb_prepared *)x->req);
+    l->outstanding--;
     free(x);
 }
 
 static void pool_retried(void *ud, yb_exchange *x)
 {
     (void)x;
-    worker *w = ud;
-    w->rec.retried++;
+    lane *l = ud;
+    l->w->rec.retried++;
+    if (l->rec)
+        l->rec->retried++;
 }
 
 static void pool_notify(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
 {
-    worker *w = ud;
-    yb_recorder_notify(&w->rec, now, lateness_ns, n_updates);
+    lane *l = ud;
+    yb_recorder_notify(&l->w->rec, now, lateness_ns, n_updates);
+    if (l->rec)
+        yb_recorder_notify(l->rec, now, lateness_ns, n_updates);
 }
 
 static void pool_kick(void *ud)
@@ -565,16 +758,35 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
 
 /* ---- the worker's life cycle ---------------------------------------------- */
 
+/* Closes a handle left open (a worker that failed to set up, or never ran). */
+static void close_left(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, close_cb_noop);
+}
+
 static void worker_cleanup(worker *w)
 {
     if (w->loop.data) {
+        uv_walk(&w->loop, close_left, NULL);
         uv_run(&w->loop, UV_RUN_NOWAIT);
         uv_loop_close(&w->loop);
     }
     if (w->tfd >= 0)
         close(w->tfd);
-    yb_source_free(w->src);
-    yb_pool_free(w->pool);
+    for (size_t i = 0; i < w->n_lanes; i++) {
+        lane *l = &w->lanes[i];
+        yb_source_free(l->src);
+        yb_pool_free(l->pool);
+        if (l->rec) {
+            yb_recorder_cleanup(l->rec);
+            free(l->rec);
+        }
+        free(l->opmap);
+    }
+    free(w->lanes);
+    free(w->heap);
     yb_hdr_free(w->live_h);
     while (w->free_x) {
         yb_exchange *x = w->free_x;
@@ -584,72 +796,122 @@ static void worker_cleanup(worker *w)
     yb_recorder_cleanup(&w->rec);
 }
 
-/* Opens worker w's corpus share, pool and loop.  Returns 0 or -1 with err
- * (w is then cleaned up by the caller). */
-static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, int live,
-                       char *err, size_t errlen)
+/* Opens lane l's corpus share and pool (pair `pair`, this worker's place
+ * in it: `place`).  Returns 0 or -1 with err. */
+static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsigned place,
+                     int per_pair, char *err, size_t errlen)
 {
     const yb_engine_opts *o = plan->pair[pair].workload;
-    w->o = o;
-    w->target = plan->pair[pair].target;
-    w->tfd = -1;
-    w->ops = o->ops;
-    yb_plan_share(plan, pair, i, &w->share);
-    if (yb_recorder_init(&w->rec) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+    l->w = w;
+    l->pair = pair;
+    l->o = o;
+    l->target = plan->pair[pair].target;
+    yb_plan_share(plan, pair, place, &l->share);
+    uv_timer_init(&w->loop, &l->begin);
+    l->begin.data = l;
+    if (per_pair) {
+        if (!(l->rec = calloc(1, sizeof *l->rec))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (yb_recorder_init(l->rec) < 0) {
+            free(l->rec);
+            l->rec = NULL;
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        l->rec->ops.cap = (size_t)o->max_ops;
     }
-    if (live && !(w->live_h = yb_hdr_new_default())) {
-        snprintf(err, errlen, "out of memory");
+    /* the share's worker index: with --split, one of span x parts */
+    l->src = yb_source_new(o->corpus_path, l->share.worker, l->share.workers, l->share.by_conn,
+                           o->ops, &o->codec, o->cache_bytes, err, errlen);
+    if (!l->src)
         return -1;
-    }
-    /* the share's worker index: with --split, one of workers x parts */
-    w->src = yb_source_new(o->corpus_path, w->share.worker, w->share.workers, w->share.by_conn,
-                           w->ops, &o->codec, o->cache_bytes, err, errlen);
-    if (!w->src)
-        return -1;
-    yb_source_route(w->src, o->route);
+    yb_source_route(l->src, o->route);
     if (o->authmap)
-        yb_source_authority(w->src, o->authmap, o->auth_target);
-    w->rec.ops.cap = (size_t)o->max_ops;
-    yb_source_ops(w->src, &w->rec.ops);
+        yb_source_authority(l->src, o->authmap, o->auth_target);
+    /* operations are named once, in the worker's table; a lane's own
+     * recorder gets the same names (lane_op) */
+    yb_source_ops(l->src, &w->rec.ops);
     if (o->sched.kind != YB_SCHED_NONE) {
         /* open loop: decode the corpus before the clock starts */
-        if (yb_source_warm(w->src, err, errlen) < 0)
+        if (yb_source_warm(l->src, err, errlen) < 0)
             return -1;
     }
     yb_pool_cfg pc = {
         .loop = &w->loop,
-        .target = w->target,
-        .ops = w->ops,
+        .target = l->target,
+        .ops = o->ops,
         .codec = &o->codec,
         .tls = &o->tls,
         .tls_resume = o->tls_resume,
         .timeout_ns = o->timeout_ns,
         .policy = o->policy,
-        .sess_limit = w->share.sess_limit,
-        .oneshot_limit = w->share.slots,
-        .max_wait = w->share.max_wait,
+        .sess_limit = l->share.sess_limit,
+        .oneshot_limit = l->share.slots,
+        .max_wait = l->share.max_wait,
         .budget = &w->mem,
     };
-    /* at least one message that --max-body allows */
-    w->mem.limit = o->codec.max_body > YB_MEM_BUDGET_DEFAULT ? o->codec.max_body
-                                                             : YB_MEM_BUDGET_DEFAULT;
-    if (!(w->pool = yb_pool_new(&pc, &POOL_HOST, w, err, errlen)))
+    if (!(l->pool = yb_pool_new(&pc, &POOL_HOST, l, err, errlen)))
         return -1;
-    w->tick_ns = 10 * 1000000ull;
-    if (o->timeout_ns && o->timeout_ns / 4 < w->tick_ns)
-        w->tick_ns = o->timeout_ns / 4 > 1000000 ? o->timeout_ns / 4 : 1000000;
+    if (l->share.open_loop)
+        w->open_loop = 1;
+    return 0;
+}
+
+/* Opens worker `index`'s lanes (one per pair it takes part in) and its
+ * loop.  Returns 0 or -1 with err (w is then cleaned up by the caller). */
+static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live, int per_pair,
+                       char *err, size_t errlen)
+{
+    w->tfd = -1;
+    w->o = plan->pair[0].workload;
+    if (yb_recorder_init(&w->rec) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    w->rec.ops.cap = (size_t)w->o->max_ops;
+    if (live && !(w->live_h = yb_hdr_new_default())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < plan->n_pairs; i++)
+        n += yb_plan_place(plan, i, index) >= 0;
+    w->lanes = calloc(n ? n : 1, sizeof *w->lanes);
+    w->heap = calloc(n ? n : 1, sizeof *w->heap);
+    if (!w->lanes || !w->heap) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* the loop first: the lanes' pools live on it */
     if (uv_loop_init(&w->loop) < 0) {
         snprintf(err, errlen, "cannot create an event loop");
         return -1;
     }
     w->loop.data = w;
+    uint64_t max_body = 0, min_timeout = 0;
+    for (size_t i = 0; i < plan->n_pairs; i++) {
+        int place = yb_plan_place(plan, i, index);
+        if (place < 0)
+            continue;
+        if (lane_init(w, &w->lanes[w->n_lanes++], plan, i, (unsigned)place, per_pair, err,
+                      errlen) < 0)
+            return -1;
+        const yb_engine_opts *o = plan->pair[i].workload;
+        if (o->codec.max_body > max_body)
+            max_body = o->codec.max_body;
+        if (o->timeout_ns && (!min_timeout || o->timeout_ns < min_timeout))
+            min_timeout = o->timeout_ns;
+    }
+    /* at least one message that --max-body allows */
+    w->mem.limit = max_body > YB_MEM_BUDGET_DEFAULT ? max_body : YB_MEM_BUDGET_DEFAULT;
+    w->tick_ns = 10 * 1000000ull;
+    if (min_timeout && min_timeout / 4 < w->tick_ns)
+        w->tick_ns = min_timeout / 4 > 1000000 ? min_timeout / 4 : 1000000;
     uv_timer_init(&w->loop, &w->tick);
     w->tick.data = w;
-    uv_timer_init(&w->loop, &w->begin);
-    w->begin.data = w;
-    if (w->share.open_loop) {
+    if (w->open_loop) {
         w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         if (w->tfd < 0 || uv_poll_init(&w->loop, &w->tpoll, w->tfd) < 0) {
             snprintf(err, errlen, "cannot create a timer: %s", strerror(errno));
@@ -660,7 +922,7 @@ static int worker_init(worker *w, const yb_plan *plan, size_t pair, unsigned i, 
     return 0;
 }
 
-yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live, char *err,
+yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, int per_pair, char *err,
                          size_t errlen)
 {
     worker *w = calloc(1, sizeof *w);
@@ -668,7 +930,7 @@ yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (worker_init(w, p, pair, index, live, err, errlen) < 0) {
+    if (worker_init(w, p, index, live, per_pair, err, errlen) < 0) {
         worker_cleanup(w);
         free(w);
         return NULL;
@@ -676,17 +938,22 @@ yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live
     return w;
 }
 
-void yb_worker_set_lane(yb_worker *w, yb_stream_lane *lane)
+void yb_worker_set_lane(yb_worker *w, yb_stream_lane *sl)
 {
-    w->lane = lane;
+    w->out = sl;
 }
 
 void yb_worker_set_start(yb_worker *w, uint64_t start)
 {
     w->rec.run_start = start; /* the run's: one clock for every pair's seconds */
-    w->start = start + w->share.start_ns;
-    if (w->share.run_ns)
-        w->deadline = w->start + w->share.run_ns;
+    for (size_t i = 0; i < w->n_lanes; i++) {
+        lane *l = &w->lanes[i];
+        if (l->rec)
+            l->rec->run_start = start;
+        l->start = start + l->share.start_ns;
+        if (l->share.run_ns)
+            l->deadline = l->start + l->share.run_ns;
+    }
 }
 
 int yb_worker_start(yb_worker *w)
@@ -724,14 +991,28 @@ void yb_worker_join(yb_worker *w)
     pthread_join(w->thread, NULL);
 }
 
-const char *yb_worker_error(const yb_worker *w)
+const char *yb_worker_error(const yb_worker *w, size_t *pair)
 {
-    return w->failed ? w->err : NULL;
+    if (!w->failed)
+        return NULL;
+    *pair = w->failed_pair;
+    return w->err;
 }
 
 yb_recorder *yb_worker_recorder(yb_worker *w)
 {
     return &w->rec;
+}
+
+size_t yb_worker_lanes(const yb_worker *w)
+{
+    return w->n_lanes;
+}
+
+yb_recorder *yb_worker_lane_recorder(yb_worker *w, size_t i, size_t *pair)
+{
+    *pair = w->lanes[i].pair;
+    return w->lanes[i].rec;
 }
 
 void yb_worker_free(yb_worker *w)

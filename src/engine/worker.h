@@ -1,9 +1,13 @@
-/* A worker: one thread with its own libuv loop, its share of the plan
- * (plan.h), its corpus source, its session pool (pool.h) and its recorder.
- * The worker loop decides when requests are issued (closed loop: a slot
- * frees -> the next request; open loop: the schedule's due times,
- * schedule.h), hands them to the pool, records what comes back and ends
- * the run (stop, deadline, grace period, timeouts).
+/* A worker: one thread with its own libuv loop, timers, recorder and
+ * exchange free list, running one "lane" for each pair of the plan it takes
+ * part in (plan.h: yb_plan_place).  A lane is the worker's share of one
+ * (workload, target) pair: its corpus source, issue counters, open-loop
+ * state and session pool (pool.h).  The worker loop decides when each
+ * lane's requests are issued (closed loop: a slot frees -> the next
+ * request; open loop: the schedule's due times, schedule.h, one timer for
+ * every lane), hands them to the lane's pool, records what comes back and
+ * ends each lane, and the worker with its last (stop, deadline, grace
+ * period, timeouts).
  *
  * Life cycle, from the engine's thread: yb_worker_new, yb_worker_set_start,
  * (yb_worker_set_lane), yb_worker_start, (yb_worker_live while it runs), yb_worker_join, then
@@ -30,15 +34,18 @@ typedef struct {
     uint64_t p50_us, p99_us;/* end-to-end in the last whole second */
 } yb_worker_live;
 
-/* Prepares worker `index` of pair `pair` of plan p (opens its corpus share, TLS context,
- * loop; an open-loop worker reads its share ahead).  live = 1 keeps the
- * per-second figures of yb_worker_live.  p must outlive the worker.
- * Returns the worker, or NULL with a message in err. */
-yb_worker *yb_worker_new(const yb_plan *p, size_t pair, unsigned index, int live, char *err,
+/* Prepares worker `index` (< yb_plan_workers(p)) of plan p: its loop and
+ * a lane for every pair with a place on it (each opens its corpus share
+ * and pool with the target's TLS context; an open-loop lane reads its
+ * share ahead).  live = 1 keeps the per-second figures of yb_worker_live;
+ * per_pair = 1 gives each lane a recorder of its own besides the worker's
+ * (yb_worker_lane_recorder).  p must outlive the worker.  Returns the
+ * worker, or NULL with a message in err. */
+yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, int per_pair, char *err,
                          size_t errlen);
-/* Sets the run's start (uv_hrtime), from which intervals count; the
- * pair's due times and deadline count from it plus the pair's start offset
- * (yb_share.start_ns), before which the worker issues nothing.  Called
+/* Sets the run's start (uv_hrtime), from which intervals count; each
+ * lane's due times and deadline count from it plus its pair's start offset
+ * (yb_share.start_ns), before which the lane issues nothing.  Called
  * once, before yb_worker_start. */
 void yb_worker_set_start(yb_worker *w, uint64_t start);
 /* Gives the worker its lane of the run's streamed outputs (per-request
@@ -55,11 +62,17 @@ void yb_worker_new_reasons(const yb_worker *w, size_t *seen,
                            void (*fn)(const yb_reason_count *e, void *ud), void *ud);
 /* Waits for a started worker's thread to end. */
 void yb_worker_join(yb_worker *w);
-/* After the join: the corpus error that stopped the worker, or NULL. */
-const char *yb_worker_error(const yb_worker *w);
-/* After the join: the worker's recorder (owned by the worker; finish and
- * merge it before yb_worker_free). */
+/* After the join: the first corpus error that stopped one of the
+ * worker's lanes, with the index of its pair in *pair, or NULL. */
+const char *yb_worker_error(const yb_worker *w, size_t *pair);
+/* After the join: the worker's recorder, all its lanes' figures (owned by
+ * the worker; finish and merge it before yb_worker_free). */
 yb_recorder *yb_worker_recorder(yb_worker *w);
+/* The number of lanes the worker runs. */
+size_t yb_worker_lanes(const yb_worker *w);
+/* After the join: lane i's own recorder (NULL unless per_pair), with the
+ * index of its pair in *pair (owned by the worker, as above). */
+yb_recorder *yb_worker_lane_recorder(yb_worker *w, size_t i, size_t *pair);
 void yb_worker_free(yb_worker *w);
 
 #endif

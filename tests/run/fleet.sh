@@ -9,6 +9,14 @@
 
 # dev NAME EXPR: EXPR over device d of NAME's statistics, for each device.
 dev() { jget "$T/$1.stats.json" "[$2 for d in r['devices']]"; }
+# sw2_concurrency IN OUT N: inventory IN with sw2 at concurrency N, as OUT.
+sw2_concurrency() {
+    /usr/bin/python3 - "$@" <<'EOF'
+import sys
+s = open(sys.argv[1]).read().replace("  - name: sw2\n", "  - name: sw2\n    concurrency: %s\n" % sys.argv[3])
+open(sys.argv[2], "w").write(s)
+EOF
+}
 
 "$YB" synth acl --proto restconf -n 10 -r 1 -o "$T/rc.ybc" >/dev/null &&
 "$YB" synth acl --proto gnmi -n 7 -r 1 -o "$T/gn.ybc" >/dev/null &&
@@ -96,11 +104,7 @@ is "JSON targets: p50 <= p99, both > 0" \
     "$(jget "$T/fan.json" "all(0 < t['p50_ms'] <= t['p99_ms'] for t in r['targets'])")" true
 like "text report: a line per target" "$(grep -c '^  sw[123] *12 *12 *0 ' "$T/fan.txt")" '^3$'
 # per-target concurrency from the inventory: sw2 gets 4 slots (4 sessions)
-/usr/bin/python3 - "$T/fan.yaml" "$T/fan4.yaml" <<'EOF'
-import sys
-s = open(sys.argv[1]).read().replace("  - name: sw2\n", "  - name: sw2\n    concurrency: 4\n")
-open(sys.argv[2], "w").write(s)
-EOF
+sw2_concurrency "$T/fan.yaml" "$T/fan4.yaml" 4
 timeout 60 "$YB" run "$T/gn.ybc" --targets "$T/fan4.yaml" --fan-out -n 20 -c 2 -q \
     --json "$T/fan4.json" >/dev/null 2>&1
 is "gNMI fan-out, sw2 at concurrency 4: exit 0" "$?" 0
@@ -151,6 +155,31 @@ like "... naming the records" "$(head -1 "$T/err")" "the 7 HTTP/2 \(gNMI\) recor
 "$YB" run "$T/gn.ybc" --targets "$T/fan4.yaml" --fan-out --split -q >"$T/out" 2>"$T/err"
 is "--split with a target's own concurrency: exit 2" "$?" 2
 like "... naming file, line and target" "$(head -1 "$T/err")" "fan4.yaml:[0-9]+: target 'sw2' has its own concurrency: --split divides"
+
+# ---- lanes: the targets share the worker threads, each on its own schedule -------
+# Three targets on one thread (-t 1: one worker, a lane per target), open
+# loop at 40/s each, then three targets on two threads with sw2 at 3
+# sessions (split over both workers) in a closed loop.
+serve_fleet lanes || { echo "Bail out! serve --devices did not start"; exit 1; }
+timeout 60 "$YB" run "$T/gn.ybc" --targets "$T/lanes.yaml" --fan-out --rate 40 -n 9 -t 1 -q \
+    --json "$T/lanes1.json" >/dev/null 2>&1
+is "open loop, 3 targets on one worker: exit 0" "$?" 0
+is "JSON targets: 9 ok each, on its own schedule" \
+    "$(jget "$T/lanes1.json" "[[t['name'], t['started'], t['ok']] for t in r['targets']]")" \
+    '[["sw1",9,9],["sw2",9,9],["sw3",9,9]]'
+sw2_concurrency "$T/lanes.yaml" "$T/lanes3.yaml" 3
+timeout 60 "$YB" run "$T/rc.ybc" --targets "$T/lanes3.yaml" --fan-out -n 13 -c 2 -t 2 -q \
+    --json "$T/lanes2.json" >/dev/null 2>&1
+is "closed loop, 3 targets on two workers: exit 0" "$?" 0
+is "JSON targets: 13 ok each" \
+    "$(jget "$T/lanes2.json" "[[t['name'], t['ok']] for t in r['targets']]")" \
+    '[["sw1",13],["sw2",13],["sw3",13]]'
+stop_fleet
+is "each device counted exactly its requests (gNMI 9, RESTCONF 13)" \
+    "$(dev lanes "[d['requests']['gnmi']['total'], d['requests']['restconf']['total']]")" \
+    "[[9,13],[9,13],[9,13]]"
+is "sessions: one per target (gNMI); 2, 3, 2 (RESTCONF)" \
+    "$(dev lanes "[d['connections']['gnmi'], d['connections']['restconf']]")" "[[1,2],[1,3],[1,2]]"
 
 # ---- routing: a mixed corpus to two --target URLs, and fanned out ---------------
 serve_fleet mix || { echo "Bail out! serve --devices did not start"; exit 1; }

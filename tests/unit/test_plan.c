@@ -1,7 +1,8 @@
 /* The plan's sharing out: every worker's part of the concurrency, the
  * session limits, the -n budget and the run length, for the 1 x 1 plan of
- * `run`.  Parts must add up to the whole, and none may be left empty where
- * the run needs at least one. */
+ * `run` and for many pairs sharing the workers as lanes.  Parts must add
+ * up to the whole, and none may be left empty where the run needs at
+ * least one. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -248,6 +249,135 @@ static void test_timing_original_is_open_loop(void **st)
     assert_int_equal(s.run_ns, 0); /* no schedule length: ends with the corpus */
 }
 
+/* Every pair of p: its lanes sit on distinct workers among those that
+ * run, take each place of its span once, and their shares add up to the
+ * pair's whole (sessions, slots, -n budget).  Returns the lanes in all. */
+static size_t check_pairs_add_up(const yb_plan *p)
+{
+    unsigned nw = yb_plan_workers(p);
+    size_t lanes = 0;
+    for (size_t i = 0; i < p->n_pairs; i++) {
+        const yb_engine_opts *o = p->pair[i].workload;
+        unsigned span = yb_plan_span(p, i), seen = 0, sess = 0, slots = 0;
+        uint64_t budget = 0;
+        assert_true(span >= 1 && span <= p->workers && span <= nw);
+        for (unsigned w = 0; w < p->workers; w++) {
+            int place = yb_plan_place(p, i, w);
+            if (place < 0)
+                continue;
+            assert_true(w < nw); /* only on workers that run */
+            assert_true((unsigned)place < span);
+            assert_false(seen & (1u << place)); /* each place once */
+            seen |= 1u << place;
+            yb_share s;
+            yb_plan_share(p, i, (unsigned)place, &s);
+            assert_int_equal(s.workers, span);
+            assert_int_equal(s.worker, place);
+            assert_true(s.slots >= 1); /* no lane without work */
+            sess += s.sess_limit;
+            slots += s.slots;
+            budget += s.budget;
+            lanes++;
+        }
+        assert_int_equal(seen, (1u << span) - 1);
+        assert_int_equal(sess, o->concurrency);
+        assert_int_equal(slots, o->concurrency * (o->streams ? o->streams : 1));
+        if (o->requests)
+            assert_int_equal(budget, o->requests);
+    }
+    return lanes;
+}
+
+/* One pair: every worker runs a lane of it, as before lanes existed. */
+static void test_lanes_single_pair(void **st)
+{
+    (void)st;
+    yb_engine_opts o = opts(4, 6);
+    o.requests = 10;
+    yb_plan p;
+    yb_plan_single(&p, &o);
+    assert_int_equal(yb_plan_workers(&p), 4);
+    assert_int_equal(yb_plan_span(&p, 0), 4);
+    for (unsigned w = 0; w < 4; w++)
+        assert_int_equal(yb_plan_place(&p, 0, w), w);
+    assert_int_equal(check_pairs_add_up(&p), 4);
+}
+
+/* A fleet of targets with one session each on 3 threads: 3 workers, not
+ * one per target; the pairs go round the workers, 334 / 333 / 333. */
+static void test_lanes_many_single_session_pairs(void **st)
+{
+    (void)st;
+    static yb_engine_opts o[1000];
+    yb_plan p;
+    memset(&p, 0, sizeof p);
+    for (size_t i = 0; i < 1000; i++) {
+        o[i] = opts(3, 1);
+        o[i].requests = 7;
+        assert_int_equal(yb_plan_add(&p, &o[i]), 0);
+    }
+    assert_int_equal(yb_plan_workers(&p), 3);
+    unsigned per[3] = {0, 0, 0};
+    for (size_t i = 0; i < 1000; i++) {
+        assert_int_equal(yb_plan_span(&p, i), 1);
+        assert_int_equal(p.pair[i].first, i % 3);
+        for (unsigned w = 0; w < 3; w++)
+            per[w] += yb_plan_place(&p, i, w) == 0;
+        yb_share s;
+        yb_plan_share(&p, i, 0, &s);
+        assert_int_equal(s.budget, 7); /* the whole -n of its target */
+        assert_int_equal(s.slots, 1);
+    }
+    assert_int_equal(per[0], 334);
+    assert_int_equal(per[1], 333);
+    assert_int_equal(per[2], 333);
+    assert_int_equal(check_pairs_add_up(&p), 1000);
+}
+
+/* Pairs of different concurrency: each spans min(workers, concurrency)
+ * workers, placed after the previous pair's, wrapping round. */
+static void test_lanes_mixed_spans(void **st)
+{
+    (void)st;
+    yb_engine_opts o[4];
+    unsigned conc[4] = {2, 5, 1, 3};
+    yb_plan p;
+    memset(&p, 0, sizeof p);
+    for (size_t i = 0; i < 4; i++) {
+        o[i] = opts(3, conc[i]);
+        o[i].streams = 2;
+        o[i].requests = 11;
+        assert_int_equal(yb_plan_add(&p, &o[i]), 0);
+    }
+    unsigned want_span[4] = {2, 3, 1, 3}, want_first[4] = {0, 2, 2, 0};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(yb_plan_span(&p, i), want_span[i]);
+        assert_int_equal(p.pair[i].first, want_first[i]);
+    }
+    /* pair 1 starts on worker 2 and wraps round to 0 and 1 */
+    assert_int_equal(yb_plan_place(&p, 1, 2), 0);
+    assert_int_equal(yb_plan_place(&p, 1, 0), 1);
+    assert_int_equal(yb_plan_place(&p, 1, 1), 2);
+    assert_int_equal(yb_plan_place(&p, 2, 0), -1);
+    assert_int_equal(yb_plan_place(&p, 2, 2), 0);
+    assert_int_equal(yb_plan_workers(&p), 3);
+    assert_int_equal(check_pairs_add_up(&p), 9);
+}
+
+/* More threads than the pairs can use: only the workers with lanes run. */
+static void test_lanes_fewer_than_threads(void **st)
+{
+    (void)st;
+    yb_engine_opts a = opts(8, 2), b = opts(8, 1);
+    yb_plan p;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(yb_plan_add(&p, &a), 0);
+    assert_int_equal(yb_plan_add(&p, &b), 0);
+    assert_int_equal(yb_plan_workers(&p), 3);
+    assert_int_equal(yb_plan_place(&p, 1, 2), 0);
+    assert_int_equal(check_pairs_add_up(&p), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +392,10 @@ int main(void)
         cmocka_unit_test(test_schedule_length),
         cmocka_unit_test(test_timing_original_is_open_loop),
         cmocka_unit_test(test_split_among_targets),
+        cmocka_unit_test(test_lanes_single_pair),
+        cmocka_unit_test(test_lanes_many_single_session_pairs),
+        cmocka_unit_test(test_lanes_mixed_spans),
+        cmocka_unit_test(test_lanes_fewer_than_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
