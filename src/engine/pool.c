@@ -15,7 +15,8 @@ typedef struct session {
     yb_transport *t;
     yb_codec *codec;
     int ready;           /* transport ready and codec started */
-    int opening;         /* counted in the pool's n_opening (set-up not over) */
+    int opening;         /* counted in the pool's n_opening: the server has not
+                          * answered yet (no TLS handshake, no byte read) */
     int closing;         /* close requested; on_close pending */
     int one_shot;        /* per-request: closed after its exchange */
     yb_err_class close_why; /* class given to exchanges failed by our close */
@@ -149,12 +150,23 @@ static int may_open(const yb_pool *p)
     return !p->failures || (p->n_opening == 0 && uv_hrtime() >= p->backoff_until);
 }
 
-/* s's set-up is over (ready, or closed before it was). */
+/* s's set-up is over (answered, or closed before it was). */
 static void opening_over(yb_pool *p, session *s)
 {
     if (s->opening) {
         s->opening = 0;
         p->n_opening--;
+    }
+}
+
+/* The server answered on s (completed the TLS handshake, or sent bytes):
+ * the target works, the back-off ends.  A server that accepts connections
+ * and closes them unanswered counts as failing, as one that refuses. */
+static void answered(yb_pool *p, session *s)
+{
+    if (s->opening) {
+        opening_over(p, s);
+        p->failures = 0;
     }
 }
 
@@ -354,8 +366,8 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
         return;
     }
     s->ready = 1;
-    opening_over(p, s);
-    p->failures = 0; /* the target answers again */
+    if (p->tls)
+        answered(p, s); /* the handshake was the server's answer */
     sess_drain_pending(s);
     p->host.kick(p->ud);
 }
@@ -366,6 +378,8 @@ static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
     session *s = ud;
     if (s->closing)
         return;
+    if (n)
+        answered(s->p, s);
     s->p->cfg.ops->on_read(s->codec, d, n, uv_hrtime());
     s->p->host.kick(s->p->ud);
 }
@@ -424,7 +438,7 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
     conn_unmap(p, s);
     if (s->opening) {
         opening_over(p, s);
-        /* closed before it was ready, and not by the run ending it */
+        /* closed before the server answered, and not by the run ending it */
         if (!(s->closing && s->close_why == YB_ERR_NONE))
             setup_failed(p, uv_hrtime());
     }

@@ -87,12 +87,13 @@ void yb_pool_flush(yb_pool *p);
 /* Exchanges waiting for a session now (the open-loop backlog). */
 uint64_t yb_pool_waiting(const yb_pool *p);
 
-/* Reconnect back-off.  A session whose set-up fails (connect refused or
- * timed out, TLS or HTTP/2 set-up failed or closed by the peer before it
- * was ready) makes the pool wait before it opens another: MIN after the
+/* Reconnect back-off.  A session that ends before the server answered on
+ * it (connect refused or timed out, TLS or HTTP/2 set-up failed, closed
+ * by the peer or timed out before a TLS handshake or a first byte from
+ * the server) makes the pool wait before it opens another: MIN after the
  * first failure, doubling with each failure in a row, at most MAX; after
- * a failure only one set-up at a time (a probe) until one succeeds, which
- * ends the back-off.  Exchanges that need a session meanwhile wait for one
+ * a failure only one session at a time (a probe) until the server
+ * answers on one, which ends the back-off.  Exchanges that need a session meanwhile wait for one
  * (closed loop: they hold their slots, so a dead target is not a busy
  * loop of connects; open loop: up to max_wait, then overflow), and fail
  * only by --timeout.  The worker's tick drains the queue once the back-off

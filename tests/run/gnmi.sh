@@ -357,8 +357,10 @@ is "HTTP 503: exit 1, UNAVAILABLE" "$rc $(jget "$T/n503.json" '[r["status"], r["
 
 bad_run silent silent -c 2 -n 4 --timeout 1s
 is "a peer that never sends SETTINGS: exit 1 (no hang)" "$rc" 1
-is "no SETTINGS: the session set-up times out (connect_timeout)" \
-    "$(jget "$T/silent.json" '[r["errors"]["connect_timeout"], r["summary"]["requests_completed"]]')" '[4,4]'
+# the two set-ups time out; then the pool backs off and probes with one
+# session at a time, so a request may time out waiting for one instead
+is "no SETTINGS: the session set-ups time out (connect_timeout), or the wait for one" \
+    "$(jget "$T/silent.json" '[r["errors"]["connect_timeout"] >= 2, r["errors"]["connect_timeout"] + r["errors"]["timeout"], r["summary"]["requests_completed"]]')" '[true,4,4]'
 
 # Every yangblast output above, checked once (the suite's build runs with
 # AddressSanitizer/UBSan; a report there would otherwise hide behind an

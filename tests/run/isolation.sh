@@ -1,8 +1,8 @@
 #!/bin/bash
-# Failure isolation: a dead target costs a bounded number of connects
-# (the pool backs off: 10 ms after a failed set-up, doubling to 1 s, one
-# probe at a time), the back-off ends when the target answers again, and
-# in a fleet a target killed mid-run never disturbs the others: each of
+# Failure isolation: a dead target, or one that closes every connection
+# unanswered, costs a bounded number of connects (the pool backs off: 10
+# ms after a failed set-up, doubling to 1 s, one probe at a time), the
+# back-off ends when the target answers again, and in a fleet a target killed mid-run never disturbs the others: each of
 # them serves exactly its share (the servers' own counts).
 . "$YB_SRCDIR/tests/lib.sh"
 
@@ -27,6 +27,25 @@ is "nothing else failed, nothing succeeded" \
     "[0,0]"
 like "text report: the back-offs" "$(grep '^Sessions opened' "$T/dead.out")" \
     "^Sessions opened: $opened; .*; reconnect back-offs: $opened$"
+
+# ---- a refusing target: accepts, reads the request, closes unanswered ----------
+"$YB" synth acl --proto restconf -n 5 -o "$T/rc.ybc" >/dev/null || { echo "Bail out! corpus"; exit 1; }
+/usr/bin/python3 "$YB_SRCDIR/tests/peers/badhttp.py" close --max-seconds 30 >"$T/bad.out" &
+BPID=$!
+stop_bad() { kill "$BPID" 2>/dev/null; wait "$BPID" 2>/dev/null; }
+at_exit stop_bad
+for i in $(seq 50); do grep -q '^listening' "$T/bad.out" && break; sleep 0.1; done
+bport=$(awk '/^listening/ {print $2}' "$T/bad.out")
+timeout 30 "$YB" run "$T/rc.ybc" --target "http://127.0.0.1:$bport" -c 2 -D 2s -q \
+    --json "$T/close.json" >/dev/null 2>&1
+is "a server that closes every connection unanswered, 2 s: exit 1" "$?" 1
+stop_bad
+# without the back-off: thousands of connections in 2 s (each closed at once)
+opened=$(jget "$T/close.json" "r['sessions']['opened']")
+like "its sessions back off too (at most 30 in 2 s)" "$opened" '^([2-9]|[12][0-9]|30)$'
+is "... every one a 'closed' error, followed by a back-off" \
+    "$(jget "$T/close.json" "[r['errors']['closed'], r['summary']['requests_completed'], r['sessions']['reconnect_backoffs']]")" \
+    "[$opened,$opened,$opened]"
 
 # ---- the target comes back: the back-off ends, the run goes on ------------------
 port=$(free_port)
