@@ -68,8 +68,10 @@ is "refused attempts = back-offs = sessions opened - 2" \
     "$(jget "$T/back.json" "[r['errors']['refused'], r['sessions']['reconnect_backoffs'], r['sessions']['opened'] - 2]")" \
     "$(jget "$T/back.json" "[r['errors']['refused']] * 3")"
 
-# ---- a fleet of 10, one killed mid-run: the other nine keep their schedule ------
-# nine devices in one `serve --devices 9`, the tenth in a process of its own
+# ---- a fleet of 11: one killed mid-run, one slow; the nine keep their schedule --
+# nine devices in one `serve --devices 9`, the victim in a process of its
+# own, and a slow one (400 ms per request, one at a time: 2.5/s of the 20/s
+# it is sent); -t 1: all eleven share one worker thread
 "$YB" serve --devices 9 --restconf off --gnmi 127.0.0.1:0 --write-inventory "$T/nine.yaml" \
     --stats "$T/nine.stats.json" >"$T/nine.out" 2>&1 &
 NPID=$!
@@ -79,7 +81,16 @@ for i in $(seq 100); do grep -q 'devices ready' "$T/nine.out" && break; sleep 0.
 grep -q 'devices ready' "$T/nine.out" || { cat "$T/nine.out"; echo "Bail out! serve --devices 9"; exit 1; }
 yb_serve "$T/victim.out" --restconf off --gnmi 127.0.0.1:0 --stats "$T/victim.stats.json" ||
     { echo "Bail out! serve did not start"; exit 1; }
-{ cat "$T/nine.yaml"; printf '  - name: victim\n    gnmi: %s\n' "$GURL"; } >"$T/ten.yaml"
+VURL=$GURL
+"$YB" serve --restconf off --gnmi 127.0.0.1:0 --service-time fixed:400ms --workers 1 \
+    >"$T/slow.out" 2>&1 &
+SLPID=$!
+stop_slow() { kill "$SLPID" 2>/dev/null; wait "$SLPID" 2>/dev/null; }
+at_exit stop_slow
+for i in $(seq 100); do grep -q '^serve:' "$T/slow.out" && break; sleep 0.1; done
+read -r _ _ _ _ SLURL < <(grep '^serve:' "$T/slow.out" | head -1) || { echo "Bail out! slow serve"; exit 1; }
+{ cat "$T/nine.yaml"; printf '  - name: victim\n    gnmi: %s\n  - name: slow\n    gnmi: %s\n' \
+    "$VURL" "$SLURL"; } >"$T/ten.yaml"
 # open loop, 20/s and 60 requests per target: each target's share is
 # exactly 60, whatever the others do; the victim dies after about 1 s
 timeout 60 "$YB" run "$T/gn.ybc" --targets "$T/ten.yaml" --fan-out --rate 20 -n 60 \
@@ -88,17 +99,20 @@ RPID=$!
 sleep 1
 yb_serve_stop
 wait $RPID
-is "10 targets, one killed: exit 1 (the victim's requests failed)" "$?" 1
+is "11 targets, one killed, one slow: exit 1 (their requests failed)" "$?" 1
 stop_nine
+stop_slow
 is "the nine: each device served exactly its 60 (its own count)" \
     "$(jget "$T/nine.stats.json" "[d['requests']['gnmi']['total'] for d in r['devices']]")" \
     "[60,60,60,60,60,60,60,60,60]"
 is "the nine: 60 ok each, no error, no back-off" \
     "$(jget "$T/ten.json" "[[t['ok'], t['errors'], t['reconnect_backoffs']] for t in r['targets'][:9]]")" \
     "$(printf '[%s]' "$(printf '[60,0,0],%.0s' 1 2 3 4 5 6 7 8 | sed 's/,$//'),[60,0,0]")"
-is "the victim: its 60 requests all accounted for, its errors its own" \
-    "$(jget "$T/ten.json" "[r['targets'][9]['name'], r['targets'][9]['requests'], r['targets'][9]['errors'] == r['summary']['requests_completed'] - r['summary']['requests_ok']]")" \
-    '["victim",60,true]'
+is "the victim and the slow one: their 60 requests each accounted for, the errors theirs" \
+    "$(jget "$T/ten.json" "[[t['name'], t['requests']] for t in r['targets'][9:]] + [r['targets'][9]['errors'] + r['targets'][10]['errors'] == r['summary']['requests_completed'] - r['summary']['requests_ok']]")" \
+    '[["victim",60],["slow",60],true]'
+like "... the slow one's: requests that waited beyond --timeout 2s" \
+    "$(jget "$T/ten.json" "r['targets'][10]['errors']")" '^[1-9][0-9]*$'
 like "... some of them failed" "$(jget "$T/ten.json" "r['targets'][9]['errors']")" '^[1-9][0-9]*$'
 is "... it served what succeeded before it died" \
     "$(jget "$T/ten.json" "r['targets'][9]['ok'] <= $(jget "$T/victim.stats.json" "r['requests']['gnmi']['total']")")" true
@@ -113,7 +127,7 @@ like "... each failed one followed by a back-off" \
 # latency; their p99 stays far below (and close to each other's)
 is "the nine: p99 under 1 s each (no stall from the victim)" \
     "$(jget "$T/ten.json" "all(0 < t['p99_ms'] < 1000 for t in r['targets'][:9])")" true
-is "the text report: a row per target, the victim's last" \
-    "$(grep -cE '^  (sw[1-9]|victim) ' "$T/ten.out")" 10
+is "the text report: a row per target" \
+    "$(grep -cE '^  (sw[1-9]|victim|slow) ' "$T/ten.out")" 11
 
 done_testing
