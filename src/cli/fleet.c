@@ -409,9 +409,14 @@ static int authority_census(const char *cmd, const yb_runopts *ro, const yb_flee
         if (it)
             snprintf(named, sizeof named, " (target '%s', which has no %s URL)", it->name,
                      m[i].k == K_H2 ? "gnmi:" : "restconf:");
+        /* untrusted bytes made printable, an empty authority named */
+        char shown[sizeof m[i].authority];
+        snprintf(shown, sizeof shown, "%s", m[i].authority[0] ? m[i].authority : "(none)");
+        for (char *c = shown; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                *c = '?';
         l += (size_t)snprintf(list + l, sizeof list - l, "%s'%s' %s %llu%s", i ? "; " : "",
-                              m[i].authority, KIND_NAME[m[i].k], (unsigned long long)m[i].n,
-                              named);
+                              shown, KIND_NAME[m[i].k], (unsigned long long)m[i].n, named);
     }
     if (more && l < sizeof list)
         snprintf(list + l, sizeof list - l, "; %llu more", (unsigned long long)more);

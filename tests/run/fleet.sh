@@ -260,6 +260,14 @@ EOF2
 is "an alias that is another target's URL address: exit 2" "$?" 2
 like "... naming both" "$(head -1 "$T/err")" \
     "auth4.yaml:[0-9]+: target 'sw3': '127.0.0.1:[0-9]+' also names target 'sw2' \\(line [0-9]+\\)"
+head -3 "$T/auth.jsonl" | /usr/bin/python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l); r["authority"] = ""; print(json.dumps(r))' >"$T/noauth.jsonl"
+"$YB" corpus import "$T/noauth.jsonl" -o "$T/noauth.ybc" >/dev/null
+"$YB" run "$T/noauth.ybc" --targets "$T/auth2.yaml" --route authority -q >"$T/out" 2>"$T/err"
+is "records without an authority: exit 2, named as such" "$? $(head -1 "$T/err")" \
+    "2 yangblast run: --route authority: 3 records of $T/noauth.ybc have no target in $T/auth2.yaml: '(none)' HTTP/1.1 (RESTCONF) 3 (give the target an alias with the recorded host[:port])"
 "$YB" run "$T/auth.ybc" --targets "$T/auth2.yaml" --route authority --fan-out -q >"$T/out" 2>"$T/err"
 is "--route authority with --fan-out: exit 2" "$?" 2
 "$YB" run "$T/auth.ybc" --target "$R1" --route authority -q >"$T/out" 2>"$T/err"
