@@ -60,7 +60,8 @@ static void show_reason(double t_s, yb_err_class cls, const char *reason, void *
 static void help(void)
 {
     printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n"
-           "       yangblast run CORPUS --targets FILE --fan-out [OPTIONS]\n\n"
+           "       yangblast run CORPUS --targets FILE --fan-out [--split] [OPTIONS]\n"
+           "       yangblast run CORPUS --targets FILE --route authority [OPTIONS]\n\n"
            "Replay CORPUS against URL (http://, https://; grpc://, grpcs:// for gNMI; a gNMI\n"
            "corpus over http:// is HTTP/2 without TLS, over https:// TLS with ALPN h2)\n"
            "and report where the time goes.\n\n");

@@ -68,7 +68,7 @@ static const opt_def OPTS[] = {
      "RESTCONF records go to the first, gNMI to the other"},
     {NULL, "targets", YB_RO_TARGETS, required_argument, BOTH, "    --targets FILE",
      "YAML inventory of switches (yangblast-inventory(5)),\nvalidated before any traffic (run: "
-     "with --fan-out;\nexperiment: an inventory of one target)"},
+     "with --fan-out\nor --route authority; experiment: the study on each\ndevice in turn)"},
     {NULL, "plan", YB_RO_PLAN_FILE, required_argument, RUN, "    --plan FILE",
      "run the workloads of a YAML plan concurrently on\none clock, each with its source, "
      "load model,\nsessions, targets, start and duration\n(yangblast-inventory(5), PLAN); "
