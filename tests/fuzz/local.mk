@@ -30,3 +30,6 @@ EXTRA_DIST += tests/fuzz/fuzz_gnmi_req.c tests/fuzz/gnmi_req.dict
 ## The HTML report renderer's JSON input (yangblast report).
 FUZZ_TESTS += tests/fuzz/html.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_html.c tests/fuzz/html.dict
+## The plan file parser (run --plan FILE).
+FUZZ_TESTS += tests/fuzz/plan.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_plan.c tests/fuzz/plan.dict

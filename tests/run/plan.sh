@@ -86,7 +86,7 @@ workloads:
     targets: [sw2]
 EOF
 timeout 60 "$YB" run --plan "$T/stress.yaml" --targets "$T/mix.yaml" -q --json "$T/stress.json" \
-    >"$T/stress.txt" 2>&1
+    --html "$T/stress.html" >"$T/stress.txt" 2>&1
 is "the plan ran: exit 0" "$?" 0
 stop_fleet
 wl() { jget "$T/stress.json" "[w['$1'] for w in r['workloads']]"; }
@@ -110,6 +110,9 @@ is "the run's total is the workloads' sum" \
 is "JSON targets: each device once" "$(jget "$T/stress.json" "[t['name'] for t in r['targets']]")" '["sw1","sw2","sw3"]'
 like "text report: a Workloads table with the Subscribe columns" "$(grep -A5 '^Workloads:' "$T/stress.txt" | tr '\n' ' ')" \
     'notif/s.*late p99.*writers.*pollers.*subscribers.*late-restconf'
+
+is "HTML report: the per-workload table, a row per workload" \
+    "$(/usr/bin/python3 -c "import sys; s = open(sys.argv[1]).read(); i = s.find('Per workload'); print(i > 0 and all(s.find(n, i) > 0 for n in ['writers', 'pollers', 'subscribers', 'late-restconf', 'sample_lateness_p99_ms']))" "$T/stress.html")" True
 
 # ---- a start offset: nothing in the first second ------------------------------------
 serve_fleet off || { echo "Bail out! serve --devices did not start"; exit 1; }
