@@ -223,7 +223,7 @@ int yb_sched_init(yb_sched *s, uv_loop_t *loop, unsigned workers)
     memset(s, 0, sizeof *s);
     s->loop = loop;
     s->workers = workers;
-    s->t0 = s->t_last = uv_hrtime();
+    s->t0 = s->t_last = s->b_last = uv_hrtime();
     int rc = uv_timer_init(loop, &s->timer);
     if (rc == 0)
         s->timer.data = s;
@@ -245,6 +245,20 @@ static void q_account(yb_sched *s)
     uint64_t now = uv_hrtime();
     s->q_area += (long double)s->qlen * (long double)(now - s->t_last);
     s->t_last = now;
+}
+
+/* Accumulates busy workers × time before the count changes. */
+static void b_account(yb_sched *s)
+{
+    uint64_t now = uv_hrtime();
+    s->b_area += (long double)s->busy * (long double)(now - s->b_last);
+    s->b_last = now;
+}
+
+long double yb_sched_busy_area(yb_sched *s)
+{
+    b_account(s);
+    return s->b_area;
 }
 
 void yb_sched_queue_stats(yb_sched *s, size_t *max, double *mean)
@@ -345,6 +359,7 @@ static void advance(yb_sched *s, yb_job *j)
     for (;;) {
         switch (j->state) {
         case J_QUEUED: /* got a worker */
+            b_account(s);
             s->busy++;
             j->state = J_SERVICE;
             if (j->service_ns) {
@@ -355,6 +370,7 @@ static void advance(yb_sched *s, yb_job *j)
             }
             continue;
         case J_SERVICE:
+            b_account(s);
             s->busy--;
             j->state = J_STALL;
             if (j->stall_ns) {
@@ -454,6 +470,7 @@ void yb_sched_cancel(yb_sched *s, yb_job *j)
     }
     case J_SERVICE:
         heap_remove(s, j);
+        b_account(s);
         s->busy--;
         break;
     case J_STALL:

@@ -118,6 +118,9 @@ typedef struct {
     uint64_t t0, t_last;
     long double q_area;    /* sum of depth × ns */
     uint64_t jobs;
+    /* worker occupancy: busy workers × ns, accounted at every change */
+    uint64_t b_last;
+    long double b_area;
 } yb_sched;
 
 /* Initialises s on loop with `workers` concurrent jobs (0 = unlimited).
@@ -134,6 +137,9 @@ int yb_sched_submit(yb_sched *s, yb_job *j);
 void yb_sched_cancel(yb_sched *s, yb_job *j);
 /* 1 while j is queued or being timed. */
 int yb_sched_pending(const yb_job *j);
+/* Worker occupancy since init: the sum over time of busy workers × ns
+ * (jobs in service; a stall holds no worker), accounted up to now. */
+long double yb_sched_busy_area(yb_sched *s);
 /* Queue depth: maximum and time-weighted mean since init. */
 void yb_sched_queue_stats(yb_sched *s, size_t *max, double *mean);
 

@@ -37,8 +37,10 @@ struct gconn;
 typedef struct sub {
     uv_timer_t timer;
     struct gstream *st;
-    yb_spath *paths;
+    yb_spath *paths;        /* openconfig-acl paths */
     size_t npaths;
+    yb_spath *sys_paths;    /* openconfig-system paths (system.h) */
+    size_t nsys;
     uint64_t interval_ns;
 } sub;
 
@@ -202,6 +204,7 @@ static void sampler_closed(uv_handle_t *h)
 {
     sub *sb = h->data;
     free(sb->paths);
+    free(sb->sys_paths);
     free(sb);
 }
 
@@ -374,6 +377,223 @@ static int to_spath(const Gnmi__Path *prefix, const Gnmi__Path *path, yb_spath *
     return 0;
 }
 
+/* prefix + path -> spath when it names the openconfig-system tree (its
+ * first element "system", with or without the module): keys kept by name,
+ * as given.  Returns 1 (a system path, out set), 0 (not one) or -EINVAL. */
+static int sys_spath(const Gnmi__Path *prefix, const Gnmi__Path *path, yb_spath *out)
+{
+    const Gnmi__Path *parts[2] = {prefix, path};
+    yb_spath_init(out);
+    for (int k = 0; k < 2; k++) {
+        const Gnmi__Path *p = parts[k];
+        if (!p)
+            continue;
+        if (p->n_elem == 0 && p->n_element > 0)
+            return 0;
+        for (size_t i = 0; i < p->n_elem; i++) {
+            const Gnmi__PathElem *e = p->elem[i];
+            if (!e->name || yb_spath_push(out, e->name, strlen(e->name)) < 0)
+                return out->n == 0 || !yb_sys_path(out) ? 0 : -EINVAL;
+            if (!yb_sys_path(out))
+                return 0;
+            for (size_t j = 0; j < e->n_key; j++)
+                if (!e->key[j]->key || !e->key[j]->value ||
+                    yb_spath_add_key(out, e->key[j]->key, e->key[j]->value,
+                                     strlen(e->key[j]->value)) < 0)
+                    return -EINVAL;
+        }
+    }
+    return yb_sys_path(out);
+}
+
+/* One leaf of the system tree as a gNMI Update, in one allocation: the
+ * walk's strings live only during its callback. */
+typedef struct {
+    Gnmi__Update u;
+    Gnmi__TypedValue tv;
+    Gnmi__Path path;
+    Gnmi__PathElem e[YB_SYS_MAX_ELEMS];
+    Gnmi__PathElem *ep[YB_SYS_MAX_ELEMS];
+    Gnmi__PathElem__KeyEntry k[YB_SYS_MAX_ELEMS];
+    Gnmi__PathElem__KeyEntry *kp[YB_SYS_MAX_ELEMS];
+    char kval[YB_SYS_MAX_ELEMS][24];
+    char str[64];
+} sys_update;
+
+typedef struct {
+    sys_update **u;
+    Gnmi__Update **up;
+    size_t n, cap;
+    int err;
+} sys_collect;
+
+static void sys_leaf(void *ud, const yb_sys_leaf *l)
+{
+    sys_collect *x = ud;
+    if (x->err)
+        return;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 64;
+        sys_update **u = realloc(x->u, cap * sizeof *u);
+        if (u)
+            x->u = u;
+        Gnmi__Update **up = u ? realloc(x->up, cap * sizeof *up) : NULL;
+        if (!up) {
+            x->err = 1;
+            return;
+        }
+        x->up = up;
+        x->cap = cap;
+    }
+    sys_update *m = calloc(1, sizeof *m);
+    if (!m) {
+        x->err = 1;
+        return;
+    }
+    gnmi__path__init(&m->path);
+    for (unsigned i = 0; i < l->n; i++) {
+        gnmi__path_elem__init(&m->e[i]);
+        m->e[i].name = (char *)(i == 0 ? "openconfig-system:system" : l->name[i]);
+        if (l->key[i]) {
+            gnmi__path_elem__key_entry__init(&m->k[i]);
+            snprintf(m->kval[i], sizeof m->kval[i], "%s", l->kval[i]);
+            m->k[i].key = (char *)l->key[i];
+            m->k[i].value = m->kval[i];
+            m->kp[i] = &m->k[i];
+            m->e[i].n_key = 1;
+            m->e[i].key = &m->kp[i];
+        }
+        m->ep[i] = &m->e[i];
+    }
+    m->path.n_elem = l->n;
+    m->path.elem = m->ep;
+    gnmi__typed_value__init(&m->tv);
+    if (l->is_str) {
+        snprintf(m->str, sizeof m->str, "%s", l->s);
+        m->tv.value_case = GNMI__TYPED_VALUE__VALUE_STRING_VAL;
+        m->tv.string_val = m->str;
+    } else {
+        m->tv.value_case = GNMI__TYPED_VALUE__VALUE_UINT_VAL;
+        m->tv.uint_val = l->u;
+    }
+    gnmi__update__init(&m->u);
+    m->u.path = &m->path;
+    m->u.val = &m->tv;
+    x->u[x->n] = m;
+    x->up[x->n++] = &m->u;
+}
+
+static void sys_collect_free(sys_collect *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        free(x->u[i]);
+    free(x->u);
+    free(x->up);
+}
+
+/* The leaves of the system tree under p as one SubscribeResponse
+ * notification stamped ts.  Returns 0, -ENOENT (nothing there) or -ENOMEM. */
+static int sys_notify(gconn *c, gstream *st, const yb_spath *p, uint64_t ts)
+{
+    yb_server *s = c->base.srv;
+    sys_collect x = {0};
+    if (!s->sys)
+        return -ENOENT;
+    size_t n = yb_sys_walk(s->sys, s->index, p, sys_leaf, &x);
+    int rc = x.err ? -ENOMEM : n ? 0 : -ENOENT;
+    if (rc == 0) {
+        Gnmi__Notification no = GNMI__NOTIFICATION__INIT;
+        no.timestamp = (int64_t)ts;
+        no.n_update = x.n;
+        no.update = x.up;
+        Gnmi__SubscribeResponse r = GNMI__SUBSCRIBE_RESPONSE__INIT;
+        r.response_case = GNMI__SUBSCRIBE_RESPONSE__RESPONSE_UPDATE;
+        r.update = &no;
+        rc = queue_msg(c, st, &r.base) < 0 ? -ENOMEM : 0;
+    }
+    sys_collect_free(&x);
+    return rc;
+}
+
+/* A Get whose paths are all openconfig-system paths: one notification per
+ * path, every leaf a scalar update (whatever the encoding asked: the
+ * leaves are numbers and strings).  Returns 1 when it answered, 0 when the
+ * request is not such a Get (the caller answers it). */
+static int rpc_get_sys(gconn *c, gstream *st, const Gnmi__GetRequest *req)
+{
+    yb_server *s = c->base.srv;
+    size_t n = req->n_path;
+    yb_spath *p = malloc(sizeof *p);
+    sys_collect *x = calloc(n ? n : 1, sizeof *x);
+    Gnmi__Notification *nots = calloc(n ? n : 1, sizeof *nots);
+    Gnmi__Notification **np = calloc(n ? n : 1, sizeof *np);
+    int code = G_OK, answered = 1;
+    char why[200] = "";
+    if (!p || !x || !nots || !np) {
+        code = G_INTERNAL;
+        snprintf(why, sizeof why, "out of memory");
+        goto out;
+    }
+    int nsys = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = sys_spath(req->prefix, req->path[i], p);
+        if (r < 0) {
+            code = G_INVALID_ARGUMENT;
+            snprintf(why, sizeof why, "malformed openconfig-system path");
+            goto out;
+        }
+        nsys += r;
+    }
+    if (nsys == 0) {
+        answered = 0;
+        goto out;
+    }
+    if ((size_t)nsys != n) {
+        code = G_INVALID_ARGUMENT;
+        snprintf(why, sizeof why, "a Get mixes openconfig-system and openconfig-acl paths");
+        goto out;
+    }
+    uint64_t ts = now_ns_wall();
+    for (size_t i = 0; i < n; i++) {
+        (void)sys_spath(req->prefix, req->path[i], p);
+        size_t got = s->sys ? yb_sys_walk(s->sys, s->index, p, sys_leaf, &x[i]) : 0;
+        if (x[i].err) {
+            code = G_INTERNAL;
+            snprintf(why, sizeof why, "out of memory");
+            goto out;
+        }
+        if (!got) {
+            char ptxt[160];
+            yb_spath_format(p, ptxt, sizeof ptxt);
+            code = G_NOT_FOUND;
+            snprintf(why, sizeof why, "%s: no such node", ptxt);
+            goto out;
+        }
+        gnmi__notification__init(&nots[i]);
+        nots[i].timestamp = (int64_t)ts;
+        nots[i].n_update = x[i].n;
+        nots[i].update = x[i].up;
+        np[i] = &nots[i];
+    }
+    Gnmi__GetResponse r = GNMI__GET_RESPONSE__INIT;
+    r.n_notification = n;
+    r.notification = np;
+    if (queue_msg(c, st, &r.base) < 0) {
+        code = G_INTERNAL;
+        snprintf(why, sizeof why, "out of memory");
+    }
+out:
+    if (answered)
+        finish(c, st, code, *why ? why : NULL);
+    for (size_t i = 0; x && i < n; i++)
+        sys_collect_free(&x[i]);
+    free(x);
+    free(nots);
+    free(np);
+    free(p);
+    return answered;
+}
+
 /* TypedValue -> canonical JSON node value for target g (NULL = root).
  * Returns a new reference or NULL with *why. */
 static json_t *typed_to_json(const Gnmi__TypedValue *tv, const yb_spath *p, const char **why)
@@ -451,10 +671,14 @@ static void rpc_capabilities(gconn *c, gstream *st)
     md.name = "openconfig-acl";
     md.organization = "OpenConfig working group";
     md.version = "1.3.3";
-    Gnmi__ModelData *mds[] = {&md};
+    Gnmi__ModelData sys = GNMI__MODEL_DATA__INIT;
+    sys.name = "openconfig-system";
+    sys.organization = "OpenConfig working group";
+    sys.version = "2.1.0";
+    Gnmi__ModelData *mds[] = {&md, &sys};
     Gnmi__Encoding enc[] = {GNMI__ENCODING__JSON, GNMI__ENCODING__JSON_IETF};
     Gnmi__CapabilityResponse r = GNMI__CAPABILITY_RESPONSE__INIT;
-    r.n_supported_models = 1;
+    r.n_supported_models = 2;
     r.supported_models = mds;
     r.n_supported_encodings = 2;
     r.supported_encodings = enc;
@@ -471,6 +695,10 @@ static void rpc_get(gconn *c, gstream *st, const uint8_t *m, size_t len)
     Gnmi__GetRequest *req = (Gnmi__GetRequest *)yb_gnmi_unpack(&gnmi__get_request__descriptor, m, len);
     if (!req) {
         finish(c, st, G_INTERNAL, "cannot parse GetRequest");
+        return;
+    }
+    if (rpc_get_sys(c, st, req)) {
+        gnmi__get_request__free_unpacked(req, NULL);
         return;
     }
     size_t n = req->n_path;
@@ -826,6 +1054,21 @@ static int emit_all(gconn *c, gstream *st, const yb_spath *paths, size_t n, int 
     return x.err ? -ENOMEM : 0;
 }
 
+/* Everything a subscription covers: its openconfig-acl paths (full sets,
+ * or counters for a STREAM sample), its openconfig-system paths (one
+ * notification each; a path that matches nothing sends nothing), then
+ * sync_response when sync.  Returns 0 or -ENOMEM. */
+static int emit_sub(gconn *c, gstream *st, const sub *sb, int counters, int sync)
+{
+    if (emit_all(c, st, sb->paths, sb->npaths, counters, 0) < 0)
+        return -ENOMEM;
+    uint64_t ts = now_ns_wall();
+    for (size_t i = 0; i < sb->nsys; i++)
+        if (sys_notify(c, st, &sb->sys_paths[i], ts) == -ENOMEM)
+            return -ENOMEM;
+    return sync ? emit_all(c, st, NULL, 0, 0, 1) : 0;
+}
+
 static void on_sample(uv_timer_t *t)
 {
     sub *sb = t->data;
@@ -833,7 +1076,7 @@ static void on_sample(uv_timer_t *t)
     if (!st || st->finished)
         return;
     gconn *c = st->c;
-    if (emit_all(c, st, sb->paths, sb->npaths, 1, 0) < 0)
+    if (emit_sub(c, st, sb, 1, 0) < 0)
         finish(c, st, G_INTERNAL, "out of memory");
     conn_flush(c);
 }
@@ -849,7 +1092,7 @@ static void sub_message(gconn *c, gstream *st, const uint8_t *m, size_t len)
     if (req->request_case == GNMI__SUBSCRIBE_REQUEST__REQUEST_POLL) {
         if (st->sub_mode != GNMI__SUBSCRIPTION_LIST__MODE__POLL || !st->sampler)
             finish(c, st, G_INVALID_ARGUMENT, "Poll outside a POLL subscription");
-        else if (emit_all(c, st, st->sampler->paths, st->sampler->npaths, 0, 1) < 0)
+        else if (emit_sub(c, st, st->sampler, 0, 1) < 0)
             finish(c, st, G_INTERNAL, "out of memory");
         goto out;
     }
@@ -868,21 +1111,29 @@ static void sub_message(gconn *c, gstream *st, const uint8_t *m, size_t len)
     }
     st->sub_mode = (int)sl->mode;
     sub *sb = calloc(1, sizeof *sb);
-    if (!sb || !(sb->paths = malloc(sl->n_subscription * sizeof *sb->paths))) {
+    if (!sb || !(sb->paths = malloc(sl->n_subscription * sizeof *sb->paths)) ||
+        !(sb->sys_paths = malloc(sl->n_subscription * sizeof *sb->sys_paths))) {
+        if (sb)
+            free(sb->paths);
         free(sb);
         finish(c, st, G_INTERNAL, "out of memory");
         goto out;
     }
-    sb->npaths = sl->n_subscription;
     sb->st = st;
     sb->interval_ns = 0;
     for (size_t i = 0; i < sl->n_subscription; i++) {
         const Gnmi__Subscription *su = sl->subscription[i];
-        if (to_spath(sl->prefix, su->path, &sb->paths[i]) < 0) {
+        int sr = sys_spath(sl->prefix, su->path, &sb->sys_paths[sb->nsys]);
+        if (sr > 0) {
+            sb->nsys++;
+        } else if (sr < 0 || to_spath(sl->prefix, su->path, &sb->paths[sb->npaths++]) < 0) {
             free(sb->paths);
+            free(sb->sys_paths);
             free(sb);
             finish(c, st, G_INVALID_ARGUMENT,
-                   "unsupported path (only openconfig-acl:acl is served)");
+                   sr < 0 ? "malformed openconfig-system path"
+                          : "unsupported path (only openconfig-acl:acl and "
+                            "openconfig-system:system are served)");
             goto out;
         }
         uint64_t iv = su->sample_interval ? su->sample_interval : 1000000000u;
@@ -900,7 +1151,7 @@ static void sub_message(gconn *c, gstream *st, const uint8_t *m, size_t len)
     sb->timer.data = sb;
     st->sampler = sb;
     int initial = !sl->updates_only;
-    if (emit_all(c, st, sb->paths, initial ? sb->npaths : 0, 0, 1) < 0) {
+    if ((initial ? emit_sub(c, st, sb, 0, 1) : emit_all(c, st, NULL, 0, 0, 1)) < 0) {
         finish(c, st, G_INTERNAL, "out of memory");
         goto out;
     }
@@ -1127,6 +1378,31 @@ static int check_auth(yb_server *s, gstream *st)
            CRYPTO_memcmp(st->pass, o->auth_password ? o->auth_password : "", pl) == 0;
 }
 
+/* 1 when st is a Get of openconfig-system paths only.  Such a request is
+ * answered by the device's own agent, not by the modelled management
+ * process: it takes no worker, service time or fault, so that reading the
+ * device's CPU never takes capacity from the load (nor counts itself in the
+ * modelled busy figure).  Only small requests mentioning "system" are
+ * decoded here. */
+static int sys_get(yb_server *s, gstream *st)
+{
+    const uint8_t *m;
+    size_t ml, off = 0;
+    if (st->rpc != YB_RPC_GET || s->o->sink || !s->sys || !st->in || st->in_len > 4096 ||
+        !memmem(st->in, st->in_len, "system", 6) ||
+        yb_grpc_next(st->in, st->in_len, &off, &m, &ml, s->o->max_body) != 1)
+        return 0;
+    Gnmi__GetRequest *req = (Gnmi__GetRequest *)yb_gnmi_unpack(&gnmi__get_request__descriptor, m, ml);
+    if (!req)
+        return 0;
+    yb_spath p;
+    int all = req->n_path > 0;
+    for (size_t i = 0; all && i < req->n_path; i++)
+        all = sys_spath(req->prefix, req->path[i], &p) == 1;
+    gnmi__get_request__free_unpacked(req, NULL);
+    return all;
+}
+
 /* The request (unary: complete; Subscribe: headers) is here: faults, auth
  * and cost, then on_job_done. */
 static void start_request(gconn *c, gstream *st)
@@ -1137,6 +1413,11 @@ static void start_request(gconn *c, gstream *st)
     st->auth_ok = check_auth(s, st);
     if (st->auth_ok <= 0)
         s->st.auth_failures++;
+    if (st->auth_ok > 0 && sys_get(s, st)) {
+        memset(&st->v, 0, sizeof st->v);
+        on_job_done(&st->job);
+        return;
+    }
     if (o->n_faults)
         yb_faults_roll(o->faults, o->n_faults, ++s->req_seq, &s->rng, &st->v, s->st.faults);
     st->job.done = on_job_done;

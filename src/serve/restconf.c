@@ -326,6 +326,31 @@ static void do_get(rc_conn *c, const yb_spath *p, int head)
     free(body);
 }
 
+/* GET of the openconfig-system tree (system.h): read-only, device k's
+ * view. */
+static void do_sys_get(rc_conn *c, const yb_spath *p, int mi, int head)
+{
+    yb_server *s = c->base.srv;
+    if (mi != YB_M_GET) {
+        respond_error(c, 405, "protocol", "operation-not-supported",
+                      "openconfig-system is read-only here", head);
+        return;
+    }
+    int nomem = 0;
+    json_t *doc = s->sys ? yb_sys_json(s->sys, s->index, p, &nomem) : NULL;
+    char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!body) {
+        if (nomem || doc)
+            respond_error(c, 500, "application", "operation-failed", "out of memory", head);
+        else
+            respond_error(c, 404, "protocol", "invalid-value", "no such node", head);
+        return;
+    }
+    respond(c, 200, YANG_JSON, NULL, 0, body, strlen(body), head);
+    free(body);
+}
+
 /* Runs the request against the datastore and queues the answer. */
 static void execute(rc_conn *c)
 {
@@ -370,9 +395,13 @@ static void execute(rc_conn *c)
                       rc == -E2BIG ? "path too long" : "malformed resource path", head);
         return;
     }
+    if (yb_sys_path(&p)) {
+        do_sys_get(c, &p, mi, head);
+        return;
+    }
     if (p.n && strcmp(p.seg[0].name, "acl")) {
         respond_error(c, 404, "protocol", "invalid-value",
-                      "only openconfig-acl:acl is served", head);
+                      "only openconfig-acl:acl and openconfig-system:system are served", head);
         return;
     }
     if (mi == YB_M_GET) {
@@ -544,6 +573,22 @@ static int auth_check(rc_conn *c)
            CRYPTO_memcmp(h->value + 6, want + 6, wl - 6) == 0;
 }
 
+/* 1 for a GET or HEAD of the openconfig-system tree: answered by the
+ * device's own agent, not the modelled management process, so it takes no
+ * worker, service time or fault (reading the device's CPU never takes
+ * capacity from the load, nor counts itself in the modelled busy figure). */
+static int sys_request(rc_conn *c)
+{
+    static const char SYS[] = "/restconf/data/openconfig-system:system";
+    const char *m = yb_h1_req_method(c->req);
+    size_t plen;
+    const char *path = yb_h1_req_path(c->req, &plen);
+    return c->base.srv->sys && !c->base.srv->o->sink && (!strcmp(m, "GET") || !strcmp(m, "HEAD")) &&
+           plen >= sizeof SYS - 1 && !memcmp(path, SYS, sizeof SYS - 1) &&
+           (plen == sizeof SYS - 1 || path[sizeof SYS - 1] == '/' ||
+            path[sizeof SYS - 1] == '?');
+}
+
 /* A complete request arrived: account, roll faults and hand it to the cost
  * model (finish runs now or later). */
 static void start_request(rc_conn *c)
@@ -557,6 +602,11 @@ static void start_request(rc_conn *c)
     c->auth_ok = auth_check(c);
     if (c->auth_ok <= 0)
         s->st.auth_failures++;
+    if (c->auth_ok > 0 && sys_request(c)) {
+        memset(&c->v, 0, sizeof c->v);
+        on_job_done(&c->job);
+        return;
+    }
     if (o->n_faults)
         yb_faults_roll(o->faults, o->n_faults, ++s->req_seq, &s->rng, &c->v, s->st.faults);
     else

@@ -9,6 +9,7 @@
 #include "serve/cost.h"
 #include "serve/server.h"
 #include "serve/store.h"
+#include "serve/system.h"
 #include "transport/transport.h"
 
 enum { YB_SP_RESTCONF = 0, YB_SP_GNMI = 1 };
@@ -60,6 +61,9 @@ typedef struct yb_server {
     uint64_t t_start;
     unsigned goaway_after;      /* gNMI streams per connection; 0 = never */
     uint64_t req_seq;           /* requests seen (fault "@#N" numbering) */
+    yb_sys *sys;                /* the openconfig-system view (shared by the
+                                   devices, owned by server.c's runner) */
+    unsigned index;             /* this device's number (0-based) */
 } yb_server;
 
 /* server.c: connection registry. */

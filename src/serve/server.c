@@ -316,6 +316,7 @@ struct runner {
     int sig_on;
     uv_timer_t sweep;
     int sweep_on, stopping;
+    yb_sys *sys;
 };
 
 static void on_refused_closed(uv_handle_t *h) { free(h); }
@@ -393,6 +394,7 @@ static void stop(runner *r)
             yb_sched_cleanup(&d->s.sched);
         d->sched_on = 0;
     }
+    yb_sys_stop(r->sys);
     for (int i = 0; r->sig_on && i < 2; i++)
         uv_close((uv_handle_t *)&r->sig[i], NULL);
     r->sig_on = 0;
@@ -590,6 +592,9 @@ static int device_start(runner *r, unsigned k, char *err, size_t errlen)
         return -EINVAL;
     }
     d->sched_on = 1;
+    s->sys = r->sys;
+    s->index = k;
+    yb_sys_set_device(r->sys, k, &s->sched, o->workers);
     for (int i = 0; i < 2; i++) {
         char name[80];
         struct sockaddr_storage ss;
@@ -705,6 +710,11 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
         goto out;
     }
     loop_ok = 1;
+    if (!(r->sys = yb_sys_new(&r->loop, r->ndev))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        goto out;
+    }
     for (unsigned k = 0; k < r->ndev; k++)
         if ((rc = device_start(r, k, err, errlen)) < 0)
             goto out;
@@ -761,6 +771,7 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
 out:
     free(info);
     if (loop_ok) {
+        yb_sys_stop(r->sys);
         for (unsigned k = 0; k < r->ndev; k++)
             if (r->dev[k].sched_on)
                 yb_sched_cleanup(&r->dev[k].s.sched);
@@ -771,6 +782,7 @@ out:
     }
     for (unsigned k = 0; r->dev && k < r->ndev; k++)
         yb_store_free(r->dev[k].s.store);
+    yb_sys_free(r->sys);
     yb_tls_ctx_free(r->tls[0]);
     yb_tls_ctx_free(r->tls[1]);
     free(r->basic_auth);

@@ -85,6 +85,11 @@ yb_server *stub_server_begin(unsigned o)
     if (!loop_ok) {
         if (uv_loop_init(&loop) != 0 || yb_sched_init(&srv.sched, &loop, 0) != 0)
             abort();
+        /* The openconfig-system view, so that inputs reach its paths too
+         * (kept for the process's life, as the loop is). */
+        if (!(srv.sys = yb_sys_new(&loop, 1)))
+            abort();
+        yb_sys_set_device(srv.sys, 0, &srv.sched, 0);
         loop_ok = 1;
     }
     yb_serve_defaults(&opts);
