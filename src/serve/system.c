@@ -37,9 +37,25 @@ typedef struct {
 typedef struct {
     yb_sched *sched;
     unsigned workers;
-    long double area_prev;
     unsigned pct;
 } dev_info;
+
+/* What one sample read: the counters the figures are differences of. */
+typedef struct {
+    uint64_t t;             /* uv_hrtime; 0 = empty */
+    unsigned ncpu;
+    cpu_ticks *cpu;         /* [0] ALL, [1..ncpu] */
+    uint64_t proc;          /* this process's utime + stime */
+    unsigned ntask;
+    task_info *task;
+    long double *area;      /* per device: busy workers x ns */
+} snap;
+
+/* Samples every TICK_MS into a ring of RING: a figure is the difference
+ * between a fresh sample, taken when a request reads the tree, and the
+ * sample one second older, so "the last second" ends at the request. */
+#define TICK_MS 100
+#define RING 12
 
 struct yb_sys {
     uv_timer_t timer;
@@ -47,11 +63,11 @@ struct yb_sys {
     long clk;               /* ticks per second */
     long page;
     uint64_t btime_ns;      /* boot time, ns since the epoch */
-    uint64_t t_prev;        /* hrtime of the previous sample */
-    unsigned ncpu;          /* per-CPU entries (cpu[0] is ALL) */
-    cpu_ticks cpu_prev[MAX_CPUS + 1];
+    snap ring[RING];
+    unsigned head;
+    snap now;               /* the fresh sample of the last read */
+    unsigned ncpu;          /* per-CPU entries of the figures (cpu[0] is ALL) */
     cpu_pct cpu[MAX_CPUS + 1];
-    uint64_t proc_prev;     /* this process's utime + stime */
     unsigned proc_pct;
     task_info task[MAX_TASKS];
     unsigned ntask;
@@ -236,64 +252,93 @@ static unsigned read_tasks(task_info *out)
 
 /* ---- the sampler ---------------------------------------------------------- */
 
-static void sample(yb_sys *y)
+static int snap_alloc(snap *sn, unsigned ndev)
 {
-    uint64_t now = uv_hrtime();
-    double secs = (double)(now - y->t_prev) / 1e9;
-    cpu_ticks t[MAX_CPUS + 1];
-    uint64_t bt = 0;
-    memset(t, 0, sizeof t);
-    unsigned n = read_cpus(y, t, &bt);
-    if (bt)
-        y->btime_ns = bt * 1000000000ull;
-    for (unsigned i = 0; i <= n; i++) {
-        const cpu_ticks *a = &y->cpu_prev[i], *b = &t[i];
-        uint64_t dt = b->total > a->total ? b->total - a->total : 0;
-        if (y->t_prev && dt) {
-            y->cpu[i].total = pct_of(dt - (b->idle > a->idle ? b->idle - a->idle : 0), dt);
-            y->cpu[i].user = pct_of(b->user > a->user ? b->user - a->user : 0, dt);
-            y->cpu[i].kernel = pct_of(b->kernel > a->kernel ? b->kernel - a->kernel : 0, dt);
-            y->cpu[i].idle = pct_of(b->idle > a->idle ? b->idle - a->idle : 0, dt);
-        }
-        y->cpu_prev[i] = *b;
-    }
-    y->ncpu = n;
-
-    pstat ps;
-    if (read_pstat("/proc/self/stat", &ps) == 0) {
-        uint64_t tk = ps.utime + ps.stime;
-        if (y->t_prev)
-            y->proc_pct = core_pct(y, tk > y->proc_prev ? tk - y->proc_prev : 0, secs);
-        y->proc_prev = tk;
-    }
-
-    task_info nt[MAX_TASKS];
-    unsigned m = read_tasks(nt);
-    for (unsigned i = 0; i < m; i++)
-        for (unsigned j = 0; j < y->ntask; j++)
-            if (y->task[j].tid == nt[i].tid && y->t_prev) {
-                uint64_t a = y->task[j].ticks;
-                nt[i].pct = core_pct(y, nt[i].ticks > a ? nt[i].ticks - a : 0, secs);
-            }
-    memcpy(y->task, nt, m * sizeof *nt);
-    y->ntask = m;
-
-    for (unsigned k = 0; k < y->ndev; k++) {
-        dev_info *d = &y->dev[k];
-        if (!d->sched)
-            continue;
-        long double area = yb_sched_busy_area(d->sched);
-        if (y->t_prev && now > y->t_prev) {
-            long double span = (long double)(now - y->t_prev) * (d->workers ? d->workers : 1);
-            long double v = (area - d->area_prev) / span * 100.0L + 0.5L;
-            d->pct = v < 0 ? 0 : v > 1e6L ? 1000000u : (unsigned)v;
-        }
-        d->area_prev = area;
-    }
-    y->t_prev = now;
+    sn->cpu = calloc(MAX_CPUS + 1, sizeof *sn->cpu);
+    sn->task = calloc(MAX_TASKS, sizeof *sn->task);
+    sn->area = calloc(ndev ? ndev : 1, sizeof *sn->area);
+    return sn->cpu && sn->task && sn->area ? 0 : -1;
 }
 
-static void on_tick(uv_timer_t *t) { sample(t->data); }
+static void snap_free(snap *sn)
+{
+    free(sn->cpu);
+    free(sn->task);
+    free(sn->area);
+}
+
+static void take(yb_sys *y, snap *sn)
+{
+    uint64_t bt = 0;
+    sn->t = uv_hrtime();
+    memset(sn->cpu, 0, (MAX_CPUS + 1) * sizeof *sn->cpu);
+    sn->ncpu = read_cpus(y, sn->cpu, &bt);
+    if (bt)
+        y->btime_ns = bt * 1000000000ull;
+    pstat ps;
+    sn->proc = read_pstat("/proc/self/stat", &ps) == 0 ? ps.utime + ps.stime : 0;
+    sn->ntask = read_tasks(sn->task);
+    for (unsigned k = 0; k < y->ndev; k++)
+        sn->area[k] = y->dev[k].sched ? yb_sched_busy_area(y->dev[k].sched) : 0;
+}
+
+static uint64_t dif(uint64_t b, uint64_t a) { return b > a ? b - a : 0; }
+
+/* The figures over the second before now: a fresh sample against the
+ * newest ring sample at least a second older (or the oldest there is). */
+static void figures(yb_sys *y)
+{
+    if (y->now.t && uv_hrtime() - y->now.t < 20000000u)
+        return;     /* read within the last 20 ms: still fresh */
+    take(y, &y->now);
+    const snap *b = &y->now, *old1 = NULL, *oldest = NULL;
+    for (unsigned i = 0; i < RING; i++) {
+        const snap *r = &y->ring[i];
+        if (!r->t || r->t >= b->t)
+            continue;
+        if (b->t - r->t >= 1000000000u && (!old1 || r->t > old1->t))
+            old1 = r;   /* the newest a second old or more */
+        if (!oldest || r->t < oldest->t)
+            oldest = r;
+    }
+    const snap *a = old1 ? old1 : oldest;
+    y->ncpu = b->ncpu;
+    if (!a)
+        return;
+    double secs = (double)(b->t - a->t) / 1e9;
+    for (unsigned i = 0; i <= b->ncpu; i++) {
+        const cpu_ticks *p = &a->cpu[i], *q = &b->cpu[i];
+        uint64_t dt = dif(q->total, p->total), di = dif(q->idle, p->idle);
+        if (!dt)
+            continue;
+        y->cpu[i].total = pct_of(dt > di ? dt - di : 0, dt);
+        y->cpu[i].user = pct_of(dif(q->user, p->user), dt);
+        y->cpu[i].kernel = pct_of(dif(q->kernel, p->kernel), dt);
+        y->cpu[i].idle = pct_of(di, dt);
+    }
+    y->proc_pct = core_pct(y, dif(b->proc, a->proc), secs);
+    y->ntask = b->ntask;
+    for (unsigned i = 0; i < b->ntask; i++) {
+        y->task[i] = b->task[i];
+        y->task[i].pct = 0;
+        for (unsigned j = 0; j < a->ntask; j++)
+            if (a->task[j].tid == b->task[i].tid)
+                y->task[i].pct = core_pct(y, dif(b->task[i].ticks, a->task[j].ticks), secs);
+    }
+    for (unsigned k = 0; k < y->ndev; k++) {
+        dev_info *d = &y->dev[k];
+        long double span = (long double)(b->t - a->t) * (d->workers ? d->workers : 1);
+        long double v = (b->area[k] - a->area[k]) / span * 100.0L + 0.5L;
+        d->pct = v < 0 ? 0 : v > 1e6L ? 1000000u : (unsigned)v;
+    }
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    yb_sys *y = t->data;
+    take(y, &y->ring[y->head]);
+    y->head = (y->head + 1) % RING;
+}
 
 yb_sys *yb_sys_new(uv_loop_t *loop, unsigned ndev)
 {
@@ -302,10 +347,11 @@ yb_sys *yb_sys_new(uv_loop_t *loop, unsigned ndev)
         return NULL;
     y->buf = malloc(STAT_CAP);
     y->dev = calloc(ndev ? ndev : 1, sizeof *y->dev);
-    if (!y->buf || !y->dev || uv_timer_init(loop, &y->timer) < 0) {
-        free(y->buf);
-        free(y->dev);
-        free(y);
+    int ok = y->buf && y->dev && snap_alloc(&y->now, ndev) == 0;
+    for (unsigned i = 0; ok && i < RING; i++)
+        ok = snap_alloc(&y->ring[i], ndev) == 0;
+    if (!ok || uv_timer_init(loop, &y->timer) < 0) {
+        yb_sys_free(y);
         return NULL;
     }
     y->ndev = ndev;
@@ -314,8 +360,8 @@ yb_sys *yb_sys_new(uv_loop_t *loop, unsigned ndev)
     y->timer.data = y;
     y->timer_on = 1;
     uv_unref((uv_handle_t *)&y->timer);
-    uv_timer_start(&y->timer, on_tick, 1000, 1000);
-    sample(y);
+    uv_timer_start(&y->timer, on_tick, TICK_MS, TICK_MS);
+    on_tick(&y->timer);
     return y;
 }
 
@@ -325,7 +371,10 @@ void yb_sys_set_device(yb_sys *y, unsigned k, yb_sched *sched, unsigned workers)
         return;
     y->dev[k].sched = sched;
     y->dev[k].workers = workers;
-    y->dev[k].area_prev = yb_sched_busy_area(sched);
+    /* the samples so far had no workers to read: start them from now */
+    long double area = yb_sched_busy_area(sched);
+    for (unsigned i = 0; i < RING; i++)
+        y->ring[i].area[k] = area;
 }
 
 void yb_sys_stop(yb_sys *y)
@@ -342,6 +391,9 @@ void yb_sys_free(yb_sys *y)
 {
     if (!y)
         return;
+    snap_free(&y->now);
+    for (unsigned i = 0; i < RING; i++)
+        snap_free(&y->ring[i]);
     free(y->buf);
     free(y->dev);
     free(y);
@@ -493,6 +545,7 @@ size_t yb_sys_walk(yb_sys *y, unsigned k, const yb_spath *p, yb_sys_leaf_fn fn, 
     char idx[24];
     if (!yb_sys_path(p) || k >= y->ndev)
         return 0;
+    figures(y);
     elem(&w, 0, "system", NULL, NULL);
 
     elem(&w, 1, "cpus", NULL, NULL);

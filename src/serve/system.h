@@ -14,8 +14,8 @@
  *                      when it has more than one, each other thread of it
  *                      (/proc/self/task/TID/stat, keyed by TID); cumulative
  *                      CPU times in ns are read fresh at every request,
- *                      cpu-utilization is percent of one core over the last
- *                      second (as top shows it)
+ *                      cpu-utilization is percent of one core over the second
+ *                      before the request (as top shows it)
  *   process[pid=0] "serve-model-busy"
  *                      not an OS process: serve's service time is simulated
  *                      by timers, so its CPU says little about how busy the
@@ -27,8 +27,9 @@
  * With --devices N every device reports the same host and process figures
  * (one process serves them all) and its own serve-model-busy entry.
  *
- * The figures are sampled by one 1 s timer per process (it never keeps the
- * loop alive); requests read the last completed second. */
+ * The counters are sampled every 100 ms by one timer per process (it never
+ * keeps the loop alive); a request reads them afresh and gets the figures
+ * of the second before it. */
 #ifndef YB_SERVE_SYSTEM_H
 #define YB_SERVE_SYSTEM_H
 
