@@ -57,6 +57,9 @@ static void show_reason(double t_s, yb_err_class cls, const char *reason, void *
     fflush(stderr);
 }
 
+/* The fleet's per-pair options (outside main, where `o` is a macro). */
+static const yb_engine_opts *fleet_opts(const yb_fleet *f) { return f->o; }
+
 static void help(void)
 {
     printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n"
@@ -197,6 +200,9 @@ int yb_cmd_run(int argc, char **argv)
                               "address or name), not to several",
                               ro.connect_to ? "--connect-to" : ro.servername ? "--servername"
                                                                              : "-H 'Host: ...'");
+    if (ro.plan && ro.telemetry)
+        return yb_usage_error("run", "--telemetry does not watch the targets of a --plan yet: "
+                              "give --targets FILE --fan-out or --target URL");
     if (ro.plan) {
         if ((rc = yb_planfile_prepare("run", &ro, &pf)))
             return rc;
@@ -299,6 +305,10 @@ int yb_cmd_run(int argc, char **argv)
      * opened stops the run before its first request. */
     yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series, .hlog = hlog};
     yb_stream *stream = NULL;
+    yb_telemetry *tm = NULL;          /* --telemetry */
+    yb_tm_target *tm_tgs = NULL;
+    yb_tm_cfg tm_cfg;
+    char single_label[80];
     if (ro.th.abort_on_fail) { /* the thresholds see each second as --series does */
         if (yb_thresholds_arm(&ro.th, &stop_flag) < 0) {
             yb_errorf("out of memory");
@@ -324,6 +334,28 @@ int yb_cmd_run(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+
+    /* --telemetry: its own sessions, up before the load for the baseline
+     * and after it for the tail */
+    if (ro.telemetry) {
+        size_t np = multi ? fl->n : 1;
+        char(*labels)[80] = multi ? fl->label : &single_label;
+        if (!multi)
+            snprintf(single_label, sizeof single_label, "%.79s", target);
+        if (!(tm_tgs = calloc(np, sizeof *tm_tgs))) {
+            yb_errorf("out of memory");
+            ret = YB_EXIT_RUNTIME;
+            goto out;
+        }
+        if (!(tm = yb_telemetry_for("run", ro.tele_interval_ns, ro.tele_baseline_ns, ro.tele_paths,
+                                    ro.n_tele_paths, multi ? fleet_opts(fl) : op,
+                                    (const char(*)[80])labels, np, multi && !ro.inventory,
+                                    tm_tgs, &tm_cfg))) {
+            ret = YB_EXIT_USAGE;
+            goto out;
+        }
+        yb_telemetry_baseline(tm, (volatile const int *)&stop_flag);
+    }
 
     yb_recorder rec;
     if (yb_recorder_init(&rec) < 0) {
@@ -352,6 +384,7 @@ int yb_cmd_run(int argc, char **argv)
     }
     if (live)
         fputs("\r\033[K", stderr);
+    yb_telemetry_stop(tm, (volatile const int *)&stop_flag);
     if (stream)
         ret = close_stream(stream, ro.log); /* flushed before any report is printed */
     if (rc < 0) {
@@ -413,6 +446,8 @@ int yb_cmd_run(int argc, char **argv)
         yb_fleet_report_text(text, fl);
     if (ro.plan)
         yb_planfile_report_text(text, &pf);
+    if (tm)
+        yb_telemetry_report_text(text, tm, &rec);
     if (yb_thresholds_text(text, &ro.th, NULL) < 0) /* the verdicts come last */
         ret = YB_EXIT_RUNTIME;
     fflush(text);
@@ -420,7 +455,9 @@ int yb_cmd_run(int argc, char **argv)
         json_t *j = yb_report_json(&rec, &info);
         if (j && ((multi && yb_fleet_report_json(j, fl) < 0) ||
                   (ro.plan && yb_planfile_report_json(j, &pf) < 0) ||
-                  (ro.th.n && yb_thresholds_json(j, &ro.th) < 0))) {
+                  (ro.th.n && yb_thresholds_json(j, &ro.th) < 0) ||
+                  (tm && json_object_set_new(j, "telemetry",
+                                             yb_telemetry_report_json(tm, &rec)) < 0))) {
             json_decref(j);
             j = NULL;
         }
@@ -455,6 +492,8 @@ int yb_cmd_run(int argc, char **argv)
         ret = YB_EXIT_THRESHOLD;
     yb_recorder_cleanup(&rec);
 out:
+    yb_telemetry_free(tm);
+    free(tm_tgs);
     yb_stream_free(stream);
     yb_thresholds_cleanup(&ro.th);
     free(scopes);

@@ -156,6 +156,15 @@ static const opt_def OPTS[] = {
     {NULL, "abort-on-fail", YB_RO_ABORT_ON_FAIL, no_argument, RUN, "    --abort-on-fail",
      "check the thresholds each second on the figures\nso far (e2e.*, errors, rate) and stop "
      "the run\nearly when one fails"},
+    {"Device telemetry:", "telemetry", YB_RO_TELEMETRY, no_argument, RUN, "    --telemetry",
+     "watch each target's CPU, memory and processes\n(openconfig-system) on a session of its "
+     "own:\ngNMI STREAM SAMPLE, or RESTCONF GET polling"},
+    {NULL, "telemetry-interval", YB_RO_TELE_INTERVAL, required_argument, RUN,
+     "    --telemetry-interval D", "sampling interval (default 1s)"},
+    {NULL, "telemetry-baseline", YB_RO_TELE_BASELINE, required_argument, RUN,
+     "    --telemetry-baseline D", "watch this long before the load (default 5s)"},
+    {NULL, "telemetry-path", YB_RO_TELE_PATH, required_argument, RUN, "    --telemetry-path P",
+     "also watch gNMI path P (repeatable, up to 13)"},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -187,6 +196,8 @@ void yb_runopts_init(yb_runopts *r)
     yb_engine_defaults(&r->o);
     yb_thresholds_init(&r->th);
     r->sessions = "reuse";
+    r->tele_interval_ns = 1000000000ull;
+    r->tele_baseline_ns = 5000000000ull;
 }
 
 int yb_runopts_getopt(unsigned cmd, const struct option *own, const char *own_short,
@@ -441,6 +452,19 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     }
     case YB_RO_ABORT_ON_FAIL: r->th.abort_on_fail = 1; break;
+    case YB_RO_TELEMETRY: r->telemetry = 1; break;
+    case YB_RO_TELE_INTERVAL:
+        rc = duration(cmdname, id, arg, 10000000, 3600000000000ull, &r->tele_interval_ns);
+        break;
+    case YB_RO_TELE_BASELINE:
+        rc = duration(cmdname, id, arg, 0, 3600000000000ull, &r->tele_baseline_ns);
+        break;
+    case YB_RO_TELE_PATH:
+        if (r->n_tele_paths == sizeof r->tele_paths / sizeof r->tele_paths[0])
+            return yb_usage_error(cmdname, "--telemetry-path: at most %zu",
+                                  sizeof r->tele_paths / sizeof r->tele_paths[0]);
+        r->tele_paths[r->n_tele_paths++] = arg;
+        break;
     case 'q': r->quiet = 1; break;
     case 'v': r->verbose = 1; break;
     default: return 1;
@@ -594,6 +618,12 @@ int yb_check_shared(const char *cmd, const yb_runopts *r)
     if (r->o.concurrency < r->o.threads)
         return yb_usage_error(cmd, "-c (%u) must be at least -t (%u)", r->o.concurrency,
                               r->o.threads);
+    if (!r->telemetry && (r->given[YB_RO_TELE_INTERVAL] || r->given[YB_RO_TELE_BASELINE] ||
+                          r->given[YB_RO_TELE_PATH]))
+        return yb_usage_error(cmd, "%s needs --telemetry",
+                              r->given[YB_RO_TELE_INTERVAL]   ? "--telemetry-interval"
+                              : r->given[YB_RO_TELE_BASELINE] ? "--telemetry-baseline"
+                                                              : "--telemetry-path");
     if ((uint64_t)r->o.concurrency * r->o.streams > 1000000)
         return yb_usage_error(cmd, "-c %u -m %u: at most 1000000 requests in flight (N x M)",
                               r->o.concurrency, r->o.streams);

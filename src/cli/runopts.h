@@ -27,6 +27,7 @@ enum {
     YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL,
     YB_RO_SERVERNAME, YB_RO_CONNECT_TO, YB_RO_HTML, YB_RO_MAX_OPS,
     YB_RO_ACCEPT, YB_RO_ACCEPT_GRPC, YB_RO_EXPECT, YB_RO_PLAN_FILE,
+    YB_RO_TELEMETRY, YB_RO_TELE_INTERVAL, YB_RO_TELE_BASELINE, YB_RO_TELE_PATH,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -65,6 +66,10 @@ typedef struct {
     size_t n_extra;
     const char *host_header; /* -H 'Host: NAME': Host / :authority */
     const char *user_agent;  /* -H 'User-Agent: ...': replaces ours */
+    int telemetry;           /* --telemetry: device telemetry (src/telemetry) */
+    uint64_t tele_interval_ns, tele_baseline_ns;
+    const char *tele_paths[13]; /* --telemetry-path (YB_TM_MAX_PATHS) */
+    size_t n_tele_paths;
     unsigned char given[YB_RO_END]; /* option id -> times given */
 } yb_runopts;
 

@@ -13,6 +13,8 @@
 #include "corpus/corpus.h"
 #include "stats/recorder.h"
 
+struct Gnmi__Notification; /* gnmi/gnmi.pb-c.h */
+
 /* Settings shared by the codecs of a run (read-only during the run). */
 typedef struct {
     const char *authority;   /* Host / :authority sent (the target's) */
@@ -26,6 +28,9 @@ typedef struct {
     unsigned streams;        /* HTTP/2: our cap on concurrent streams */
     const char *user_agent;
     yb_accept accept;        /* which replies succeed (accept.h) */
+    size_t keep_body;        /* HTTP/1.1: keep the first keep_body bytes of a
+                              * successful body for host->done (x->body);
+                              * 0 = count them only (a load never keeps them) */
 } yb_codec_cfg;
 
 /* A request made ready for the wire once and replayed many times. */
@@ -97,6 +102,10 @@ typedef struct yb_exchange {
      * kept (the report needs only their length). */
     const uint8_t *err_body;
     size_t err_body_len;
+    /* With yb_codec_cfg.keep_body (HTTP/1.1): a successful response's first
+     * bytes, owned by the codec, valid only while host->done runs. */
+    const uint8_t *body;
+    size_t body_len;
     struct yb_exchange *next, *prev; /* owner's lists */
     void *owner;                     /* the session it runs on */
     uint32_t stream_id;              /* HTTP/2 */
@@ -123,6 +132,10 @@ typedef struct {
      * at 0), or -1 when it had no timestamp.  NULL = not wanted.  Called
      * once per notification: it must not allocate per call. */
     void (*notify)(void *host, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
+    /* The same notification decoded (a Gnmi__Notification, valid during
+     * the call only), for a host that reads its values (device telemetry,
+     * src/telemetry).  NULL = not wanted. */
+    void (*notification)(void *host, const struct Gnmi__Notification *nf);
     /* The worker's budget for response bytes kept in memory (NULL =
      * unbounded). */
     yb_mem_budget *budget;

@@ -300,6 +300,9 @@ struct yb_h1_resp {
     /* the first bytes of a non-2xx body (for the report), fixed size */
     uint8_t err_head[YB_H1_RESP_HEAD_KEEP];
     size_t head_len;
+    /* yb_h1_resp_keep_body: the first keep_cap bytes of a 2xx body */
+    uint8_t *keep;
+    size_t keep_cap, keep_len;
 };
 
 static int resp_on_headers_complete(http_parser *hp)
@@ -348,6 +351,11 @@ static int resp_on_body(http_parser *hp, const char *at, size_t len)
         memcpy(p->err_head + p->head_len, at, n < len ? n : len);
         p->head_len += n < len ? n : len;
     }
+    if (p->keep && p->status / 100 == 2 && p->keep_len < p->keep_cap) {
+        size_t n = p->keep_cap - p->keep_len;
+        memcpy(p->keep + p->keep_len, at, n < len ? n : len);
+        p->keep_len += n < len ? n : len;
+    }
     p->body_len += len;
     return 0;
 }
@@ -386,7 +394,27 @@ yb_h1_resp *yb_h1_resp_new(uint64_t max_body)
 
 void yb_h1_resp_free(yb_h1_resp *p)
 {
+    if (p)
+        free(p->keep);
     free(p);
+}
+
+int yb_h1_resp_keep_body(yb_h1_resp *p, size_t cap)
+{
+    uint8_t *k = cap ? malloc(cap) : NULL;
+    if (cap && !k)
+        return -ENOMEM;
+    free(p->keep);
+    p->keep = k;
+    p->keep_cap = cap;
+    p->keep_len = 0;
+    return 0;
+}
+
+const uint8_t *yb_h1_resp_body(const yb_h1_resp *p, size_t *len)
+{
+    *len = p->keep_len;
+    return p->keep_len ? p->keep : NULL;
 }
 
 void yb_h1_resp_reset(yb_h1_resp *p, int head)
@@ -395,6 +423,7 @@ void yb_h1_resp_reset(yb_h1_resp *p, int head)
     p->parser.data = p;
     p->head = head ? 1 : 0;
     p->body_len = 0;
+    p->keep_len = 0;
     p->status = 0;
     p->keep_alive = 0;
     p->complete = 0;

@@ -74,6 +74,13 @@ int yb_h1_resp_too_large(const yb_h1_resp *p);
  * 2xx (NULL when none); *len gets their count.  Owned by p, valid until
  * the next reset. */
 const uint8_t *yb_h1_resp_body_head(const yb_h1_resp *p, size_t *len);
+/* Asks p to keep the first cap bytes of every 2xx body too (0: none, the
+ * default; a reader of the answers, not a load, wants them).  Returns 0 or
+ * -ENOMEM. */
+int yb_h1_resp_keep_body(yb_h1_resp *p, size_t cap);
+/* The kept bytes of the current 2xx body (NULL when none); *len gets
+ * their count.  Owned by p, valid until the next reset. */
+const uint8_t *yb_h1_resp_body(const yb_h1_resp *p, size_t *len);
 
 /* ---- server role ------------------------------------------------------ */
 

@@ -75,7 +75,8 @@ static yb_codec *h1_create(const yb_codec_cfg *cfg, const yb_codec_host *host, v
     if (!c)
         return NULL;
     c->resp = yb_h1_resp_new(cfg->max_body);
-    if (!c->resp) {
+    if (!c->resp || (cfg->keep_body && yb_h1_resp_keep_body(c->resp, cfg->keep_body) < 0)) {
+        yb_h1_resp_free(c->resp);
         free(c);
         return NULL;
     }
@@ -142,6 +143,8 @@ static void finish(yb_codec *c, uint64_t now)
                                 x->res.reason, sizeof x->res.reason);
     if (x->res.err != YB_ERR_NONE)
         x->err_body = yb_h1_resp_body_head(c->resp, &x->err_body_len);
+    else if (c->cfg->keep_body)
+        x->body = yb_h1_resp_body(c->resp, &x->body_len);
     int keep = yb_h1_resp_keep_alive(c->resp);
     if (!keep)
         c->closing = 1;

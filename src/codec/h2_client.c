@@ -734,6 +734,8 @@ static void sub_message(yb_codec *c, stream *st, int32_t sid, const uint8_t *m, 
         st->x->res.updates += nf->n_update;
         if (c->host->notify)
             c->host->notify(c->hostdata, c->now, late, nf->n_update);
+        if (c->host->notification)
+            c->host->notification(c->hostdata, nf);
     } else if (r->response_case == GNMI__SUBSCRIBE_RESPONSE__RESPONSE_SYNC_RESPONSE &&
                r->sync_response) {
         sub_synced(c, st, sid);
