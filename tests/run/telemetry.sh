@@ -17,20 +17,22 @@ check_rc "--telemetry-path that is not a path: usage error" 2 \
     "$YB" run "$GC" --target grpc://127.0.0.1:1 --telemetry --telemetry-path '/a[b'
 
 check "serve starts" yb_serve "$T/serve.out" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
-    --workers 1 --service-time fixed:20ms
+    --workers 1 --service-time fixed:100ms
 check_rc "gNMI run with --telemetry" 0 "$YB" run "$GC" --target "$GURL" -c 8 -D 3s -q \
     --telemetry --telemetry-baseline 2s --telemetry-path /system/memory/state/free \
     --json "$T/g.json"
 cp "$T/.out" "$T/g.txt"
 J="r['telemetry']['devices'][0]"
 is "gNMI: supported, over gnmi" "$(jget "$T/g.json" "[$J['supported'], $J['protocol']]")" '[true,"gnmi"]'
+# (1 worker of 100 ms and 8 calls in flight: the queue never empties, even
+# when this machine is slow to send the next request)
 # every second from -2 to the last second of the load, CPU and memory each
 is "a series entry for every second, baseline to tail" \
    "$(jget "$T/g.json" "(lambda s: s[0]['t_s'] <= -2 and s[-1]['t_s'] >= 3 and [e['t_s'] for e in s] == list(range(s[0]['t_s'], s[-1]['t_s'] + 1)) and all(e['cpu_pct'] is not None and e['mem_used_bytes'] for e in s))($J['series'])")" true
 is "the load's seconds carry its requests" \
    "$(jget "$T/g.json" "all(e.get('requests', 0) > 0 for e in $J['series'] if 0 <= e['t_s'] < 2)")" true
-is "modelled busy under load >= 90% (1 worker, 8 in flight)" \
-   "$(jget "$T/g.json" "[p['cpu_pct_mean'] >= 90 for p in $J['top_processes'] if p['name'] == 'serve-model-busy']")" '[true]'
+is "modelled busy under load: max >= 95%, mean >= 60% (1 worker, 8 in flight)" \
+   "$(jget "$T/g.json" "[p['cpu_pct_max'] >= 95 and p['cpu_pct_mean'] >= 60 for p in $J['top_processes'] if p['name'] == 'serve-model-busy']")" '[true]'
 is "serve's own process with its pid" \
    "$(jget "$T/g.json" "[p['name'] for p in $J['top_processes'] if p['pid'] == $SPID]")" '["yangblast"]'
 is "baseline: modelled busy idle before the load" \
