@@ -454,6 +454,15 @@ static int prepare_workload(const pctx *c, yb_planfile *pf, size_t idx, const yb
     }
     if ((rc = yb_fleet_prepare(c->cmd, r, &w->fleet)))
         goto out;
+    /* what the workload says of its load wins over an inventory target's
+     * concurrency and rate: 100 subscriptions are 100 on every target */
+    for (size_t k = 0; k < w->fleet.n; k++) {
+        yb_engine_opts *o = &w->fleet.o[k];
+        if (r->given['c'] || r->subscriptions)
+            o->concurrency = r->o.concurrency;
+        if (r->rate)
+            o->sched = r->o.sched;
+    }
     if (r->subscriptions && strcmp(w->fleet.proto, "gnmi"))
         rc = yb_usage_error(c->cmd, "subscriptions hold gNMI Subscribe calls open, but its "
                             "source is a %s corpus", w->fleet.proto);
@@ -579,6 +588,14 @@ int yb_planfile_merge(yb_planfile *pf)
         if (yb_recorder_merge(w, r) < 0 || yb_recorder_merge(t, r) < 0)
             return -1;
     }
+    return 0;
+}
+
+int yb_planfile_open_loop(const yb_planfile *pf)
+{
+    for (size_t i = 0; i < pf->n; i++)
+        if (pf->w[i].ro.rate || pf->w[i].ro.o.timing_original)
+            return 1;
     return 0;
 }
 

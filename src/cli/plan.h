@@ -75,6 +75,9 @@ int yb_planfile_plan(yb_planfile *pf, const yb_engine_opts *base, yb_plan *plan)
  * and its target.  Returns 0 or -1 (out of memory). */
 int yb_planfile_merge(yb_planfile *pf);
 
+/* 1 when any workload is an open loop (a rate or original timing). */
+int yb_planfile_open_loop(const yb_planfile *pf);
+
 /* The per-workload table after the text report, and the "workloads"
  * array of the JSON report (yangblast-report(5)). */
 void yb_planfile_report_text(FILE *out, const yb_planfile *pf);

@@ -436,7 +436,9 @@ int yb_cmd_run(int argc, char **argv)
         .accept = &o.codec.accept,
         .rate_curve = n_curve ? curve : NULL,
         .n_rate_curve = n_curve,
+        .plan_workloads = pf.n,
     };
+    info.plan_open_loop = yb_planfile_open_loop(&pf);
     for (size_t i = 0; i < n_scopes; i++)
         scopes[i].rec = !multi ? &rec : i < 2 * fl->n ? &fl->rec[i / 2] : &pf.w[i - 2 * fl->n].rec;
     size_t th_failed = yb_thresholds_eval(&ro.th, &rec, scopes, n_scopes);

@@ -106,7 +106,7 @@ void yb_report_self_check(const yb_recorder *r, const yb_run_info *info, yb_self
     memset(out, 0, sizeof *out);
     if (!info)
         return;
-    int open_loop = info->rate > 0 || info->load;
+    int open_loop = info->rate > 0 || info->load || info->plan_open_loop;
     out->lateness_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_LATENESS], 99) / 1000.0;
     out->gen_lateness_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_GEN_LATE], 99) / 1000.0;
     out->wait_p99_ms = (double)yb_hdr_percentile(r->h[YB_H_SESSION_WAIT], 99) / 1000.0;
@@ -219,14 +219,19 @@ static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
         fprintf(f, "Run: corpus %s, target %s, protocol %s, sessions %s, TLS resumption %s\n",
                 or_dash(info->corpus), or_dash(info->target), or_dash(info->protocol),
                 or_dash(info->sessions), info->tls_resume ? "on" : "off");
-        fprintf(f, "     concurrency %u, threads %u, streams %u, ", info->concurrency, info->threads,
-                info->streams);
-        if (info->load)
-            fprintf(f, "open loop, %s\n", info->load);
-        else if (info->rate > 0.0)
-            fprintf(f, "open loop at %.1f/s\n", info->rate);
-        else
-            fprintf(f, "closed loop\n");
+        if (info->plan_workloads) {
+            fprintf(f, "     threads %u, %zu workloads, each with its own load model and "
+                    "sessions (Workloads below)\n", info->threads, info->plan_workloads);
+        } else {
+            fprintf(f, "     concurrency %u, threads %u, streams %u, ", info->concurrency,
+                    info->threads, info->streams);
+            if (info->load)
+                fprintf(f, "open loop, %s\n", info->load);
+            else if (info->rate > 0.0)
+                fprintf(f, "open loop at %.1f/s\n", info->rate);
+            else
+                fprintf(f, "closed loop\n");
+        }
         text_accept(f, info->accept);
     }
     fprintf(f,

@@ -36,6 +36,11 @@ typedef struct {
      * the engine's schedule. */
     const double *rate_curve;
     size_t n_rate_curve;
+    /* run --plan: its number of workloads (0 = not a plan), whose load
+     * models and sessions are their own (concurrency, streams, rate and
+     * sessions above are not theirs), and whether any is an open loop. */
+    size_t plan_workloads;
+    int plan_open_loop;
 } yb_run_info;
 
 /* The instrument's check on itself.  Open loop: send lateness has two

@@ -46,6 +46,8 @@ refused "a workload whose records have no target" \
 plan "$W"'    concurrency: 1\n'
 refused "concurrency below -t" "^yangblast run: $P:2: workload 'w1': -c \\(1\\) must be at least -t \\(2\\)" -t 2
 plan "$W"
+refused "a threshold naming no workload" "workload=nope" --threshold 'workload=nope:errors<=0'
+plan "$W"
 "$YB" run --plan "$P" --targets "$T/bad.yaml" -c 2 -q >"$T/out" 2>"$T/err"
 is "a workload option on the command line: exit 2" "$?" 2
 like "... says it is a workload key" "$(head -1 "$T/err")" "^yangblast run: -c does not apply with --plan"
@@ -85,8 +87,14 @@ workloads:
     duration: 1s
     targets: [sw2]
 EOF
+# sw3's own concurrency in the inventory (4) yields to the pollers' 3
+/usr/bin/python3 - "$T/mix.yaml" <<'EOF'
+import sys
+s = open(sys.argv[1]).read().replace("  - name: sw3\n", "  - name: sw3\n    concurrency: 4\n")
+open(sys.argv[1], "w").write(s)
+EOF
 timeout 60 "$YB" run --plan "$T/stress.yaml" --targets "$T/mix.yaml" -q --json "$T/stress.json" \
-    --html "$T/stress.html" >"$T/stress.txt" 2>&1
+    --html "$T/stress.html" --threshold 'workload=writers:errors<=0' >"$T/stress.txt" 2>&1
 is "the plan ran: exit 0" "$?" 0
 stop_fleet
 wl() { jget "$T/stress.json" "[w['$1'] for w in r['workloads']]"; }
@@ -95,6 +103,8 @@ is "... no errors" "$(wl errors)" "[0,0,0,0]"
 is "writers: their requests are the Sets sw1 and sw2 served" \
     "$(jget "$T/stress.json" "r['workloads'][0]['requests']")" \
     "$(jget "$T/mix.stats.json" "sum(d['requests']['gnmi']['Set'] for d in r['devices'])")"
+is "the pollers' concurrency 3 held on sw3 (its inventory says 4): 3 gNMI sessions (sw1: a writer and 4 subscribers, sw2: a writer)" \
+    "$(dev mix "d['connections']['gnmi']")" "[5,1,3]"
 is "... sw1 and sw2 got Sets, sw3 none" "$(dev mix "d['requests']['gnmi']['Set'] > 0")" "[true,true,false]"
 is "pollers: their requests are the Gets sw3 served, none elsewhere" \
     "$(dev mix "d['requests']['gnmi']['Get']")" "[0,0,$(jget "$T/stress.json" "r['workloads'][1]['requests']")]"
@@ -111,21 +121,28 @@ is "JSON targets: each device once" "$(jget "$T/stress.json" "[t['name'] for t i
 like "text report: a Workloads table with the Subscribe columns" "$(grep -A5 '^Workloads:' "$T/stress.txt" | tr '\n' ' ')" \
     'notif/s.*late p99.*writers.*pollers.*subscribers.*late-restconf'
 
+is "a threshold scoped to a workload, judged on its figures" \
+    "$(jget "$T/stress.json" "[[t['expr'], t['measured'], t['pass']] for t in r['thresholds']]")" \
+    '[["workload=writers:errors<=0",0.0,true]]'
+like "the run line says the load is per workload" "$(grep -A1 '^Run:' "$T/stress.txt" | tail -1)" \
+    '^ +threads 1, 4 workloads, each with its own load model and sessions'
 is "HTML report: the per-workload table, a row per workload" \
     "$(/usr/bin/python3 -c "import sys; s = open(sys.argv[1]).read(); i = s.find('Per workload'); print(i > 0 and all(s.find(n, i) > 0 for n in ['writers', 'pollers', 'subscribers', 'late-restconf', 'sample_lateness_p99_ms']))" "$T/stress.html")" True
 
 # ---- a start offset: nothing in the first second ------------------------------------
 serve_fleet off || { echo "Bail out! serve --devices did not start"; exit 1; }
-printf 'workloads:\n  - name: late\n    corpus: %s\n    rate: 20\n    start: 1s\n    duration: 1s\n    targets: [sw1]\n' \
-    "$T/rc.ybc" >"$T/off.plan.yaml"
+printf 'defaults:\n  start: 1s\n  duration: 1s\nworkloads:\n  - name: late\n    corpus: %s\n    rate: 20\n    targets: [sw1]\n  - name: late-closed\n    corpus: %s\n    targets: [sw2]\n' \
+    "$T/rc.ybc" "$T/rc.ybc" >"$T/off.plan.yaml"
 timeout 60 "$YB" run --plan "$T/off.plan.yaml" --targets "$T/off.yaml" -q --json "$T/off.json" >/dev/null 2>&1
 is "start 1s: exit 0" "$?" 0
 stop_fleet
 is "no request in the first second, all of them after it" \
     "$(jget "$T/off.json" "[sum(i['requests'] for i in r['intervals'] if i['t_s'] == 0), sum(i['requests'] for i in r['intervals'] if i['t_s'] >= 1) == r['summary']['requests_completed'] > 0]")" \
     "[0,true]"
-is "... and sw1 served exactly those" "$(dev off "d['requests']['restconf']['total']")" \
-    "[$(jget "$T/off.json" "r['summary']['requests_completed']"),0,0]"
+is "... sw1 (open loop) and sw2 (closed loop) served exactly their workloads' requests" \
+    "$(dev off "d['requests']['restconf']['total']")" \
+    "$(jget "$T/off.json" "[w['requests'] for w in r['workloads']] + [0]")"
+is "... both workloads sent some" "$(jget "$T/off.json" "[w['requests'] > 0 for w in r['workloads']]")" "[true,true]"
 
 # ---- a plan of one workload = the equivalent command line ----------------------------
 serve_fleet one || { echo "Bail out! serve --devices did not start"; exit 1; }
