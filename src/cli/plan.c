@@ -557,6 +557,17 @@ int yb_planfile_prepare(const char *cmd, const yb_runopts *ro, yb_planfile *pf)
     for (size_t i = 0; i < pf->n; i++)
         if ((rc = check_names(&c, &pf->w[i], &inv, ro->inventory)))
             goto fail;
+    /* targets given on the command line that no workload goes to would
+     * be silently ignored */
+    size_t unnamed = 0;
+    for (size_t i = 0; i < pf->n; i++)
+        unnamed += !pf->w[i].urls;
+    if ((ro->inventory || ro->n_targets) && !unnamed) {
+        rc = yb_usage_error(cmd, "%s %s: no workload goes to it (each names its own URLs in "
+                            "'targets')", ro->inventory ? "--targets" : "--target",
+                            ro->inventory ? ro->inventory : ro->target);
+        goto fail;
+    }
     for (size_t i = 0; i < pf->n; i++)
         if ((rc = prepare_workload(&c, pf, i, ro)))
             goto fail;

@@ -127,6 +127,9 @@ static int plan_applies(const yb_runopts *r, int n_args)
                               "'targets' goes to every target of --targets FILE, with the "
                               "whole load model", r->fan_out ? "--fan-out" : r->split ? "--split"
                                                                                : "--route");
+    if (r->inventory && r->n_targets)
+        return yb_usage_error("run", "--targets and --target exclude each other (a workload "
+                              "names URLs in its 'targets')");
     for (int id = 0; id < YB_RO_END; id++)
         if (r->given[id] && yb_runopts_applies(YB_RO_PLAN, id))
             return yb_usage_error("run", "%s does not apply with --plan: it is a key of each "

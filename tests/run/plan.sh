@@ -40,7 +40,7 @@ plan 'workloads:\n  - name: w1\n    synth: {protocol: gnmi, colour: 1}\n'
 refused "unknown synth key" "^yangblast run: $P:3: unknown key 'colour' in synth of workload 'w1'"
 plan 'workloads:\n  - name: w1\n    synth: {protocol: gnmi, mode: stream}\n'
 refused "synth's own check" "^yangblast synth: $P:3: key 'synth' in workload 'w1': --mode applies to --op subscribe only"
-plan 'workloads:\n  - name: w1\n    corpus: %s\n    targets: [grpc://127.0.0.1:1]\n' "$T/rc.ybc"
+plan 'workloads:\n  - name: w1\n    corpus: %s\n    targets: [grpc://127.0.0.1:1]\n  - name: w2\n    corpus: %s\n' "$T/rc.ybc" "$T/rc.ybc"
 refused "a workload whose records have no target" \
     "^yangblast run: $P:2: workload 'w1': 10 records of $T/rc.ybc have no target"
 plan "$W"'    concurrency: 1\n'
@@ -55,6 +55,8 @@ plan 'workloads:\n  - name: w1\n    synth: {protocol: gnmi}\n    duration: 1s\n'
 "$YB" run --plan "$P" -q >"$T/out" 2>"$T/err"
 is "a workload without any target: exit 2" "$?" 2
 like "... naming the workload" "$(head -1 "$T/err")" "^yangblast run: $P:2: workload 'w1': has no targets"
+plan 'workloads:\n  - name: w1\n    corpus: %s\n    targets: http://127.0.0.1:1\n' "$T/rc.ybc"
+refused "an inventory no workload goes to" "^yangblast run: --targets $T/bad.yaml: no workload goes to it"
 is "no synthesized corpus left behind" "$(ls "${TMPDIR:-/tmp}" | grep -c '^yangblast-plan-')" 0
 stop_fleet
 is "no device saw a connection or a request" \
