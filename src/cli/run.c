@@ -64,7 +64,8 @@ static void help(void)
 {
     printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n"
            "       yangblast run CORPUS --targets FILE --fan-out [--split] [OPTIONS]\n"
-           "       yangblast run CORPUS --targets FILE --route authority [OPTIONS]\n\n"
+           "       yangblast run CORPUS --targets FILE --route authority [OPTIONS]\n"
+           "       yangblast run --plan FILE [--targets FILE | --target URL] [OPTIONS]\n\n"
            "Replay CORPUS against URL (http://, https://; grpc://, grpcs:// for gNMI; a gNMI\n"
            "corpus over http:// is HTTP/2 without TLS, over https:// TLS with ALPN h2)\n"
            "and report where the time goes.\n\n");
