@@ -29,13 +29,19 @@
 #                     carrying ALPS that BoringSSL/Chromium clients send
 #                     (OpenSSL cannot: tlscap.py forges it into the client's
 #                     Finished record with the logged secret); key log kept
+#   restconf-tls12-rsa  tests/capture/tls12sessions.sh: openssl s_client ->
+#                     s_server -www over TLS 1.2 with RSA key exchange: CBC
+#                     with and without encrypt-then-MAC, GCM, resumption by
+#                     ticket and by session ID; the server's (test) key kept
+#                     as restconf-tls12-rsa.server-key.pem
 #   h1-rst-late       made from h1-keepalive.pcap by tests/capture/pcaptool.py
 #                     rstlate: the server resets after the last response,
 #                     then both sides' last segments come again, an ACK and
 #                     a RST (late packets: still 1 flow, as tshark counts)
 # The expected output of NAME is
 #   SOURCE_DATE_EPOCH=1767225600 yangblast capture -r NAME.pcap[ng]
-#       [--keylog NAME.keylog] -o x.ybc && yangblast corpus cat --with-header x.ybc
+#       [--keylog NAME.keylog] [--server-key NAME.server-key.pem (a 0600 copy)]
+#       -o x.ybc && yangblast corpus cat --with-header x.ybc
 # Re-recording changes the pcaps (timestamps, ports): commit them together.
 set -u
 B=${1:?usage: record.sh BUILDDIR [NAME...]}
@@ -89,6 +95,11 @@ expect() {
     name=$(basename "$file"); name=${name%.pcap}; name=${name%.pcapng}
     local kl=()
     [ -f "$HERE/$name.keylog" ] && kl=(--keylog "$HERE/$name.keylog")
+    if [ -f "$HERE/$name.server-key.pem" ]; then
+        # git keeps no file modes: the key goes in as a private copy
+        install -m 600 "$HERE/$name.server-key.pem" "$W/$name.key"
+        kl+=(--server-key "$W/$name.key")
+    fi
     "$YB" capture -q -r "$file" "${kl[@]}" -o "$W/$name.ybc" &&
         "$YB" corpus cat --with-header "$W/$name.ybc" >"$HERE/$name.expected.jsonl"
     echo "$name: $(($(wc -l <"$HERE/$name.expected.jsonl") - 1)) records"
@@ -200,6 +211,12 @@ rec_restconf_tls13_alps() {
         "$HERE/restconf-tls13-alps.pcap" "$HERE/restconf-tls13-alps.keylog" alps
 }
 
+rec_restconf_tls12_rsa() {
+    "$SRC/tests/capture/tls12sessions.sh" "$W/t12" || return 1
+    cp "$W/t12/tls12.pcap" "$HERE/restconf-tls12-rsa.pcap"
+    cp "$W/t12/key.pem" "$HERE/restconf-tls12-rsa.server-key.pem"
+}
+
 rec_h1_rst_late() {
     /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" \
         "$HERE/h1-rst-late.pcap" rstlate
@@ -213,7 +230,7 @@ if [ "${1:-}" = --expected ]; then
     done
     exit 0
 fi
-names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps}
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
 done

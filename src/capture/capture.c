@@ -89,6 +89,7 @@ struct yb_capture {
     int emit_rc;
     int finished;
     struct yb_keylog *own_keylog;
+    struct yb_tls_store *own_store; /* when opts gave none */
     tls_skip *skips;  /* the first TLS_SKIPS_LISTED skipped TLS flows */
     size_t n_skips;
     reason_count *reasons; /* TLS_REASONS_MAX of them */
@@ -146,6 +147,12 @@ yb_capture *yb_capture_new(const yb_capture_opts *o, yb_capture_emit_fn emit, vo
         free(c);
         return NULL;
     }
+#if YB_HAVE_TLS_DECRYPT
+    /* Without one from the caller, a store of our own still lets a TLS 1.2
+     * connection resume a session of an earlier one (NULL: it cannot). */
+    if (!c->o.tls_store)
+        c->own_store = yb_tls_store_new();
+#endif
     return c;
 }
 
@@ -570,10 +577,12 @@ static void start(yb_cap_conn *k, int kind)
             yb_cap_h1_lost_request(k->h1);
     } else if (kind == K_TLS) {
 #if YB_HAVE_TLS_DECRYPT
-        if (c->o.keylog || c->own_keylog) {
+        if (c->o.keylog || c->own_keylog || yb_tls_store_server_keys(c->o.tls_store)) {
             k->tls = yb_tls_flow_new(c->o.keylog ? c->o.keylog : c->own_keylog);
             if (!k->tls)
                 k->tls_reason = "out of memory";
+            else
+                yb_tls_flow_set_store(k->tls, c->o.tls_store ? c->o.tls_store : c->own_store);
         } else {
             k->tls_reason = "no key log given";
         }
@@ -801,6 +810,10 @@ void yb_cap_conn_end(yb_cap_conn *k)
             note_tls_skip(k);
         } else {
             c->st.tls_decrypted++;
+#if YB_HAVE_TLS_DECRYPT
+            if (k->tls && yb_tls_flow_resumed(k->tls))
+                c->st.tls_resumed++;
+#endif
         }
     }
     yb_cap_h1_free(k->h1);
@@ -885,6 +898,7 @@ void yb_capture_free(yb_capture *c)
 #if YB_HAVE_TLS_DECRYPT
     if (c->own_keylog)
         yb_keylog_free(c->own_keylog);
+    yb_tls_store_free(c->own_store);
 #endif
     free(c);
 }
@@ -906,6 +920,10 @@ static const char *keylog_hint(const yb_capture *c)
 {
     if (!YB_HAVE_TLS_DECRYPT || !c->st.flows_tls || c->o.keylog || c->own_keylog)
         return NULL;
+#if YB_HAVE_TLS_DECRYPT
+    if (yb_tls_store_server_keys(c->o.tls_store))
+        return NULL;
+#endif
     return "TLS flows were seen and no key log was given: pass the client's key log "
            "(SSLKEYLOGFILE) with --keylog FILE, or read a pcapng with decryption secrets "
            "(editcap --inject-secrets)";
@@ -944,8 +962,12 @@ static int tls_json(const yb_capture *c, json_t *tls)
     J(tls, "flows", s->flows_tls);
     J(tls, "decrypted", s->tls_decrypted);
     J(tls, "skipped", s->tls_skipped);
+    J(tls, "resumed", s->tls_resumed);
     json_object_set_new(tls, "decryption_built_in", json_boolean(YB_HAVE_TLS_DECRYPT));
     json_object_set_new(tls, "keylog_given", json_boolean(c->o.keylog || c->own_keylog));
+#if YB_HAVE_TLS_DECRYPT
+    J(tls, "server_keys", yb_tls_store_server_keys(c->o.tls_store));
+#endif
     for (size_t i = 0; i < c->n_skips; i++) {
         const tls_skip *k = &c->skips[i];
         json_t *o = json_pack("{s:s, s:s, s:s}", "client", k->client, "server", k->server,
@@ -993,9 +1015,12 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
         fprintf(f, "  %10" PRIu64 "  %s\n", t[i].n, t[i].key);
     if (c->tally_other)
         fprintf(f, "  %10" PRIu64 "  (other)\n", c->tally_other);
-    fprintf(f, "tls: %" PRIu64 " flow(s), %" PRIu64 " decrypted, %" PRIu64 " seen and skipped%s\n",
+    fprintf(f, "tls: %" PRIu64 " flow(s), %" PRIu64 " decrypted, %" PRIu64 " seen and skipped%s",
             s->flows_tls, s->tls_decrypted, s->tls_skipped,
             s->tls_no_support ? " (TLS decryption not built in)" : "");
+    if (s->tls_resumed)
+        fprintf(f, "; %" PRIu64 " of the decrypted resumed a TLS 1.2 session", s->tls_resumed);
+    fputc('\n', f);
     tls_skips_text(c, f);
     fprintf(f,
             "gaps: %" PRIu64 " (%" PRIu64 " bytes lost); %" PRIu64

@@ -32,7 +32,8 @@
 #define YB_LINK_IPV6 229
 #define YB_LINK_SLL2 276     /* Linux cooked v2 */
 
-struct yb_keylog; /* capture/tls_decrypt.h */
+struct yb_keylog;    /* capture/tls_decrypt.h */
+struct yb_tls_store; /* capture/tls_decrypt.h */
 
 /* Most user names to redact (yb_capture_opts.redact). */
 #define YB_CAPTURE_MAX_REDACT 64
@@ -54,6 +55,10 @@ typedef struct {
     /* Key log for TLS decryption (borrowed; may be NULL).  pcapng DSBs
      * read by yb_capture_read_file are added to it. */
     struct yb_keylog *keylog;
+    /* Server RSA keys for TLS 1.2 RSA key exchange and the TLS 1.2 session
+     * cache shared by the capture's flows (borrowed; may be NULL: the
+     * pipeline then keeps its own cache, without server keys). */
+    struct yb_tls_store *tls_store;
 } yb_capture_opts;
 
 /* Counters of what was seen, extracted and dropped (all cumulative). */
@@ -74,6 +79,7 @@ typedef struct {
                                            connection after its RST or FINs:
                                            absorbed, not a new flow */
     uint64_t tls_decrypted, tls_skipped;/* TLS flows decrypted / not */
+    uint64_t tls_resumed;               /* of the decrypted: TLS 1.2 resumed sessions */
     uint64_t tls_no_support;            /* skipped because TLS decryption is not built in */
     uint64_t retrans_bytes;             /* bytes seen twice (retransmissions, overlaps) */
     uint64_t gaps, gap_bytes;           /* holes in a stream (lost data) */

@@ -19,16 +19,23 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 /* ---- limits and protocol constants ------------------------------------- */
 
@@ -49,10 +56,16 @@
 #define EARLY_SKIP_MAX (256u * 1024u)
 
 enum { CT_CCS = 20, CT_ALERT = 21, CT_HANDSHAKE = 22, CT_APPDATA = 23 };
-enum { HS_CLIENT_HELLO = 1, HS_SERVER_HELLO = 2, HS_END_OF_EARLY_DATA = 5,
-       HS_ENCRYPTED_EXTENSIONS = 8,
+enum { HS_CLIENT_HELLO = 1, HS_SERVER_HELLO = 2, HS_NEW_SESSION_TICKET = 4,
+       HS_END_OF_EARLY_DATA = 5, HS_ENCRYPTED_EXTENSIONS = 8, HS_CERTIFICATE = 11,
+       HS_SERVER_HELLO_DONE = 14, HS_CLIENT_KEY_EXCHANGE = 16,
        HS_FINISHED = 20, HS_KEY_UPDATE = 24 };
-enum { EXT_ALPN = 16, EXT_EARLY_DATA = 42, EXT_SUPPORTED_VERSIONS = 43 };
+enum { EXT_ALPN = 16, EXT_ENCRYPT_THEN_MAC = 22, EXT_EXTENDED_MASTER_SECRET = 23,
+       EXT_SESSION_TICKET = 35, EXT_EARLY_DATA = 42, EXT_SUPPORTED_VERSIONS = 43 };
+#define MASTER_LEN 48
+#define SID_MAX 32
+#define CBC_BLOCK 16
+#define MAC_MAX 48
 enum { TLS12 = 0x0303, TLS13 = 0x0304 };
 
 /* RFC 8446 4.1.3: a ServerHello with this random is a HelloRetryRequest. */
@@ -64,7 +77,8 @@ static const uint8_t hrr_random[RANDOM_LEN] = {
 
 /* One supported suite.  fixed_iv is the part of the nonce taken from the
  * key block / traffic secret: 4 bytes of GCM salt in TLS 1.2 (the other 8
- * travel in each record), the whole 12 otherwise. */
+ * travel in each record), the whole 12 otherwise.  CBC suites (TLS 1.2
+ * only) have a MAC (mac_md, mac_len) and an explicit IV per record. */
 struct suite {
     uint16_t id;
     uint16_t version;
@@ -74,27 +88,49 @@ struct suite {
     uint8_t fixed_iv;
     uint8_t explicit_nonce;
     uint8_t hash_len;
+    uint8_t rsa_kx;        /* RSA key exchange: a server key decrypts it */
+    const char *mac_md;    /* CBC: HMAC hash; NULL for AEAD suites */
+    uint8_t mac_len;
 };
 
 static const struct suite suites[] = {
     /* TLS 1.2 ECDHE */
-    { 0xC02B, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
-    { 0xC02C, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
-    { 0xC02F, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
-    { 0xC030, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
-    { 0xCCA8, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
-    { 0xCCA9, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
+    { 0xC02B, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32, 0, NULL, 0 },
+    { 0xC02C, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48, 0, NULL, 0 },
+    { 0xC02F, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32, 0, NULL, 0 },
+    { 0xC030, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48, 0, NULL, 0 },
+    { 0xCCA8, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32, 0, NULL, 0 },
+    { 0xCCA9, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32, 0, NULL, 0 },
     /* TLS 1.2 DHE and RSA key exchange: the record layer is the same and
-     * the master secret is logged, so they cost one table row each. */
-    { 0x009E, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
-    { 0x009F, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
-    { 0xCCAA, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
-    { 0x009C, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32 },
-    { 0x009D, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48 },
+     * the master secret is logged, so they cost one table row each; RSA
+     * key exchange can also be decrypted with the server's key. */
+    { 0x009E, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32, 0, NULL, 0 },
+    { 0x009F, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48, 0, NULL, 0 },
+    { 0xCCAA, TLS12, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32, 0, NULL, 0 },
+    { 0x009C, TLS12, "AES-128-GCM", "SHA256", 16, 4, 8, 32, 1, NULL, 0 },
+    { 0x009D, TLS12, "AES-256-GCM", "SHA384", 32, 4, 8, 48, 1, NULL, 0 },
+    /* TLS 1.2 CBC (RFC 5246 6.2.3.2, RFC 7366 encrypt-then-MAC): what
+     * Java and older management stacks still negotiate. */
+    { 0x002F, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 1, "SHA1", 20 },
+    { 0x0035, TLS12, "AES-256-CBC", "SHA256", 32, 0, 0, 32, 1, "SHA1", 20 },
+    { 0x003C, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 1, "SHA256", 32 },
+    { 0x003D, TLS12, "AES-256-CBC", "SHA256", 32, 0, 0, 32, 1, "SHA256", 32 },
+    { 0x0033, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 0, "SHA1", 20 },
+    { 0x0039, TLS12, "AES-256-CBC", "SHA256", 32, 0, 0, 32, 0, "SHA1", 20 },
+    { 0x0067, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 0, "SHA256", 32 },
+    { 0x006B, TLS12, "AES-256-CBC", "SHA256", 32, 0, 0, 32, 0, "SHA256", 32 },
+    { 0xC009, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 0, "SHA1", 20 },
+    { 0xC00A, TLS12, "AES-256-CBC", "SHA256", 32, 0, 0, 32, 0, "SHA1", 20 },
+    { 0xC013, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 0, "SHA1", 20 },
+    { 0xC014, TLS12, "AES-256-CBC", "SHA256", 32, 0, 0, 32, 0, "SHA1", 20 },
+    { 0xC023, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 0, "SHA256", 32 },
+    { 0xC024, TLS12, "AES-256-CBC", "SHA384", 32, 0, 0, 48, 0, "SHA384", 48 },
+    { 0xC027, TLS12, "AES-128-CBC", "SHA256", 16, 0, 0, 32, 0, "SHA256", 32 },
+    { 0xC028, TLS12, "AES-256-CBC", "SHA384", 32, 0, 0, 48, 0, "SHA384", 48 },
     /* TLS 1.3 */
-    { 0x1301, TLS13, "AES-128-GCM", "SHA256", 16, 12, 0, 32 },
-    { 0x1302, TLS13, "AES-256-GCM", "SHA384", 32, 12, 0, 48 },
-    { 0x1303, TLS13, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32 },
+    { 0x1301, TLS13, "AES-128-GCM", "SHA256", 16, 12, 0, 32, 0, NULL, 0 },
+    { 0x1302, TLS13, "AES-256-GCM", "SHA384", 32, 12, 0, 48, 0, NULL, 0 },
+    { 0x1303, TLS13, "ChaCha20-Poly1305", "SHA256", 32, 12, 0, 32, 0, NULL, 0 },
 };
 
 static const struct suite *find_suite(uint16_t id, uint16_t version)
@@ -454,6 +490,182 @@ void yb_keylog_free(yb_keylog *k)
     free(k);
 }
 
+/* ---- the store: server keys and TLS 1.2 sessions ------------------------ */
+
+struct sess_entry {
+    uint8_t kind;           /* 0 = free, 1 = session ID, 2 = ticket (SHA-256) */
+    uint8_t id_len;
+    uint8_t id[SID_MAX];
+    uint8_t master[MASTER_LEN];
+};
+
+struct yb_tls_store {
+    EVP_PKEY *keys[YB_TLS_MAX_SERVER_KEYS];
+    size_t n_keys;
+    struct sess_entry *cache; /* YB_TLS_SESSION_CACHE entries, made on first use */
+    size_t sessions;          /* stored so far (replacements included) */
+};
+
+yb_tls_store *yb_tls_store_new(void)
+{
+    return calloc(1, sizeof(yb_tls_store));
+}
+
+int yb_tls_store_add_server_key(yb_tls_store *st, const uint8_t *pem, size_t len,
+                                const char *name, char *err, size_t errlen)
+{
+    BIO *b;
+    EVP_PKEY *k;
+
+    if (st == NULL || pem == NULL || len > INT32_MAX) {
+        snprintf(err, errlen, "%s: bad arguments", name);
+        return -1;
+    }
+    if (st->n_keys == YB_TLS_MAX_SERVER_KEYS) {
+        snprintf(err, errlen, "%s: at most %d server keys", name, YB_TLS_MAX_SERVER_KEYS);
+        return -1;
+    }
+    b = BIO_new_mem_buf(pem, (int)len);
+    /* Never a passphrase prompt: an encrypted key is refused. */
+    k = b != NULL ? PEM_read_bio_PrivateKey(b, NULL, NULL, (void *)"") : NULL;
+    BIO_free(b);
+    if (k == NULL) {
+        snprintf(err, errlen, "%s: not a PEM private key (or one protected by a passphrase)",
+                 name);
+        return -1;
+    }
+    if (EVP_PKEY_get_base_id(k) != EVP_PKEY_RSA) {
+        EVP_PKEY_free(k);
+        snprintf(err, errlen, "%s: not an RSA key (only RSA key exchange can be decrypted with "
+                 "the server's key; ECDHE needs a key log)", name);
+        return -1;
+    }
+    st->keys[st->n_keys++] = k;
+    return 0;
+}
+
+int yb_tls_store_load_server_key(yb_tls_store *st, const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+    struct stat sb;
+    uint8_t *buf = NULL;
+    size_t have = 0;
+
+    if (fd < 0) {
+        snprintf(err, errlen, "server key %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &sb) < 0) {
+        snprintf(err, errlen, "server key %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size > YB_TLS_SERVER_KEY_MAX) {
+        snprintf(err, errlen, "server key %s: not a regular file of at most %d bytes", path,
+                 YB_TLS_SERVER_KEY_MAX);
+        goto out;
+    }
+    /* As ssh does with identity files: a private key others can read is
+     * no longer private, and is refused rather than used. */
+    if (sb.st_mode & (S_IRWXG | S_IRWXO)) {
+        snprintf(err, errlen, "server key %s is accessible to group/others (mode %04o); a "
+                 "private key must stay private: chmod 600 %s", path,
+                 (unsigned)(sb.st_mode & 07777), path);
+        goto out;
+    }
+    buf = malloc(YB_TLS_SERVER_KEY_MAX);
+    if (buf == NULL) {
+        snprintf(err, errlen, "server key %s: out of memory", path);
+        goto out;
+    }
+    for (;;) {
+        ssize_t n = read(fd, buf + have, YB_TLS_SERVER_KEY_MAX - have);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err, errlen, "server key %s: %s", path, strerror(errno));
+            goto out;
+        }
+        if (n == 0)
+            break;
+        have += (size_t)n;
+        if (have == YB_TLS_SERVER_KEY_MAX) {
+            snprintf(err, errlen, "server key %s: more than %d bytes", path,
+                     YB_TLS_SERVER_KEY_MAX);
+            goto out;
+        }
+    }
+    rc = yb_tls_store_add_server_key(st, buf, have, path, err, errlen);
+out:
+    if (buf != NULL) {
+        OPENSSL_cleanse(buf, YB_TLS_SERVER_KEY_MAX);
+        free(buf);
+    }
+    close(fd);
+    return rc;
+}
+
+size_t yb_tls_store_server_keys(const yb_tls_store *st)
+{
+    return st != NULL ? st->n_keys : 0;
+}
+
+size_t yb_tls_store_sessions(const yb_tls_store *st)
+{
+    return st != NULL ? st->sessions : 0;
+}
+
+void yb_tls_store_free(yb_tls_store *st)
+{
+    if (st == NULL)
+        return;
+    for (size_t i = 0; i < st->n_keys; i++)
+        EVP_PKEY_free(st->keys[i]);
+    if (st->cache != NULL) {
+        OPENSSL_cleanse(st->cache, YB_TLS_SESSION_CACHE * sizeof *st->cache);
+        free(st->cache);
+    }
+    free(st);
+}
+
+static size_t sess_slot(int kind, const uint8_t *id, size_t n)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)kind;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ id[i]) * 16777619u;
+    return h & (YB_TLS_SESSION_CACHE - 1);
+}
+
+/* Remembers master under (kind, id); a colliding older session is
+ * replaced (the cache is bounded).  Silently nothing when out of memory. */
+static void sess_put(yb_tls_store *st, int kind, const uint8_t *id, size_t n,
+                     const uint8_t master[MASTER_LEN])
+{
+    struct sess_entry *e;
+
+    if (st == NULL || n == 0 || n > SID_MAX)
+        return;
+    if (st->cache == NULL && (st->cache = calloc(YB_TLS_SESSION_CACHE, sizeof *st->cache)) == NULL)
+        return;
+    e = &st->cache[sess_slot(kind, id, n)];
+    e->kind = (uint8_t)kind;
+    e->id_len = (uint8_t)n;
+    memcpy(e->id, id, n);
+    memcpy(e->master, master, MASTER_LEN);
+    st->sessions++;
+}
+
+static const uint8_t *sess_get(const yb_tls_store *st, int kind, const uint8_t *id, size_t n)
+{
+    const struct sess_entry *e;
+
+    if (st == NULL || st->cache == NULL || n == 0 || n > SID_MAX)
+        return NULL;
+    e = &st->cache[sess_slot(kind, id, n)];
+    return e->kind == kind && e->id_len == n && memcmp(e->id, id, n) == 0 ? e->master : NULL;
+}
+
 /* ---- flows ---------------------------------------------------------------- */
 
 enum { REKEY_NONE, REKEY_FINISHED, REKEY_UPDATE, REKEY_END_EARLY };
@@ -469,6 +681,7 @@ struct dirst {
     uint8_t iv[NONCE_LEN];
     uint64_t seq;
     uint8_t secret[SECRET_MAX]; /* TLS 1.3 current traffic secret */
+    uint8_t mac_key[MAC_MAX];   /* TLS 1.2 CBC: HMAC key */
     unsigned long records;      /* records processed */
     unsigned long opened;       /* of which decrypted */
     /* handshake message being reassembled */
@@ -496,6 +709,23 @@ struct yb_tls_flow {
     const struct suite *suite;
     EVP_CIPHER *cipher;
     uint8_t crand[RANDOM_LEN], srand[RANDOM_LEN];
+    /* TLS 1.2: where the master secret comes from besides the key log */
+    yb_tls_store *store;     /* server keys, sessions of the capture (or NULL) */
+    uint8_t ch_sid[SID_MAX], sh_sid[SID_MAX];
+    size_t ch_sid_len, sh_sid_len;
+    uint8_t ch_ticket[32];   /* SHA-256 of the ticket the ClientHello offers */
+    int ch_has_ticket;
+    int ch_ems, sh_ems, ch_etm, sh_etm; /* extensions offered / accepted */
+    int etm;                 /* CBC records are encrypt-then-MAC */
+    uint8_t master[MASTER_LEN];
+    int have_master;
+    int resumed;             /* abbreviated handshake */
+    int rsa_pending;         /* keys come from the ClientKeyExchange */
+    int s_flight_done;       /* the server's ServerHelloDone or CCS was read */
+    EVP_PKEY *rsa_key;       /* the store's key matching the certificate */
+    int cert_seen;
+    EVP_MD_CTX *transcript[2]; /* SHA-256, SHA-384 of the handshake so far
+                                  (extended master secret, RFC 7627) */
     char status[192];
     char alpn[256];
     void (*cb)(void *ud, int dir, const uint8_t *d, size_t n);
@@ -697,10 +927,39 @@ out:
     return rc;
 }
 
-/* Both randoms are known: look the session up and derive the first keys. */
+/* TLS 1.2 key block (RFC 5246 6.3): PRF(master, "key expansion",
+ * server_random + client_random) = client MAC key, server MAC key (CBC
+ * only), client key, server key, client fixed IV, server fixed IV (AEAD
+ * only). */
+static int tls12_key_block(yb_tls_flow *f)
+{
+    static const char label[] = "key expansion";
+    const struct suite *su = f->suite;
+    uint8_t seed[sizeof label - 1 + 2 * RANDOM_LEN];
+    uint8_t kb[2 * MAC_MAX + 2 * 32 + 2 * NONCE_LEN];
+    size_t ml = su->mac_len, kl = su->key_len, il = su->fixed_iv;
+    int rc = -1;
+
+    memcpy(seed, label, sizeof label - 1);
+    memcpy(seed + sizeof label - 1, f->srand, RANDOM_LEN);
+    memcpy(seed + sizeof label - 1 + RANDOM_LEN, f->crand, RANDOM_LEN);
+    if (tls12_prf(su->md, f->master, MASTER_LEN, seed, sizeof seed, kb,
+                  2 * ml + 2 * kl + 2 * il) < 0) {
+        fail(f, "key derivation failed");
+    } else if (install_key(f, &f->d[0], kb + 2 * ml, kb + 2 * ml + 2 * kl) == 0 &&
+               install_key(f, &f->d[1], kb + 2 * ml + kl, kb + 2 * ml + 2 * kl + il) == 0) {
+        memcpy(f->d[0].mac_key, kb, ml);
+        memcpy(f->d[1].mac_key, kb + ml, ml);
+        rc = 0;
+    }
+    OPENSSL_cleanse(kb, sizeof kb);
+    return rc;
+}
+
+/* The keys of the connection are known: derive the first ones.  TLS 1.2
+ * needs f->master; TLS 1.3 reads the key log. */
 static int derive_keys(yb_tls_flow *f)
 {
-    const struct kl_entry *e = kl_find(f->kl, f->crand);
     const struct suite *su = f->suite;
     int rc = -1;
 
@@ -708,30 +967,13 @@ static int derive_keys(yb_tls_flow *f)
     if (f->cipher == NULL)
         return fail(f, "cipher %s not available", su->cipher);
     if (f->version == TLS12) {
-        /* RFC 5246 6.3: key_block = PRF(master, "key expansion",
-         * server_random + client_random); AEAD suites have no MAC keys:
-         * client key, server key, client iv, server iv. */
-        static const char label[] = "key expansion";
-        uint8_t seed[sizeof label - 1 + 2 * RANDOM_LEN];
-        uint8_t kb[2 * 32 + 2 * NONCE_LEN];
-        size_t kl = su->key_len, il = su->fixed_iv;
-
-        if (e == NULL)
-            return fail(f, "no keys for this client random");
-        if (e->len[SEC_MASTER] != 48)
-            return fail(f, "no CLIENT_RANDOM (TLS 1.2 master secret) for this client random");
-        memcpy(seed, label, sizeof label - 1);
-        memcpy(seed + sizeof label - 1, f->srand, RANDOM_LEN);
-        memcpy(seed + sizeof label - 1 + RANDOM_LEN, f->crand, RANDOM_LEN);
-        if (tls12_prf(su->md, e->sec[SEC_MASTER], 48, seed, sizeof seed, kb,
-                      2 * kl + 2 * il) < 0) {
-            fail(f, "key derivation failed");
-        } else if (install_key(f, &f->d[0], kb, kb + 2 * kl) == 0 &&
-                   install_key(f, &f->d[1], kb + kl, kb + 2 * kl + il) == 0) {
-            rc = 0;
-        }
-        OPENSSL_cleanse(kb, sizeof kb);
+        rc = tls12_key_block(f);
+        /* A later connection may resume this session. */
+        if (rc == 0 && f->store != NULL && f->sh_sid_len > 0)
+            sess_put(f->store, 1, f->sh_sid, f->sh_sid_len, f->master);
     } else {
+        const struct kl_entry *e = kl_find(f->kl, f->crand);
+
         if (e == NULL || e->len[SEC_CHTS] != su->hash_len || e->len[SEC_SHTS] != su->hash_len)
             return fail_missing(f, e, SEC_CHTS, SEC_SHTS);
         if (set_traffic_secret(f, &f->d[0], e->sec[SEC_CHTS]) == 0 &&
@@ -748,6 +990,159 @@ static int derive_keys(yb_tls_flow *f)
         snprintf(f->status, sizeof f->status, "decrypting");
     }
     return rc;
+}
+
+/* The transcript is no longer needed. */
+static void transcript_end(yb_tls_flow *f)
+{
+    for (int i = 0; i < 2; i++) {
+        EVP_MD_CTX_free(f->transcript[i]);
+        f->transcript[i] = NULL;
+    }
+}
+
+/* TLS 1.2 after the ServerHello: the master secret from the key log, from
+ * an earlier connection of the capture this one resumes, or later from
+ * the ClientKeyExchange with the server's RSA key. */
+static int tls12_master_at_hello(yb_tls_flow *f)
+{
+    const struct kl_entry *e = kl_find(f->kl, f->crand);
+    const uint8_t *m = NULL;
+
+    f->etm = f->suite->mac_md != NULL && f->ch_etm && f->sh_etm;
+    f->resumed = f->sh_sid_len > 0 && f->sh_sid_len == f->ch_sid_len &&
+                 memcmp(f->sh_sid, f->ch_sid, f->sh_sid_len) == 0;
+    if (e != NULL && e->len[SEC_MASTER] == MASTER_LEN)
+        m = e->sec[SEC_MASTER];
+    else if (f->resumed && f->ch_has_ticket)
+        m = sess_get(f->store, 2, f->ch_ticket, sizeof f->ch_ticket);
+    if (m == NULL && f->resumed)
+        m = sess_get(f->store, 1, f->sh_sid, f->sh_sid_len);
+    if (m != NULL) {
+        memcpy(f->master, m, MASTER_LEN);
+        f->have_master = 1;
+        transcript_end(f);
+        return derive_keys(f);
+    }
+    if (f->resumed)
+        return fail(f, "no keys for this client random (a resumed session whose first "
+                       "connection is not in the capture)");
+    if (f->suite->rsa_kx && yb_tls_store_server_keys(f->store) > 0) {
+        f->rsa_pending = 1; /* the ClientKeyExchange will tell */
+        return 0;
+    }
+    transcript_end(f);
+    if (e != NULL)
+        return fail(f, "no CLIENT_RANDOM (TLS 1.2 master secret) for this client random");
+    if (f->suite->rsa_kx)
+        return fail(f, "no keys for this client random (RSA key exchange: --server-key "
+                       "with the server's private key would decrypt it)");
+    return fail(f, "no keys for this client random");
+}
+
+/* TLS 1.2 server Certificate with server keys waiting: which of them is
+ * the one of the certificate's public key. */
+static int on_server_certificate(yb_tls_flow *f, const uint8_t *b, size_t n)
+{
+    struct rd r = { b, n };
+    const uint8_t *len3, *der;
+    size_t list, cl;
+    X509 *x;
+
+    f->cert_seen = 1;
+    if (rd_bytes(&r, 3, &len3) < 0)
+        return fail(f, "bad Certificate");
+    list = (size_t)len3[0] << 16 | (size_t)len3[1] << 8 | len3[2];
+    if (list != r.n || rd_bytes(&r, 3, &len3) < 0)
+        return fail(f, "bad Certificate");
+    cl = (size_t)len3[0] << 16 | (size_t)len3[1] << 8 | len3[2];
+    if (rd_bytes(&r, cl, &der) < 0 || cl > LONG_MAX)
+        return fail(f, "bad Certificate");
+    x = d2i_X509(NULL, &der, (long)cl);
+    if (x == NULL)
+        return fail(f, "bad Certificate: the server's certificate does not parse");
+    for (size_t i = 0; i < f->store->n_keys && f->rsa_key == NULL; i++)
+        if (EVP_PKEY_eq(X509_get0_pubkey(x), f->store->keys[i]) == 1)
+            f->rsa_key = f->store->keys[i];
+    X509_free(x);
+    return 0;
+}
+
+/* TLS 1.2 RSA key exchange (RFC 5246 7.4.7.1, 8.1; RFC 7627 4): the
+ * pre-master secret, decrypted with the server's key, gives the master
+ * secret, from the randoms or, with the extended master secret, from the
+ * hash of the handshake so far (this message included). */
+static int on_client_key_exchange(yb_tls_flow *f, const uint8_t *b, size_t n)
+{
+    struct rd r = { b, n }, epms;
+    EVP_PKEY_CTX *pc = NULL;
+    uint8_t pms[512], seed[64 + 2 * RANDOM_LEN], hash[EVP_MAX_MD_SIZE];
+    size_t pmslen = sizeof pms, seedlen;
+    unsigned hlen = 0;
+    int rc = -1;
+
+    f->rsa_pending = 0;
+    if (f->rsa_key == NULL)
+        return fail(f, f->cert_seen ? "RSA key exchange: no --server-key matches the "
+                                      "server's certificate"
+                                    : "RSA key exchange: no server certificate captured");
+    if (rd_vec(&r, 2, &epms) < 0 || r.n != 0 || epms.n == 0)
+        return fail(f, "bad ClientKeyExchange");
+    pc = EVP_PKEY_CTX_new(f->rsa_key, NULL);
+    if (pc == NULL || EVP_PKEY_decrypt_init(pc) <= 0 ||
+        EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PADDING) <= 0 ||
+        EVP_PKEY_decrypt(pc, pms, &pmslen, epms.p, epms.n) <= 0 || pmslen != MASTER_LEN) {
+        fail(f, "RSA key exchange: the pre-master secret does not decrypt with the server key");
+        goto out;
+    }
+    if (f->ch_ems && f->sh_ems) {
+        static const char label[] = "extended master secret";
+        EVP_MD_CTX *t = f->transcript[f->suite->hash_len == 48];
+
+        if (t == NULL || EVP_DigestFinal_ex(t, hash, &hlen) <= 0) {
+            fail(f, "key derivation failed");
+            goto out;
+        }
+        memcpy(seed, label, sizeof label - 1);
+        memcpy(seed + sizeof label - 1, hash, hlen);
+        seedlen = sizeof label - 1 + hlen;
+    } else {
+        static const char label[] = "master secret";
+
+        memcpy(seed, label, sizeof label - 1);
+        memcpy(seed + sizeof label - 1, f->crand, RANDOM_LEN);
+        memcpy(seed + sizeof label - 1 + RANDOM_LEN, f->srand, RANDOM_LEN);
+        seedlen = sizeof label - 1 + 2 * RANDOM_LEN;
+    }
+    if (tls12_prf(f->suite->md, pms, MASTER_LEN, seed, seedlen, f->master, MASTER_LEN) < 0) {
+        fail(f, "key derivation failed");
+        goto out;
+    }
+    f->have_master = 1;
+    rc = derive_keys(f);
+out:
+    OPENSSL_cleanse(pms, sizeof pms);
+    OPENSSL_cleanse(seed, sizeof seed);
+    EVP_PKEY_CTX_free(pc);
+    transcript_end(f);
+    return rc;
+}
+
+/* TLS 1.2 NewSessionTicket (RFC 5077 3.3): a later connection may offer
+ * this ticket to resume the session. */
+static int on_tls12_ticket(yb_tls_flow *f, const uint8_t *b, size_t n)
+{
+    struct rd r = { b, n }, ticket;
+    const uint8_t *hint;
+    uint8_t h[32];
+    unsigned hl = 0;
+
+    if (rd_bytes(&r, 4, &hint) < 0 || rd_vec(&r, 2, &ticket) < 0 || r.n != 0)
+        return fail(f, "bad NewSessionTicket");
+    if (f->have_master && ticket.n > 0 &&
+        EVP_Digest(ticket.p, ticket.n, h, &hl, EVP_sha256(), NULL) > 0 && hl == sizeof h)
+        sess_put(f->store, 2, h, sizeof h, f->master);
+    return 0;
 }
 
 /* TLS 1.3 key change after this direction's Finished or KeyUpdate. */
@@ -821,7 +1216,19 @@ static int parse_extensions(yb_tls_flow *f, struct rd *exts, int from_server,
                 f->early_accepted = 1; /* only EncryptedExtensions carries it */
             else
                 f->ch_early = 1;
+        } else if (type == EXT_EXTENDED_MASTER_SECRET) {
+            *(from_server ? &f->sh_ems : &f->ch_ems) = 1;
+        } else if (type == EXT_ENCRYPT_THEN_MAC) {
+            *(from_server ? &f->sh_etm : &f->ch_etm) = 1;
         } else if (!from_server) {
+            unsigned hl = 0;
+
+            /* A ticket offered to resume a TLS 1.2 session: known by its
+             * hash (tickets can be long). */
+            if (type == EXT_SESSION_TICKET && body.n > 0 &&
+                EVP_Digest(body.p, body.n, f->ch_ticket, &hl, EVP_sha256(), NULL) > 0 &&
+                hl == sizeof f->ch_ticket)
+                f->ch_has_ticket = 1;
             continue;
         } else if (type == EXT_SUPPORTED_VERSIONS && sel_version != NULL) {
             if (rd_u16(&body, sel_version) < 0 || body.n != 0)
@@ -859,9 +1266,11 @@ static int on_client_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
         return fail_unexpected(f, HS_CLIENT_HELLO, " (a second one: renegotiation is not supported)");
     }
     if (rd_u16(&r, &version) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
-        rd_vec(&r, 1, &sid) < 0)
+        rd_vec(&r, 1, &sid) < 0 || sid.n > SID_MAX)
         return fail(f, "bad ClientHello");
     memcpy(f->crand, random, RANDOM_LEN);
+    memcpy(f->ch_sid, sid.p, sid.n);
+    f->ch_sid_len = sid.n;
     f->have_ch = 1;
     /* The extensions only tell whether 0-RTT data follows; a hello we
      * cannot fully parse is still used for its random. */
@@ -879,7 +1288,8 @@ static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
     if (encrypted || f->have_sh)
         return fail_unexpected(f, HS_SERVER_HELLO, encrypted ? " (encrypted)" : " (a second one)");
     if (rd_u16(&r, &legacy) < 0 || rd_bytes(&r, RANDOM_LEN, &random) < 0 ||
-        rd_vec(&r, 1, &sid) < 0 || rd_u16(&r, &suite) < 0 || rd_u8(&r, &comp) < 0 ||
+        rd_vec(&r, 1, &sid) < 0 || sid.n > SID_MAX || rd_u16(&r, &suite) < 0 ||
+        rd_u8(&r, &comp) < 0 ||
         (r.n > 0 && (rd_vec(&r, 2, &exts) < 0 || r.n != 0)) ||
         parse_extensions(f, &exts, 1, &version) < 0)
         return fail(f, "bad ServerHello");
@@ -902,8 +1312,12 @@ static int on_server_hello(yb_tls_flow *f, const uint8_t *b, size_t n, int encry
         return 0;
     }
     memcpy(f->srand, random, RANDOM_LEN);
+    memcpy(f->sh_sid, sid.p, sid.n);
+    f->sh_sid_len = sid.n;
     f->have_sh = 1;
-    return derive_keys(f);
+    if (version != TLS12)
+        transcript_end(f);
+    return version == TLS12 ? tls12_master_at_hello(f) : derive_keys(f);
 }
 
 /* A client's EncryptedExtensions (BoringSSL and Chromium send one with
@@ -980,15 +1394,48 @@ static int on_handshake(yb_tls_flow *f, int dir, unsigned type, const uint8_t *b
             return fail(f, "bad KeyUpdate");
         s->rekey = REKEY_UPDATE;
         return 0;
+    case HS_CERTIFICATE:
+        return body != NULL ? on_server_certificate(f, body, n) : 0;
+    case HS_SERVER_HELLO_DONE:
+        if (dir == 1)
+            f->s_flight_done = 1;
+        return 0;
+    case HS_CLIENT_KEY_EXCHANGE:
+        if (dir != 0)
+            return fail_unexpected(f, type, " from the server");
+        return body != NULL ? on_client_key_exchange(f, body, n) : 0;
+    case HS_NEW_SESSION_TICKET:
+        return body != NULL ? on_tls12_ticket(f, body, n) : 0;
     default:
         return 0; /* certificates, tickets, key exchange: not needed */
     }
 }
 
-static int keep_type(unsigned type)
+/* Whether the body of a handshake message is kept for on_handshake. */
+static int keep_type(const yb_tls_flow *f, int dir, unsigned type)
 {
-    return type == HS_CLIENT_HELLO || type == HS_SERVER_HELLO ||
-           type == HS_ENCRYPTED_EXTENSIONS || type == HS_KEY_UPDATE;
+    if (type == HS_CLIENT_HELLO || type == HS_SERVER_HELLO ||
+        type == HS_ENCRYPTED_EXTENSIONS || type == HS_KEY_UPDATE)
+        return 1;
+    if (f->version != TLS12)
+        return 0;
+    /* TLS 1.2 RSA key exchange: the server's certificate picks the key,
+     * the ClientKeyExchange holds the pre-master secret. */
+    if (f->rsa_pending)
+        return (type == HS_CERTIFICATE && dir == 1 && !f->cert_seen) ||
+               (type == HS_CLIENT_KEY_EXCHANGE && dir == 0);
+    return type == HS_NEW_SESSION_TICKET && dir == 1 && f->store != NULL;
+}
+
+/* The handshake transcript, as long as an extended master secret may
+ * need it (up to the ClientKeyExchange). */
+static void transcript_add(yb_tls_flow *f, const uint8_t *p, size_t n)
+{
+    for (int i = 0; i < 2; i++)
+        if (f->transcript[i] != NULL && n > 0 && EVP_DigestUpdate(f->transcript[i], p, n) <= 0) {
+            EVP_MD_CTX_free(f->transcript[i]);
+            f->transcript[i] = NULL;
+        }
 }
 
 /* Handshake bytes of one record: messages may span records and a record
@@ -1021,7 +1468,8 @@ static int handshake_bytes(yb_tls_flow *f, int dir, const uint8_t *p, size_t n, 
                 return fail(f, "no handshake captured");
             s->hs_need = (size_t)s->hs_hdr[1] << 16 | (size_t)s->hs_hdr[2] << 8 | s->hs_hdr[3];
             s->hs_have = 0;
-            s->hs_keep = keep_type(s->hs_hdr[0]);
+            s->hs_keep = keep_type(f, dir, s->hs_hdr[0]);
+            transcript_add(f, s->hs_hdr, 4);
             if (s->hs_keep) {
                 if (s->hs_need > YB_TLS_HS_MAX)
                     return fail(f, "handshake message too large");
@@ -1040,6 +1488,7 @@ static int handshake_bytes(yb_tls_flow *f, int dir, const uint8_t *p, size_t n, 
             take = n - off;
         if (s->hs_keep && take > 0)
             memcpy(s->hs_body + s->hs_have, p + off, take);
+        transcript_add(f, p + off, take);
         s->hs_have += take;
         off += take;
         if (s->hs_have == s->hs_need) {
@@ -1070,6 +1519,91 @@ static int aead_open(EVP_CIPHER_CTX *c, const uint8_t nonce[NONCE_LEN], const ui
     return 0;
 }
 
+/* The 13 bytes TLS 1.2 puts in front of what it MACs (RFC 5246 6.2.3.1)
+ * or authenticates (6.2.3.3): seq_num, type, version, length. */
+static void tls12_seq_header(uint64_t seq, const uint8_t *hdr, size_t len, uint8_t out[13])
+{
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)(seq >> (56 - 8 * i));
+    out[8] = hdr[0];
+    out[9] = hdr[1];
+    out[10] = hdr[2];
+    out[11] = (uint8_t)(len >> 8);
+    out[12] = (uint8_t)len;
+}
+
+/* HMAC over the TLS 1.2 MAC input (RFC 5246 6.2.3.1): seq_num, type,
+ * version, length (of what is MACed), then the bytes.  Returns 0 or -1. */
+static int tls12_mac(const yb_tls_flow *f, const struct dirst *s, const uint8_t *hdr,
+                     const uint8_t *p, size_t n, uint8_t out[MAC_MAX])
+{
+    const struct suite *su = f->suite;
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *mc = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
+    OSSL_PARAM params[2];
+    uint8_t in[13];
+    size_t outl = 0;
+    int rc = -1;
+
+    tls12_seq_header(s->seq, hdr, n, in);
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)su->mac_md, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (mc != NULL && EVP_MAC_init(mc, s->mac_key, su->mac_len, params) > 0 &&
+        EVP_MAC_update(mc, in, sizeof in) > 0 && EVP_MAC_update(mc, p, n) > 0 &&
+        EVP_MAC_final(mc, out, &outl, MAC_MAX) > 0 && outl == su->mac_len)
+        rc = 0;
+    EVP_MAC_CTX_free(mc);
+    EVP_MAC_free(mac);
+    return rc;
+}
+
+/* TLS 1.2 CBC record (RFC 5246 6.2.3.2): IV, then the encrypted content,
+ * MAC and padding; with encrypt-then-MAC (RFC 7366) the MAC follows the
+ * IV and ciphertext and covers them.  Plaintext into f->pt.  Returns 0,
+ * -1 (failed) or -2 when the record does not authenticate (MAC or
+ * padding wrong). */
+static int open_cbc(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_t *frag,
+                    size_t len, unsigned *type, size_t *ptlen)
+{
+    struct dirst *s = &f->d[dir];
+    size_t ml = f->suite->mac_len, ctlen, n, pad;
+    uint8_t mac[MAC_MAX];
+    int outl = 0, finl = 0, rc = -2;
+
+    ctlen = len - (f->etm ? ml : 0); /* IV + ciphertext */
+    if (len < CBC_BLOCK + (f->etm ? ml : 0) + CBC_BLOCK || (ctlen - CBC_BLOCK) % CBC_BLOCK != 0)
+        return fail(f, "bad record: not a CBC record of this suite");
+    if (f->etm && (tls12_mac(f, s, hdr, frag, ctlen, mac) < 0 ||
+                   CRYPTO_memcmp(mac, frag + ctlen, ml) != 0))
+        return -2;
+    n = ctlen - CBC_BLOCK;
+    if (!EVP_DecryptInit_ex2(s->cctx, NULL, NULL, frag, NULL) ||
+        !EVP_CIPHER_CTX_set_padding(s->cctx, 0) ||
+        !EVP_DecryptUpdate(s->cctx, f->pt, &outl, frag + CBC_BLOCK, (int)n) ||
+        !EVP_DecryptFinal_ex(s->cctx, f->pt + outl, &finl) || (size_t)(outl + finl) != n)
+        return fail(f, "cannot decrypt with %s", f->suite->cipher);
+    /* padding: pad+1 bytes, each of value pad */
+    pad = f->pt[n - 1];
+    if (pad + 1 + (f->etm ? 0 : ml) > n)
+        goto out;
+    for (size_t i = n - 1 - pad; i < n - 1; i++)
+        if (f->pt[i] != pad)
+            goto out;
+    n -= pad + 1;
+    if (!f->etm) {
+        n -= ml;
+        if (tls12_mac(f, s, hdr, f->pt, n, mac) < 0 || CRYPTO_memcmp(mac, f->pt + n, ml) != 0)
+            goto out;
+    }
+    s->seq++;
+    *type = hdr[0];
+    *ptlen = n;
+    rc = 0;
+out:
+    OPENSSL_cleanse(mac, sizeof mac);
+    return rc;
+}
+
 /* Decrypts one protected record into f->pt; sets its real content type
  * and plaintext length.  Returns 0, -1 (failed, status set) or -2 when the
  * record does not authenticate (status not set). */
@@ -1082,6 +1616,8 @@ static int open_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_
     const uint8_t *ct = frag;
     size_t ctlen, aadlen;
 
+    if (su->mac_md != NULL)
+        return open_cbc(f, dir, hdr, frag, len, type, ptlen);
     if (len < (size_t)su->explicit_nonce + TAG_LEN + (f->version == TLS13))
         return fail(f, "bad record: too short");
     memcpy(nonce, s->iv, NONCE_LEN);
@@ -1097,15 +1633,8 @@ static int open_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uint8_
     }
     ctlen = len - su->explicit_nonce - TAG_LEN;
     if (f->version == TLS12) {
-        /* RFC 5246 6.2.3.3: seq_num + type + version + length (of the
-         * plaintext). */
-        for (int i = 0; i < 8; i++)
-            aad[i] = (uint8_t)(s->seq >> (56 - 8 * i));
-        aad[8] = hdr[0];
-        aad[9] = hdr[1];
-        aad[10] = hdr[2];
-        aad[11] = (uint8_t)(ctlen >> 8);
-        aad[12] = (uint8_t)ctlen;
+        /* RFC 5246 6.2.3.3: of the plaintext's length */
+        tls12_seq_header(s->seq, hdr, ctlen, aad);
         aadlen = 13;
     } else {
         memcpy(aad, hdr, REC_HDR); /* RFC 8446 5.2: the record header */
@@ -1217,12 +1746,16 @@ static int process_record(yb_tls_flow *f, int dir, const uint8_t *hdr, const uin
 /* A direction waits while the state its next record needs is missing. */
 static int blocked(const yb_tls_flow *f, int dir)
 {
+    /* TLS 1.2 RSA key exchange: the transcript needs the server's flight
+     * before the client's second one, and the server's records after its
+     * flight need the keys the ClientKeyExchange gives. */
     if (dir == 1)
-        return !f->have_ch;
+        return !f->have_ch || (f->rsa_pending && f->s_flight_done);
     /* With 0-RTT offered, the client's records are read only once the
      * EncryptedExtensions said whether the server took them. */
     return f->have_ch &&
-           (!f->have_sh || (f->version == TLS13 && f->ch_early && !f->ee_seen));
+           (!f->have_sh || (f->version == TLS13 && f->ch_early && !f->ee_seen) ||
+            (f->rsa_pending && !f->s_flight_done));
 }
 
 /* Returns 1 after consuming a record, 0 when the direction needs more
@@ -1311,6 +1844,23 @@ yb_tls_flow *yb_tls_flow_new(const yb_keylog *k)
     return f;
 }
 
+void yb_tls_flow_set_store(yb_tls_flow *f, yb_tls_store *st)
+{
+    if (f == NULL)
+        return;
+    f->store = st;
+    /* The extended master secret of an RSA key exchange hashes the
+     * handshake; with no server key nothing needs it. */
+    if (yb_tls_store_server_keys(st) > 0 && f->transcript[0] == NULL) {
+        f->transcript[0] = EVP_MD_CTX_new();
+        f->transcript[1] = EVP_MD_CTX_new();
+        if (f->transcript[0] == NULL || f->transcript[1] == NULL ||
+            EVP_DigestInit_ex(f->transcript[0], EVP_sha256(), NULL) <= 0 ||
+            EVP_DigestInit_ex(f->transcript[1], EVP_sha384(), NULL) <= 0)
+            transcript_end(f);
+    }
+}
+
 int yb_tls_flow_feed(yb_tls_flow *f, int dir, const uint8_t *data, size_t len,
                      void (*cb)(void *ud, int dir, const uint8_t *d, size_t n), void *ud)
 {
@@ -1366,6 +1916,11 @@ const char *yb_tls_flow_status(const yb_tls_flow *f)
     return f != NULL ? f->status : "no flow";
 }
 
+int yb_tls_flow_resumed(const yb_tls_flow *f)
+{
+    return f != NULL && f->version == TLS12 && f->resumed && f->keys_ready;
+}
+
 const char *yb_tls_flow_alpn(const yb_tls_flow *f)
 {
     return f != NULL ? f->alpn : "";
@@ -1399,6 +1954,7 @@ void yb_tls_flow_free(yb_tls_flow *f)
         free(s->hs_body);
     }
     EVP_CIPHER_free(f->cipher);
+    transcript_end(f);
     OPENSSL_cleanse(f, sizeof *f);
     free(f);
 }

@@ -3,18 +3,20 @@
  * using the session secrets an endpoint logged in NSS key log format
  * (SSLKEYLOGFILE, or a pcapng Decryption Secrets Block).
  *
- * Supported: TLS 1.2 AEAD suites (ECDHE/DHE/RSA key exchange with
- * AES-128/256-GCM, ChaCha20-Poly1305 — the key exchange never matters
- * because the master secret is logged) and TLS 1.3 with
- * TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and
+ * Supported: TLS 1.2 suites with AES-128/256-GCM, ChaCha20-Poly1305 and
+ * AES-128/256-CBC (HMAC-SHA1/256/384, MAC-then-encrypt or encrypt-then-MAC,
+ * RFC 7366), the master secret from the key log or, for RSA key exchange,
+ * from the ClientKeyExchange and the server's private key (extended master
+ * secret, RFC 7627, included); TLS 1.2 resumption (session ID or ticket)
+ * of a session an earlier flow of the capture set up (yb_tls_store); and
+ * TLS 1.3 with TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384 and
  * TLS_CHACHA20_POLY1305_SHA256, including HelloRetryRequest, KeyUpdate,
  * 0-RTT early data (accepted: decrypted with CLIENT_EARLY_TRAFFIC_SECRET;
  * rejected: skipped, as the server did), mutual TLS (in the handshake or
  * post-handshake), NewSessionTicket, and the client EncryptedExtensions
  * (ALPS) that BoringSSL/Chromium clients send before their Finished.
- * Session resumption needs nothing special: the key log has the secrets
- * of the resumed connection.  Not supported: CBC/stream/CCM suites,
- * TLS <= 1.1, TLS 1.2 renegotiation, SSLv2-format hellos, ECH.
+ * Not supported: CCM/3DES/stream suites, TLS <= 1.1, TLS 1.2
+ * renegotiation, SSLv2-format hellos, ECH.
  *
  * All crypto (TLS 1.2 PRF, HKDF-Expand-Label, AEAD) is OpenSSL 3's; this
  * module only parses records and handshake messages, with bounds checks,
@@ -74,6 +76,47 @@ size_t yb_keylog_malformed(const yb_keylog *k, size_t *first_line);
 /* Frees k (NULL is fine).  Flows created from k must be freed first. */
 void yb_keylog_free(yb_keylog *k);
 
+/* ---- what the flows of one capture share ------------------------------- */
+
+/* Server RSA private keys (TLS 1.2 RSA key exchange: the ClientKeyExchange
+ * carries the pre-master secret encrypted to the server's key) and the
+ * TLS 1.2 sessions learnt so far, by session ID and by ticket, so that a
+ * connection resuming an earlier one of the same capture is decrypted
+ * (whichever way the earlier one was: key log or server key). */
+typedef struct yb_tls_store yb_tls_store;
+
+/* Server keys one store holds. */
+#define YB_TLS_MAX_SERVER_KEYS 16
+/* Sessions remembered (a power of two); a newer session may replace an
+ * older one whose ID hashes alike. */
+#define YB_TLS_SESSION_CACHE (1u << 14)
+
+/* Returns an empty store (caller frees with yb_tls_store_free) or NULL. */
+yb_tls_store *yb_tls_store_new(void);
+
+/* Adds the RSA private key in pem[0..len) (PEM, unencrypted; the caller
+ * keeps and wipes its buffer).  name (e.g. the file) is only used in err.
+ * Returns 0, or -1 with err (not PEM, encrypted, not RSA, too many keys);
+ * the message never contains key material. */
+int yb_tls_store_add_server_key(yb_tls_store *s, const uint8_t *pem, size_t len,
+                                const char *name, char *err, size_t errlen);
+
+/* Largest server key file read. */
+#define YB_TLS_SERVER_KEY_MAX (64 * 1024)
+
+/* Reads the PEM RSA private key file path into s.  The key is a secret: a
+ * regular file that group or others may access is refused (chmod 600), as
+ * ssh refuses such identity files; the bytes read are wiped.  Returns 0,
+ * or -1 with err naming the file and what is wrong (never its contents). */
+int yb_tls_store_load_server_key(yb_tls_store *s, const char *path, char *err, size_t errlen);
+
+/* Returns the number of server keys / of sessions remembered so far. */
+size_t yb_tls_store_server_keys(const yb_tls_store *s);
+size_t yb_tls_store_sessions(const yb_tls_store *s);
+
+/* Frees s (NULL is fine); flows using it must be freed first. */
+void yb_tls_store_free(yb_tls_store *s);
+
 /* ---- one connection ------------------------------------------------------ */
 
 typedef struct yb_tls_flow yb_tls_flow;
@@ -84,6 +127,10 @@ typedef struct yb_tls_flow yb_tls_flow;
  * while the flow is being fed.  k may be NULL (every flow then ends in
  * "no keys"). */
 yb_tls_flow *yb_tls_flow_new(const yb_keylog *k);
+
+/* Makes f use s (borrowed; must outlive f) for TLS 1.2 RSA key exchange
+ * and resumption; call before the first feed. */
+void yb_tls_flow_set_store(yb_tls_flow *f, yb_tls_store *s);
 
 /* Feeds reassembled TCP payload of one direction (dir 0 = client->server,
  * 1 = server->client), in order; the two directions may be interleaved in
@@ -114,13 +161,17 @@ int yb_tls_flow_client_random(const yb_tls_flow *f, uint8_t out[32]);
  * "awaiting handshake", "decrypting", or why decryption stopped (each
  * names what it can): "no keys for this client random", "key log for the
  * client direction only (SERVER_HANDSHAKE_TRAFFIC_SECRET missing)",
- * "no handshake captured", "unsupported cipher suite 0xc009
- * (TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA)", "unsupported TLS version 0x0302
+ * "no handshake captured", "unsupported cipher suite 0xc0ac
+ * (TLS_ECDHE_ECDSA_WITH_AES_128_CCM)", "unsupported TLS version 0x0302
  * (TLS 1.1)", "unexpected handshake message ServerHello (a second one)",
  * "handshake failed: alert 40 (handshake failure)", "bad record mac",
  * "bad record header", "too much data buffered", ...  Valid until the next
  * call on f. */
 const char *yb_tls_flow_status(const yb_tls_flow *f);
+
+/* Returns 1 when the connection resumed a TLS 1.2 session (abbreviated
+ * handshake), else 0. */
+int yb_tls_flow_resumed(const yb_tls_flow *f);
 
 /* Returns the protocol the server chose by ALPN ("h2", "http/1.1", ...) or
  * "" when none was negotiated or it has not been seen yet.  Owned by f. */

@@ -27,6 +27,8 @@ static void help(void)
            "  -f, --filter EXPR        BPF filter (pcap-filter(7)), e.g. 'tcp port 8080'\n"
            "      --keylog FILE        NSS key log (SSLKEYLOGFILE) to decrypt TLS with;\n"
            "                           pcapng decryption secrets are used as well\n"
+           "      --server-key FILE    the server's RSA private key (PEM, mode 0600) to\n"
+           "                           decrypt TLS 1.2 RSA key exchange (repeatable)\n"
            "      --mgmt-only          keep only RESTCONF and gNMI requests\n"
            "      --redact NAME        also redact this header / gRPC metadata (any case;\n"
            "                           repeatable); always redacted: Authorization,\n"
@@ -100,7 +102,7 @@ static int rewrite(const char *from, const char *to, const yb_corpus_header *h, 
 
 int yb_cmd_capture(int argc, char **argv)
 {
-    enum { O_KEYLOG = 256, O_MGMT, O_KEEP, O_FLOWBUF, O_TOTALBUF, O_JSON, O_REDACT };
+    enum { O_KEYLOG = 256, O_MGMT, O_KEEP, O_FLOWBUF, O_TOTALBUF, O_JSON, O_REDACT, O_SRVKEY };
     static const struct option opts[] = {
         {"read", required_argument, NULL, 'r'},     {"output", required_argument, NULL, 'o'},
         {"filter", required_argument, NULL, 'f'},   {"keylog", required_argument, NULL, O_KEYLOG},
@@ -109,11 +111,14 @@ int yb_cmd_capture(int argc, char **argv)
         {"max-total-buffer", required_argument, NULL, O_TOTALBUF},
         {"json", required_argument, NULL, O_JSON},  {"quiet", no_argument, NULL, 'q'},
         {"redact", required_argument, NULL, O_REDACT},
+        {"server-key", required_argument, NULL, O_SRVKEY},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *inputs[MAX_INPUTS];
     size_t n_in = 0;
     const char *redact[YB_CAPTURE_MAX_REDACT];
     const char *out = NULL, *filter = NULL, *keylog = NULL, *json = NULL;
+    const char *server_keys[YB_TLS_MAX_SERVER_KEYS];
+    size_t n_server_keys = 0;
     int quiet = 0, c;
     yb_capture_opts o;
     memset(&o, 0, sizeof o);
@@ -129,6 +134,12 @@ int yb_cmd_capture(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'f': filter = optarg; break;
         case O_KEYLOG: keylog = optarg; break;
+        case O_SRVKEY:
+            if (n_server_keys == YB_TLS_MAX_SERVER_KEYS)
+                return yb_usage_error("capture", "at most %d --server-key files",
+                                      YB_TLS_MAX_SERVER_KEYS);
+            server_keys[n_server_keys++] = optarg;
+            break;
         case O_MGMT: o.mgmt_only = 1; break;
         case O_KEEP: o.keep_credentials = 1; break;
         case O_REDACT:
@@ -171,6 +182,7 @@ int yb_cmd_capture(int argc, char **argv)
     char err[1024];
     int ret = YB_EXIT_OK;
     yb_keylog *kl = NULL;
+    yb_tls_store *store = NULL;
     yb_capture *cap = NULL;
     yb_corpus_writer *w = NULL;
     char tmp[4096];
@@ -191,6 +203,18 @@ int yb_cmd_capture(int argc, char **argv)
                     keylog, bad, first);
     }
     o.keylog = (struct yb_keylog *)kl;
+    if (!(store = yb_tls_store_new())) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+        goto out;
+    }
+    for (size_t i = 0; i < n_server_keys; i++)
+        if (yb_tls_store_load_server_key(store, server_keys[i], err, sizeof err) < 0) {
+            yb_errorf("%s", err);
+            ret = YB_EXIT_USAGE;
+            goto out;
+        }
+    o.tls_store = store;
 
     /* Records go to a temporary corpus first (see rewrite): beside the file
      * a rename will replace, or in TMPDIR when out is written in place (a
@@ -317,6 +341,7 @@ out:
     if (have_tmp)
         unlink(tmp);
     yb_capture_free(cap);
+    yb_tls_store_free(store);
     yb_keylog_free(kl);
     yb_corpus_header_cleanup(&h);
     free(replaced);

@@ -11,6 +11,10 @@ for f in "$C"/*.pcap "$C"/*.pcapng; do
     name=$(basename "$f"); name=${name%.pcap}; name=${name%.pcapng}
     kl=()
     [ -f "$C/$name.keylog" ] && kl=(--keylog "$C/$name.keylog")
+    if [ -f "$C/$name.server-key.pem" ]; then
+        install -m 600 "$C/$name.server-key.pem" "$T/$name.key" # git keeps no modes
+        kl+=(--server-key "$T/$name.key")
+    fi
     "$YB" capture -q -r "$f" "${kl[@]}" -o "$T/$name.ybc" 2>"$T/$name.err"
     is "$name: capture exits 0" "$?" 0
     got=$("$YB" corpus cat --with-header "$T/$name.ybc" 2>&1)

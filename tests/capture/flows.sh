@@ -36,6 +36,10 @@ for f in "$C"/*.pcap "$C"/*.pcapng; do
     name=$(basename "$f"); name=${name%.pcap}; name=${name%.pcapng}
     kl=()
     [ -f "$C/$name.keylog" ] && kl=(--keylog "$C/$name.keylog")
+    if [ -f "$C/$name.server-key.pem" ]; then
+        install -m 600 "$C/$name.server-key.pem" "$T/$name.key"
+        kl+=(--server-key "$T/$name.key")
+    fi
     same_as_tshark "$f" "${kl[@]}"
 done
 

@@ -14,6 +14,7 @@ Scenarios (CERT/KEY: an EC P-256 certificate and its key):
             200 (the first plaintext is too short to tell the protocol)
   tls12     TLS 1.2 ECDHE-ECDSA-AES128-GCM-SHA256, ALPN http/1.1, one GET
   tls12-cbc TLS 1.2 ECDHE-ECDSA-AES128-SHA (a CBC suite), one GET
+  tls12-ccm TLS 1.2 ECDHE-ECDSA-AES128-CCM (a suite capture cannot decrypt)
   mismatch  the client offers only ECDHE-ECDSA-AES128-SHA, the server only
             AES-GCM: the server refuses with an alert
   dup-sh    as tls12, with the server's first record (its ServerHello)
@@ -184,12 +185,16 @@ def main():
         cctx.post_handshake_auth = True
         sctx.post_handshake_auth = True
     forge = scen in ("alps", "alps-new", "ee-bad", "ee-twice", "ee-cut", "tls12-ee")
-    if scen in ("h1", "tls12", "tls12-cbc", "dup-sh", "mtls", "pha") or forge:
+    if scen in ("h1", "tls12", "tls12-cbc", "tls12-ccm", "dup-sh", "mtls", "pha") or forge:
         cctx.set_alpn_protocols(["http/1.1"])
         sctx.set_alpn_protocols(["http/1.1"])
     if scen in ("tls12", "dup-sh", "tls12-ee"):
         cctx.maximum_version = ssl.TLSVersion.TLSv1_2
         cctx.set_ciphers("ECDHE-ECDSA-AES128-GCM-SHA256")
+    if scen == "tls12-ccm":
+        cctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        cctx.set_ciphers("ECDHE-ECDSA-AES128-CCM")
+        sctx.set_ciphers("ECDHE-ECDSA-AES128-CCM")
     if scen in ("tls12-cbc", "mismatch"):
         cctx.maximum_version = ssl.TLSVersion.TLSv1_2
         cctx.set_ciphers("ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0")

@@ -8,7 +8,7 @@ TC="/usr/bin/python3 $YB_SRCDIR/tests/capture/tlscap.py"
 PT="/usr/bin/python3 $YB_SRCDIR/tests/capture/pcaptool.py"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=sw \
     -keyout "$T/k.pem" -out "$T/c.pem" -days 2 >/dev/null 2>&1
-for s in h1 h2-split tls12 tls12-cbc mismatch dup-sh; do
+for s in h1 h2-split tls12 tls12-cbc tls12-ccm mismatch dup-sh; do
     $TC "$T/c.pem" "$T/k.pem" "$T/$s.pcap" "$T/$s.keylog" $s || not_ok "tlscap.py $s"
 done
 
@@ -28,7 +28,7 @@ skip_is() {
 }
 
 # Decrypted with their key logs: nothing skipped, no hint.
-for s in h1 h2-split tls12; do
+for s in h1 h2-split tls12 tls12-cbc; do
     cap "$s" "$T/$s.pcap" --keylog "$T/$s.keylog"
     is "$s with its key log: decrypted, 1 record" \
         "$(jget "$T/$s.json" '[r["tls"]["decrypted"], r["tls"]["skipped"], r["requests"]["total"], r["tls"]["skipped_flows"], "hint" in r["tls"]]')" \
@@ -66,8 +66,8 @@ no-sts0|^SERVER_TRAFFIC_SECRET_0|key log for the client direction only (SERVER_T
 hs-only|_TRAFFIC_SECRET_0|no CLIENT_TRAFFIC_SECRET_0 or SERVER_TRAFFIC_SECRET_0 for this client random
 CASES
 # The suite, the alert, the handshake message, named.
-cap cbc "$T/tls12-cbc.pcap" --keylog "$T/tls12-cbc.keylog"
-skip_is "CBC suite" cbc "unsupported cipher suite 0xc009 (TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA)"
+cap ccm "$T/tls12-ccm.pcap" --keylog "$T/tls12-ccm.keylog"
+skip_is "CCM suite" ccm "unsupported cipher suite 0xc0ac (TLS_ECDHE_ECDSA_WITH_AES_128_CCM)"
 cap mismatch "$T/mismatch.pcap" --keylog "$T/mismatch.keylog"
 skip_is "refused handshake" mismatch "handshake failed: alert 40 (handshake failure)"
 cap dup-sh "$T/dup-sh.pcap" --keylog "$T/dup-sh.keylog"

@@ -12,7 +12,9 @@
  * sets it), so that seeds made of TLS captures reach the handshake, the
  * records and the protocol inside; without it the key log is empty and
  * only the handshake up to the key lookup is exercised.  Inputs with bit
- * 0x20 of byte 0 (and not DSB mode) run without any key log. */
+ * 0x20 of byte 0 (and not DSB mode) run without any key log.  Server RSA
+ * keys listed in YB_FUZZ_SERVER_KEYS (colon-separated PEM files) decrypt
+ * TLS 1.2 RSA key exchange (the committed captures' test keys). */
 #include "config.h"
 #include "capture/capture.h"
 #include "capture/capture_priv.h"
@@ -27,28 +29,52 @@ static const int LINKS[] = {YB_LINK_ETHERNET, YB_LINK_RAW, YB_LINK_SLL, YB_LINK_
                             YB_LINK_NULL, YB_LINK_LOOP, YB_LINK_IPV4, YB_LINK_IPV6};
 
 static yb_keylog *keylog; /* for the whole run (borrowed by every pipeline) */
+/* Server keys' PEM, for the whole run: each input gets a store of its own
+ * (its session cache must not carry over from one input to the next). */
+static uint8_t *key_pem[4];
+static size_t key_len[4], n_keys;
+
+/* Calls add(path) for each entry of the colon-separated list. */
+static void each_path(const char *list, void (*add)(const uint8_t *b, size_t n))
+{
+    char path[4096];
+    static uint8_t buf[1 << 20];
+    while (list && *list) {
+        size_t n = strcspn(list, ":");
+        if (n < sizeof path) {
+            memcpy(path, list, n);
+            path[n] = 0;
+            FILE *f = fopen(path, "rb");
+            size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
+            if (f)
+                fclose(f);
+            add(buf, got);
+        }
+        list += n + (list[n] == ':');
+    }
+}
+
+static void add_keylog(const uint8_t *b, size_t n)
+{
+    yb_keylog_add_text(keylog, b, n);
+}
+
+static void add_server_key(const uint8_t *b, size_t n)
+{
+    if (n_keys < 4 && (key_pem[n_keys] = malloc(n ? n : 1))) {
+        memcpy(key_pem[n_keys], b, n);
+        key_len[n_keys++] = n;
+    }
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     keylog = yb_keylog_new();
-    const char *list = getenv("YB_FUZZ_KEYLOGS");
-    char path[4096];
-    while (keylog && list && *list) {
-        size_t n = strcspn(list, ":");
-        if (n < sizeof path) {
-            memcpy(path, list, n);
-            path[n] = 0;
-            FILE *f = fopen(path, "rb");
-            static uint8_t buf[1 << 20];
-            size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
-            if (f)
-                fclose(f);
-            yb_keylog_add_text(keylog, buf, got);
-        }
-        list += n + (list[n] == ':');
-    }
+    if (keylog)
+        each_path(getenv("YB_FUZZ_KEYLOGS"), add_keylog);
+    each_path(getenv("YB_FUZZ_SERVER_KEYS"), add_server_key);
     return 0;
 }
 
@@ -82,9 +108,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.max_total_buffer = 1 << 20;
     o.keep_credentials = data[0] & 0x40;
     o.keylog = data[0] & 0x20 ? NULL : (struct yb_keylog *)keylog;
+    yb_tls_store *store = data[0] & 0x20 ? NULL : yb_tls_store_new();
+    char err[256];
+    for (size_t i = 0; store && i < n_keys; i++)
+        yb_tls_store_add_server_key(store, key_pem[i], key_len[i], "fuzz", err, sizeof err);
+    o.tls_store = store;
     yb_capture *c = yb_capture_new(&o, emit, NULL);
-    if (!c)
+    if (!c) {
+        yb_tls_store_free(store);
         return 0;
+    }
     int link = LINKS[data[0] & 7];
     size_t off = 1;
     uint64_t ts = 1000;
@@ -106,5 +139,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     yb_capture_finish(c);
     yb_capture_free(c);
+    yb_tls_store_free(store);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -95,10 +96,15 @@ struct params {
     unsigned max_fragment;      /* smaller records: handshake messages span them */
     int early_data;             /* TLS 1.3 0-RTT on the resumed connection:
                                    1 = accepted, 2 = rejected by the server */
+    int rsa;                    /* the server's certificate and key are RSA */
+    int no_etm;                 /* TLS 1.2 CBC: MAC-then-encrypt */
+    int no_ems;                 /* TLS 1.2: no extended master secret */
+    int no_ticket;              /* TLS 1.2 resumption by session ID */
+    struct session *first;      /* with resume: also keep the first connection */
 };
 
-static EVP_PKEY *g_key;
-static X509 *g_cert;
+static EVP_PKEY *g_key, *g_rsa_key;
+static X509 *g_cert, *g_rsa_cert;
 static struct session *g_keylog_target;
 
 static void keylog_cb(const SSL *ssl, const char *line)
@@ -128,25 +134,60 @@ static int refuse_early_data(SSL *ssl, void *arg)
     return 0;
 }
 
+/* A certificate for key, subject and issuer CN=cn, not yet signed (the
+ * caller may add extensions first); NULL when out of memory. */
+static X509 *new_cert(EVP_PKEY *key, long serial, const char *cn)
+{
+    X509 *c = key != NULL ? X509_new() : NULL;
+    X509_NAME *name;
+
+    if (c == NULL)
+        return NULL;
+    X509_set_version(c, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(c), serial);
+    X509_gmtime_adj(X509_getm_notBefore(c), 0);
+    X509_gmtime_adj(X509_getm_notAfter(c), 3600);
+    X509_set_pubkey(c, key);
+    name = X509_get_subject_name(c);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+    X509_set_issuer_name(c, name);
+    return c;
+}
+
+/* An RSA key and certificate, for TLS 1.2 RSA key exchange. */
+static int make_rsa_cert(void)
+{
+    g_rsa_key = EVP_RSA_gen(2048);
+    g_rsa_cert = new_cert(g_rsa_key, 2, "yangblast-rsa");
+    if (g_rsa_cert == NULL)
+        return -1;
+    return X509_sign(g_rsa_cert, g_rsa_key, EVP_sha256()) > 0 ? 0 : -1;
+}
+
+/* The PEM of key into b. */
+static void key_pem(EVP_PKEY *key, struct buf *b)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *p;
+    long n;
+
+    assert_non_null(bio);
+    assert_int_equal(PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL), 1);
+    n = BIO_get_mem_data(bio, &p);
+    buf_add(b, p, (size_t)n);
+    BIO_free(bio);
+}
+
 /* EC key and self-signed certificate for the in-test server. */
 static int make_cert(void **st)
 {
-    X509_NAME *name;
-
     (void)st;
-    g_key = EVP_EC_gen("P-256");
-    g_cert = X509_new();
-    if (g_key == NULL || g_cert == NULL)
+    if (make_rsa_cert() < 0)
         return -1;
-    X509_set_version(g_cert, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(g_cert), 1);
-    X509_gmtime_adj(X509_getm_notBefore(g_cert), 0);
-    X509_gmtime_adj(X509_getm_notAfter(g_cert), 3600);
-    X509_set_pubkey(g_cert, g_key);
-    name = X509_get_subject_name(g_cert);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"yangblast-test",
-                               -1, -1, 0);
-    X509_set_issuer_name(g_cert, name);
+    g_key = EVP_EC_gen("P-256");
+    g_cert = new_cert(g_key, 1, "yangblast-test");
+    if (g_cert == NULL)
+        return -1;
     {
         /* ~1.5 KB of names make the Certificate message longer than a
          * 512-byte record (see test_record_shapes) */
@@ -170,6 +211,8 @@ static int free_cert(void **st)
     (void)st;
     X509_free(g_cert);
     EVP_PKEY_free(g_key);
+    X509_free(g_rsa_cert);
+    EVP_PKEY_free(g_rsa_key);
     return 0;
 }
 
@@ -337,8 +380,19 @@ static void run_session(struct session *S, const struct params *P)
         assert_int_equal(SSL_CTX_set1_groups_list(cctx, "X25519:P-256"), 1);
         assert_int_equal(SSL_CTX_set1_groups_list(sctx, "P-256"), 1);
     }
-    assert_int_equal(SSL_CTX_use_certificate(sctx, g_cert), 1);
-    assert_int_equal(SSL_CTX_use_PrivateKey(sctx, g_key), 1);
+    assert_int_equal(SSL_CTX_use_certificate(sctx, P->rsa ? g_rsa_cert : g_cert), 1);
+    assert_int_equal(SSL_CTX_use_PrivateKey(sctx, P->rsa ? g_rsa_key : g_key), 1);
+    for (int i = 0; i < 2; i++) {
+        SSL_CTX *x = i ? sctx : cctx;
+
+        if (P->no_etm)
+            SSL_CTX_set_options(x, SSL_OP_NO_ENCRYPT_THEN_MAC);
+        if (P->no_ems)
+            SSL_CTX_set_options(x, SSL_OP_NO_EXTENDED_MASTER_SECRET);
+        if (P->no_ticket)
+            SSL_CTX_set_options(x, SSL_OP_NO_TICKET);
+    }
+    SSL_CTX_set_session_id_context(sctx, (const unsigned char *)"yb", 2);
     SSL_CTX_set_alpn_select_cb(sctx, alpn_select, NULL);
     if (P->client_alpn != NULL)
         assert_int_equal(SSL_CTX_set_alpn_protos(cctx, (const unsigned char *)P->client_alpn,
@@ -365,7 +419,10 @@ static void run_session(struct session *S, const struct params *P)
         assert_non_null(resume);
         SSL_free(p.c);
         SSL_free(p.s);
-        session_free(&first);
+        if (P->first != NULL)
+            *P->first = first; /* the caller frees it */
+        else
+            session_free(&first);
         buf_free(&got[0]);
         g_keylog_target = S;
     }
@@ -532,18 +589,20 @@ static yb_keylog *keylog_of(const struct session *S)
     return k;
 }
 
-/* Every feeding order decrypts exactly what was sent, with ALPN h2. */
-static void check_all_orders(const struct session *S, const char *alpn)
+/* Every feeding order decrypts exactly what was sent with the key log k
+ * (may be NULL) and the store st (may be NULL), with ALPN alpn. */
+static void check_orders(const struct session *S, const yb_keylog *k, yb_tls_store *st,
+                         const char *alpn)
 {
     static const enum order orders[] = { WHOLE_CHUNKS, ONE_BYTE, RANDOM_SPLITS,
                                          CLIENT_FIRST, SERVER_FIRST, RANDOM_INTERLEAVE };
-    yb_keylog *k = keylog_of(S);
 
     for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
         yb_tls_flow *f = yb_tls_flow_new(k);
         struct out o = { { { 0 }, { 0 } } };
 
         assert_non_null(f);
+        yb_tls_flow_set_store(f, st);
         assert_string_equal(yb_tls_flow_status(f), "awaiting handshake");
         assert_string_equal(yb_tls_flow_alpn(f), "");
         rng_state = 0x9E3779B97F4A7C15ull + i;
@@ -558,6 +617,14 @@ static void check_all_orders(const struct session *S, const char *alpn)
         }
         yb_tls_flow_free(f);
     }
+}
+
+/* Every feeding order decrypts exactly what was sent, with S's key log. */
+static void check_all_orders(const struct session *S, const char *alpn)
+{
+    yb_keylog *k = keylog_of(S);
+
+    check_orders(S, k, NULL, alpn);
     yb_keylog_free(k);
 }
 
@@ -577,6 +644,188 @@ static void run_and_check(const struct params *P, const char *alpn)
 }
 
 /* ---- positive cases ------------------------------------------------------------- */
+
+static yb_tls_store *rsa_store(void)
+{
+    yb_tls_store *st = yb_tls_store_new();
+    struct buf pem = { 0 };
+    char err[256];
+
+    assert_non_null(st);
+    key_pem(g_key, &pem); /* an EC key is refused, and does not count */
+    assert_int_equal(yb_tls_store_add_server_key(st, pem.p, pem.n, "ec", err, sizeof err), -1);
+    assert_non_null(strstr(err, "ec: not an RSA key"));
+    pem.n = 0;
+    key_pem(g_rsa_key, &pem);
+    assert_int_equal(yb_tls_store_add_server_key(st, pem.p, pem.n, "rsa", err, sizeof err), 0);
+    assert_int_equal(yb_tls_store_server_keys(st), 1);
+    buf_free(&pem);
+    return st;
+}
+
+static void test_tls12_cbc(void **st)
+{
+    static const char *const cbc[] = { "ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA",
+                                       "ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384" };
+
+    (void)st;
+    for (size_t i = 0; i < 4; i++) {
+        struct params etm = { .version = TLS1_2_VERSION, .cipher = cbc[i], H2, .big = 20000 };
+        struct params mte = { .version = TLS1_2_VERSION, .cipher = cbc[i], H2, .big = 20000,
+                              .no_etm = 1, .max_fragment = 1000 };
+
+        run_and_check(&etm, "h2");
+        run_and_check(&mte, "h2");
+    }
+}
+
+static void test_tls12_rsa_server_key(void **state)
+{
+    static const char *const suites12[] = { "AES128-SHA", "AES256-SHA", "AES128-SHA256",
+                                            "AES256-SHA256", "AES128-GCM-SHA256",
+                                            "AES256-GCM-SHA384" };
+    yb_tls_store *st = rsa_store();
+
+    (void)state;
+    for (size_t i = 0; i < sizeof suites12 / sizeof suites12[0]; i++) {
+        for (int v = 0; v < 3; v++) {
+            /* with extended master secret and EtM, without EMS, without EtM */
+            struct params P = { .version = TLS1_2_VERSION, .cipher = suites12[i], H2,
+                                .big = 20000, .rsa = 1, .no_ems = v == 1, .no_etm = v == 2 };
+            struct session S;
+
+            run_session(&S, &P);
+            check_orders(&S, NULL, st, "h2"); /* the server's key, no key log */
+            session_free(&S);
+        }
+    }
+    yb_tls_store_free(st);
+}
+
+/* A resumed TLS 1.2 connection (by ticket, and by session ID) decrypts
+ * with what the store learnt from the first one: by the server key, or by
+ * a key log that has only the first connection's secret. */
+static void test_tls12_resumption_store(void **state)
+{
+    (void)state;
+    for (int by_id = 0; by_id < 2; by_id++) {
+        for (int rsa = 0; rsa < 2; rsa++) {
+            struct session first, S;
+            struct params P = { .version = TLS1_2_VERSION,
+                                .cipher = rsa ? "AES128-SHA" : "ECDHE-ECDSA-AES128-SHA",
+                                H2, .big = 5000, .resume = 1, .rsa = rsa,
+                                .no_ticket = by_id, .first = &first };
+            yb_tls_store *st = rsa ? rsa_store() : yb_tls_store_new();
+            yb_keylog *k = yb_keylog_new(), *none = yb_keylog_new();
+            yb_tls_flow *f;
+            struct out o = { { { 0 }, { 0 } } };
+
+            assert_non_null(k);
+            run_session(&S, &P);
+            /* the first connection's secret only (its own key log) */
+            if (!rsa)
+                assert_int_equal(yb_keylog_add_text(k, first.keylog.p, first.keylog.n), 0);
+            /* without the first connection, the resumed one has no keys */
+            f = yb_tls_flow_new(rsa ? none : k);
+            yb_tls_flow_set_store(f, st);
+            assert_int_not_equal(feed_session(f, &S, WHOLE_CHUNKS, &o), 0);
+            assert_non_null(strstr(yb_tls_flow_status(f), "a resumed session whose first "
+                                                          "connection is not in the capture"));
+            yb_tls_flow_free(f);
+            for (int d = 0; d < 2; d++)
+                buf_free(&o.got[d]);
+            /* the first connection, then the resumed one */
+            f = yb_tls_flow_new(rsa ? none : k);
+            yb_tls_flow_set_store(f, st);
+            assert_int_equal(feed_session(f, &first, WHOLE_CHUNKS, &o), 0);
+            assert_int_equal(yb_tls_flow_resumed(f), 0);
+            yb_tls_flow_free(f);
+            for (int d = 0; d < 2; d++)
+                buf_free(&o.got[d]);
+            assert_true(yb_tls_store_sessions(st) >= 1);
+            f = yb_tls_flow_new(rsa ? none : k);
+            yb_tls_flow_set_store(f, st);
+            if (feed_session(f, &S, RANDOM_SPLITS, &o) != 0)
+                fail_msg("by_id %d rsa %d: %s", by_id, rsa, yb_tls_flow_status(f));
+            assert_int_equal(yb_tls_flow_resumed(f), 1);
+            for (int d = 0; d < 2; d++) {
+                assert_int_equal(o.got[d].n, S.sent[d].n);
+                assert_memory_equal(o.got[d].p, S.sent[d].p, S.sent[d].n);
+                buf_free(&o.got[d]);
+            }
+            yb_tls_flow_free(f);
+            yb_keylog_free(k);
+            yb_keylog_free(none);
+            yb_tls_store_free(st);
+            session_free(&first);
+            session_free(&S);
+        }
+    }
+}
+
+/* Hostile or mismatched: a server key that is not the certificate's, an
+ * RSA suite with no server key, a ClientKeyExchange that does not
+ * decrypt. */
+static void test_tls12_rsa_failures(void **state)
+{
+    struct params P = { .version = TLS1_2_VERSION, .cipher = "AES128-SHA", H2, .big = 2000,
+                        .rsa = 1 };
+    struct session S;
+    yb_tls_store *st = rsa_store(), *other = yb_tls_store_new(), *empty = yb_tls_store_new();
+    EVP_PKEY *k2 = EVP_RSA_gen(2048);
+    struct buf pem = { 0 };
+    char err[256];
+    struct {
+        yb_tls_store *st;
+        const char *status;
+    } cases[3];
+    yb_tls_flow *f;
+    struct out o = { { { 0 }, { 0 } } };
+
+    (void)state;
+    key_pem(k2, &pem);
+    assert_int_equal(yb_tls_store_add_server_key(other, pem.p, pem.n, "k2", err, sizeof err), 0);
+    buf_free(&pem);
+    EVP_PKEY_free(k2);
+    cases[0].st = other;
+    cases[0].status = "RSA key exchange: no --server-key matches the server's certificate";
+    cases[1].st = empty;
+    cases[1].status = "no keys for this client random (RSA key exchange: --server-key with the "
+                      "server's private key would decrypt it)";
+    cases[2].st = st;
+    cases[2].status = "RSA key exchange: the pre-master secret does not decrypt with the "
+                      "server key";
+    run_session(&S, &P);
+    for (int i = 0; i < 3; i++) {
+        struct session C = S;
+        uint8_t *copy = NULL;
+
+        if (i == 2) {
+            /* flip a byte of the encrypted pre-master secret: the client's
+             * second record is its ClientKeyExchange */
+            size_t off = 5 + ((size_t)S.stream[0].p[3] << 8 | S.stream[0].p[4]);
+
+            copy = malloc(S.stream[0].n);
+            assert_non_null(copy);
+            memcpy(copy, S.stream[0].p, S.stream[0].n);
+            assert_int_equal(copy[off + 5], 16);
+            copy[off + 5 + 4 + 2 + 10] ^= 0x55;
+            C.stream[0].p = copy;
+        }
+        f = yb_tls_flow_new(NULL);
+        yb_tls_flow_set_store(f, cases[i].st);
+        assert_int_not_equal(feed_session(f, &C, CLIENT_FIRST, &o), 0);
+        assert_string_equal(yb_tls_flow_status(f), cases[i].status);
+        yb_tls_flow_free(f);
+        for (int d = 0; d < 2; d++)
+            buf_free(&o.got[d]);
+        free(copy);
+    }
+    session_free(&S);
+    yb_tls_store_free(st);
+    yb_tls_store_free(other);
+    yb_tls_store_free(empty);
+}
 
 static void test_tls12_aes128gcm(void **st)
 {
@@ -1250,6 +1499,10 @@ int main(void)
         cmocka_unit_test(test_tls13_key_update),
         cmocka_unit_test(test_tls13_hello_retry),
         cmocka_unit_test(test_resumption),
+        cmocka_unit_test(test_tls12_cbc),
+        cmocka_unit_test(test_tls12_rsa_server_key),
+        cmocka_unit_test(test_tls12_resumption_store),
+        cmocka_unit_test(test_tls12_rsa_failures),
         cmocka_unit_test(test_record_shapes),
         cmocka_unit_test(test_tls13_early_data),
         cmocka_unit_test(test_alpn_variants),
