@@ -14,7 +14,7 @@ static const struct {
     {"run", yb_cmd_run, "replay a corpus against a target and report where the time goes"},
     {"serve", yb_cmd_serve, "run an embedded switch target (RESTCONF + gNMI, cost model, faults)"},
     {"capture", yb_cmd_capture, "extract requests from pcap/pcapng captures into a corpus"},
-    {"experiment", yb_cmd_experiment, "the session study: one persistent session vs one per request"},
+    {"experiment", yb_cmd_experiment, "the session study (sessions); find the capacity (sweep)"},
     {"compare", yb_cmd_compare, "two JSON reports side by side; exit 1 on a regression"},
     {"report", yb_cmd_report, "render JSON reports as one HTML page with plots"},
 };

@@ -20,6 +20,8 @@ int yb_cmd_corpus(int argc, char **argv);
 int yb_cmd_run(int argc, char **argv);
 int yb_cmd_serve(int argc, char **argv);
 int yb_cmd_experiment(int argc, char **argv);
+/* experiment sweep (src/cli/sweep.c): argv[0] is "sweep". */
+int yb_cmd_sweep(int argc, char **argv);
 int yb_cmd_capture(int argc, char **argv);
 int yb_cmd_compare(int argc, char **argv);
 int yb_cmd_report(int argc, char **argv);

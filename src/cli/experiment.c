@@ -33,7 +33,9 @@ static void on_signal(int sig)
 
 static void help(void)
 {
-    printf("Usage: yangblast experiment sessions [--restconf URL] [--gnmi URL] [OPTIONS]\n\n"
+    printf("Usage: yangblast experiment sessions [--restconf URL] [--gnmi URL] [OPTIONS]\n"
+           "       yangblast experiment sweep CORPUS --target URL (-c LEVELS | --rate LEVELS)\n"
+           "                                  (see: yangblast experiment sweep --help)\n\n"
            "Replay openconfig-acl ACL sets (~14.5 KB each) over one persistent session\n"
            "and over a new session per request, for each protocol given, and print\n"
            "the study's tables and the phase breakdown.\n\n"
@@ -444,9 +446,11 @@ int yb_cmd_experiment(int argc, char **argv)
     if (yb_runopts_getopt(YB_RO_EXPERIMENT, own, "n:h", opts, sizeof opts / sizeof opts[0],
                           shortopts, sizeof shortopts) < 0)
         return YB_EXIT_RUNTIME;
+    if (argc >= 2 && !strcmp(argv[1], "sweep"))
+        return yb_cmd_sweep(argc - 1, argv + 1); /* src/cli/sweep.c */
     if (argc < 2 || (strcmp(argv[1], "sessions") && strcmp(argv[1], "--help") &&
                      strcmp(argv[1], "-h")))
-        return yb_usage_error("experiment", "expected 'sessions' (the only experiment)");
+        return yb_usage_error("experiment", "expected 'sessions' or 'sweep'");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         help();
         return YB_EXIT_OK;

@@ -168,10 +168,32 @@ static const opt_def OPTS[] = {
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
+/* What `experiment sweep` sets itself, per step (the load), or does not
+ * write (per-run streams): run's options without these. */
+static int sweep_own(int id)
+{
+    static const int OWN[] = {'c', 'n', 'D', YB_RO_RATE, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SUBS,
+                              YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL, YB_RO_TARGETS, YB_RO_FAN_OUT,
+                              YB_RO_SPLIT, YB_RO_ROUTE, YB_RO_PLAN_FILE, YB_RO_LOG,
+                              YB_RO_LOG_FORMAT, YB_RO_SERIES, YB_RO_HLOG, YB_RO_HGRM, YB_RO_CSV};
+    for (size_t i = 0; i < sizeof OWN / sizeof OWN[0]; i++)
+        if (OWN[i] == id)
+            return 1;
+    return 0;
+}
+
+/* Whether option d belongs to command cmd. */
+static int applies(const opt_def *d, unsigned cmd)
+{
+    if (cmd == YB_RO_SWEEP)
+        return (d->cmds & YB_RO_RUN) && !sweep_own(d->id);
+    return (d->cmds & cmd) != 0;
+}
+
 static const opt_def *find(unsigned cmd, int id)
 {
     for (size_t i = 0; i < N_OPTS; i++)
-        if (OPTS[i].id == id && (OPTS[i].cmds & cmd))
+        if (OPTS[i].id == id && applies(&OPTS[i], cmd))
             return &OPTS[i];
     return NULL;
 }
@@ -208,7 +230,7 @@ int yb_runopts_getopt(unsigned cmd, const struct option *own, const char *own_sh
         return -1;
     shortopts[s++] = ':';
     for (size_t i = 0; i < N_OPTS; i++) {
-        if (!(OPTS[i].cmds & cmd))
+        if (!applies(&OPTS[i], cmd))
             continue;
         if (n + 1 >= cap)
             return -1;
@@ -239,11 +261,11 @@ void yb_runopts_help(FILE *f, unsigned cmd)
     for (size_t i = 0; i < N_OPTS; i++) {
         if (OPTS[i].group)
             for (size_t k = i; k < N_OPTS && (k == i || !OPTS[k].group); k++)
-                if (OPTS[k].cmds & cmd) { /* a heading only over options shown */
+                if (applies(&OPTS[k], cmd)) { /* a heading only over options shown */
                     fprintf(f, "%s\n", OPTS[i].group);
                     break;
                 }
-        if (!(OPTS[i].cmds & cmd))
+        if (!applies(&OPTS[i], cmd))
             continue;
         fprintf(f, "  %-23s", OPTS[i].usage);
         for (const char *p = OPTS[i].help; *p;) {
@@ -475,7 +497,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
 int yb_runopts_id(unsigned cmd, const char *name)
 {
     for (size_t i = 0; i < N_OPTS; i++)
-        if ((OPTS[i].cmds & cmd) && !strcmp(OPTS[i].name, name))
+        if (applies(&OPTS[i], cmd) && !strcmp(OPTS[i].name, name))
             return OPTS[i].id;
     return -1;
 }

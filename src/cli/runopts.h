@@ -14,7 +14,10 @@
 /* Which command an option applies to (bit mask); YB_RO_PLAN marks the
  * options that are keys of a plan file's workloads (yangblast-inventory(5),
  * PLAN), with the same names and values as on the command line. */
-enum { YB_RO_RUN = 1, YB_RO_EXPERIMENT = 2, YB_RO_PLAN = 4 };
+enum { YB_RO_RUN = 1, YB_RO_EXPERIMENT = 2, YB_RO_PLAN = 4,
+       /* experiment sweep: run's options but the load model and the
+        * outputs a sweep makes itself (see sweep_own in runopts.c) */
+       YB_RO_SWEEP = 8 };
 
 /* Long-only option ids (short options use their letter). */
 enum {
