@@ -267,7 +267,7 @@ static int run_device(study *st, const device *d, const yb_credentials *cred)
         }
         const char *proto;
         char redacted[256];
-        if (yb_pick_codec(corpus, &o.ops, &proto, redacted, sizeof redacted) ||
+        if (yb_pick_codec(corpus, &o.ops, &proto, redacted, sizeof redacted, NULL) ||
             yb_check_corpus_target("experiment", corpus, proto, o.ops == &yb_h2_client_ops,
                                    &o.target, tg[t].url, 1) ||
             yb_check_redactions("experiment", corpus, redacted, cred, ro->no_credentials)) {

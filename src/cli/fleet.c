@@ -268,6 +268,7 @@ static int target_pair(const char *cmd, yb_runopts *ro, yb_fleet *f, size_t t, i
                                   ro->no_credentials)))
         return rc;
     yb_engine_bind(o, &f->cred[i], user);
+    o->codec.target_name = it->name; /* {{target}} */
     return 0;
 }
 
@@ -519,7 +520,9 @@ int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
     uint64_t n[YB_CENSUS_N], kind_n[K_N] = {0, 0};
     yb_proto first;
     char redacted[256];
-    if ((rc = yb_corpus_census(ro->o.corpus_path, n, &first, redacted, sizeof redacted)))
+    yb_census_tmpl tc = {.all = ro->o.codec.templates};
+    if ((rc = yb_corpus_census(ro->o.corpus_path, n, &first, redacted, sizeof redacted, &tc)) ||
+        (rc = yb_check_templates(cmd, ro->o.corpus_path, ro->given[YB_RO_SEED], &tc)))
         goto fail;
     for (size_t i = 0; i < YB_CENSUS_N; i++)
         kind_n[yb_proto_is_h2((yb_proto)i) ? K_H2 : K_H1] += n[i];

@@ -186,6 +186,8 @@ int yb_cmd_run(int argc, char **argv)
     }
     if ((rc = yb_runopts_load_model("run", &ro)) || (rc = check_applies(&ro)))
         return rc;
+    if (!ro.given[YB_RO_SEED])
+        o.codec.seed = yb_random_seed(); /* each run its own values */
     if (ro.plan) /* each workload's concurrency is its own; at least -t by default */
         o.concurrency = o.threads;
     if ((rc = yb_check_shared("run", &ro)))
@@ -227,8 +229,9 @@ int yb_cmd_run(int argc, char **argv)
             snprintf(o.target.servername, sizeof o.target.servername, "%s", ro.servername);
         if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
             return rc;
-        rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted);
-        if (rc)
+        yb_census_tmpl tc = {.all = o.codec.templates};
+        rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted, &tc);
+        if (rc || (rc = yb_check_templates("run", o.corpus_path, ro.given[YB_RO_SEED], &tc)))
             return rc;
         int h2 = o.ops == &yb_h2_client_ops;
         if ((rc = yb_check_corpus_target("run", o.corpus_path, proto, h2, &o.target, target,

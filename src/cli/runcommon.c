@@ -1,12 +1,14 @@
 #include "config.h"
 #include "cli/runcommon.h"
 #include "cli/cli.h"
+#include "tmpl/tmpl.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 /* Reads the first line of path into a malloc'd string.  Returns NULL with
  * a message printed. */
@@ -140,11 +142,11 @@ static void refuse_mixed(const char *path, const uint64_t *n, size_t np)
 }
 
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
-                  char *redacted, size_t rlen)
+                  char *redacted, size_t rlen, yb_census_tmpl *tc)
 {
     uint64_t n[YB_CENSUS_N];
     yb_proto first;
-    int rc = yb_corpus_census(path, n, &first, redacted, rlen);
+    int rc = yb_corpus_census(path, n, &first, redacted, rlen, tc);
     if (rc)
         return rc;
     uint64_t h2 = n[YB_PROTO_GNMI] + n[YB_PROTO_HTTP2], total = h2;
@@ -160,9 +162,9 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
 }
 
 int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char *redacted,
-                     size_t rlen)
+                     size_t rlen, yb_census_tmpl *tc)
 {
-    char err[512];
+    char err[1024];
     yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
     if (!r) {
         yb_errorf("%s", err);
@@ -180,6 +182,16 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
             *first_proto = q->protocol;
         /* a protocol beyond the known ones counts as unspecified (HTTP/1.1) */
         n[(unsigned)q->protocol < YB_CENSUS_N ? q->protocol : YB_PROTO_UNSPECIFIED]++;
+        if (tc && (q->templated || tc->all)) {
+            char terr[600];
+            tc->templated++;
+            if (yb_tmpl_check(q, terr, sizeof terr) < 0) {
+                snprintf(err, sizeof err, "%s: record %llu: template %s", path,
+                         (unsigned long long)(total - 1), terr);
+                rc = -1;
+                break;
+            }
+        }
     }
     const yb_corpus_header *h = yb_corpus_reader_header(r);
     size_t nr = 0;
@@ -196,6 +208,27 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
         return YB_EXIT_USAGE;
     }
     return 0;
+}
+
+int yb_check_templates(const char *cmd, const char *corpus, int seed_given,
+                       const yb_census_tmpl *tc)
+{
+    if (seed_given && !tc->templated)
+        return yb_usage_error(cmd, "--seed seeds the placeholders of templated records, but %s "
+                              "has none (mark records \"template\": true, or give --templates)",
+                              corpus);
+    return 0;
+}
+
+uint64_t yb_random_seed(void)
+{
+    uint64_t s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&s, sizeof s, 1, f) != 1)
+        s = uv_hrtime() ^ (uint64_t)getpid() << 32;
+    if (f)
+        fclose(f);
+    return s;
 }
 
 void yb_engine_defaults(yb_engine_opts *o)
@@ -215,6 +248,7 @@ void yb_engine_defaults(yb_engine_opts *o)
 void yb_engine_bind(yb_engine_opts *o, const yb_credentials *c, const char *user)
 {
     o->codec.authority = o->target.authority;
+    o->codec.target_name = o->target.host; /* an inventory's name replaces it */
     o->codec.scheme = o->target.tls ? "https" : "http";
     o->codec.auth_header = c->auth_header;
     o->codec.user = user;

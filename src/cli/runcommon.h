@@ -26,6 +26,15 @@ int yb_credentials_from(const char *user, const char *env, const char *file, yb_
 /* Wipes and frees the secrets. */
 void yb_credentials_cleanup(yb_credentials *c);
 
+/* Templates found while the corpus is counted (NULL = not looked at):
+ * every templated record (all of them with all = 1, --templates) is
+ * compiled, so a malformed template is refused before the run (exit 2,
+ * naming the record, the field and the placeholder). */
+typedef struct {
+    int all;              /* --templates */
+    uint64_t templated;   /* out: records that are templates */
+} yb_census_tmpl;
+
 /* Reads the whole corpus to choose the codec (HTTP/1.1 or HTTP/2) and
  * the protocol name (static) of its first record, and lists the header's
  * redacted credential names, comma-separated, in redacted (rlen bytes; ""
@@ -33,7 +42,7 @@ void yb_credentials_cleanup(yb_credentials *c);
  * each protocol with its count.  Returns 0 or YB_EXIT_USAGE with a message
  * printed. */
 int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto,
-                  char *redacted, size_t rlen);
+                  char *redacted, size_t rlen, yb_census_tmpl *tc);
 
 /* Counts the records of the corpus at path per protocol into n[0 ..
  * YB_CENSUS_N - 1], sets *first_proto (the first record's), and lists the
@@ -41,7 +50,14 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
  * YB_EXIT_USAGE with a message printed (unreadable or empty corpus). */
 #define YB_CENSUS_N (YB_PROTO_HTTP2 + 1)
 int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char *redacted,
-                     size_t rlen);
+                     size_t rlen, yb_census_tmpl *tc);
+
+/* Refuses --seed (seed_given) when the census found no templated record:
+ * it would seed nothing.  Returns 0 or YB_EXIT_USAGE (message printed). */
+int yb_check_templates(const char *cmd, const char *corpus, int seed_given,
+                       const yb_census_tmpl *tc);
+/* A seed for a run without --seed (from /dev/urandom). */
+uint64_t yb_random_seed(void);
 
 /* Refuses (YB_EXIT_USAGE, message printed) a corpus the target cannot
  * carry: an HTTP/1.1 corpus against grpc:// or grpcs://, or -m above 1 for

@@ -119,6 +119,12 @@ static const opt_def OPTS[] = {
     {NULL, "expect", YB_RO_EXPECT, required_argument, BOTH | PLAN, "    --expect original",
      "a record's recorded status is the one expected:\nanother is an 'unexpected' error "
      "(accepted\nstatuses pass; records without one: as above)"},
+    {"Templates:", "templates", YB_RO_TEMPLATES, no_argument, RUN, "    --templates",
+     "every record is a template: {{...}} in its path,\nheader values and body are "
+     "placeholders\n(without it, only records marked \"template\": true)"},
+    {NULL, "seed", YB_RO_SEED, required_argument, RUN, "    --seed N",
+     "seed of the random placeholders (random, choice,\nuuid): the same seed sends the same "
+     "bytes\n(default: a new seed per run)"},
     {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH | PLAN, "    --timeout D",
      "per request, incl. connect (default 30s; 0 = none)"},
     {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH | PLAN, "    --max-body SIZE",
@@ -394,6 +400,8 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
             rc = bad(cmdname, id, arg, "'original'");
         o->codec.accept.original = 1;
         break;
+    case YB_RO_TEMPLATES: o->codec.templates = 1; break;
+    case YB_RO_SEED: rc = count(cmdname, id, arg, 0, UINT64_MAX, &o->codec.seed); break;
     case YB_RO_TIMING:
         if (strcmp(arg, "original"))
             rc = bad(cmdname, id, arg, "'original'");

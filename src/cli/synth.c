@@ -31,6 +31,8 @@ static void help(void)
            "      --sample-interval D STREAM SAMPLE interval (default 1s)\n"
            "      --polls N           POLL: Poll messages after the request (default 3)\n"
            "      --name-prefix P     ACL set names P_000001... (default YB_ACL)\n"
+           "      --unique            names P_000001_{{iter}}...: templated records whose\n"
+           "                          sets never collide across passes over the corpus\n"
            "      --authority HOST    recorded authority / Host (default localhost)\n"
            "      --scheme S          recorded scheme: https (default) or http\n"
            "  -h, --help              this help\n\n"
@@ -118,7 +120,7 @@ int yb_cmd_synth(int argc, char **argv)
 {
     enum {
         O_OP = 256, O_METHOD, O_MODE, O_SAMPLE, O_POLLS, O_PREFIX, O_AUTH, O_SCHEME, O_SETREQ,
-        O_ENCODING, O_END
+        O_ENCODING, O_UNIQUE, O_END
     };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"proto", required_argument, NULL, 'p'},
@@ -133,6 +135,7 @@ int yb_cmd_synth(int argc, char **argv)
         {"scheme", required_argument, NULL, O_SCHEME},
         {"set-request", required_argument, NULL, O_SETREQ},
         {"encoding", required_argument, NULL, O_ENCODING},
+        {"unique", no_argument, NULL, O_UNIQUE},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     yb_synth_acl_opts o;
     yb_synth_acl_defaults(&o);
@@ -197,6 +200,7 @@ int yb_cmd_synth(int argc, char **argv)
             o.scheme = optarg;
             break;
         case O_SETREQ: set_request = optarg; break;
+        case O_UNIQUE: o.unique = 1; break;
         case O_ENCODING:
             if (yb_gnmi_enc_parse(optarg, &enc) < 0)
                 return yb_usage_error("synth", "--encoding must be json_ietf, json or ascii, "
@@ -222,7 +226,7 @@ int yb_cmd_synth(int argc, char **argv)
         } ACL_ONLY[] = {{'p', "--proto"},          {'r', "--rules"},     {'s', "--seed"},
                         {O_OP, "--op"},            {O_METHOD, "--method"}, {O_MODE, "--mode"},
                         {O_SAMPLE, "--sample-interval"}, {O_POLLS, "--polls"},
-                        {O_PREFIX, "--name-prefix"}};
+                        {O_PREFIX, "--name-prefix"}, {O_UNIQUE, "--unique"}};
         for (size_t i = 0; i < sizeof ACL_ONLY / sizeof ACL_ONLY[0]; i++)
             if (given[ACL_ONLY[i].code])
                 return yb_usage_error("synth", "%s applies to synth acl, not synth gnmi",
@@ -252,6 +256,9 @@ int yb_cmd_synth(int argc, char **argv)
         return yb_usage_error("synth", "%s sets the rules' content: it applies to --op create "
                               "and replace only, not --op %s", given['r'] ? "--rules" : "--seed",
                               OP_NAMES[o.op]);
+    if (given[O_UNIQUE] && (o.op == YB_SYNTH_SUBSCRIBE || o.op == YB_SYNTH_CAPABILITIES))
+        return yb_usage_error("synth", "--unique makes ACL set names unique per pass: --op %s "
+                              "names no set", OP_NAMES[o.op]);
     const char *why = yb_synth_acl_check(&o);
     if (why)
         return yb_usage_error("synth", "%s", why);
@@ -262,9 +269,9 @@ int yb_cmd_synth(int argc, char **argv)
     char rules[16] = "auto";
     if (o.rules != YB_SYNTH_RULES_AUTO)
         snprintf(rules, sizeof rules, "%u", o.rules);
-    snprintf(source, sizeof source, "synth acl --proto %s --op %s --count %llu --rules %s --seed %llu",
+    snprintf(source, sizeof source, "synth acl --proto %s --op %s --count %llu --rules %s --seed %llu%s",
              yb_proto_name(o.proto), OP_NAMES[o.op], (unsigned long long)o.count, rules,
-             (unsigned long long)o.seed);
+             (unsigned long long)o.seed, o.unique ? " --unique" : "");
     h.producer = (char *)PACKAGE_NAME " " PACKAGE_VERSION " synth";
     h.source = source;
     char err[512];

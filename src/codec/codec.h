@@ -12,6 +12,7 @@
 #include "codec/accept.h"
 #include "corpus/corpus.h"
 #include "stats/recorder.h"
+#include "tmpl/tmpl.h"
 
 struct Gnmi__Notification; /* gnmi/gnmi.pb-c.h */
 
@@ -31,6 +32,9 @@ typedef struct {
     size_t keep_body;        /* HTTP/1.1: keep the first keep_body bytes of a
                               * successful body for host->done (x->body);
                               * 0 = count them only (a load never keeps them) */
+    int templates;           /* --templates: every record is a template */
+    uint64_t seed;           /* --seed: what random placeholders derive from */
+    const char *target_name; /* {{target}}: the inventory name, or the host */
 } yb_codec_cfg;
 
 /* A request made ready for the wire once and replayed many times. */
@@ -51,6 +55,10 @@ typedef struct yb_prepared {
                            * the engine's source when it prepares it */
     int open_ended;       /* a STREAM Subscribe: runs until the run ends
                            * (the engine ends it with the codec's finish) */
+    yb_tmpl *tmpl;        /* HTTP/1.1: the wire as a template (filled per
+                           * request at submit), or NULL */
+    int templated;        /* filled per request (HTTP/2 keeps its templates
+                           * in its private part) */
     unsigned refs;        /* engine bookkeeping: exchanges using it */
     int cached;           /* engine bookkeeping: kept by the source's cache */
 } yb_prepared;
@@ -110,7 +118,24 @@ typedef struct yb_exchange {
     void *owner;                     /* the session it runs on */
     uint32_t stream_id;              /* HTTP/2 */
     int retry;                       /* HTTP/2 GOAWAY: not processed, may retry */
+    /* A templated request's values (req->templated): iter, index and
+     * worker set by the engine when it takes the request; the codec adds
+     * the seed, the target and the session (numbered across the run from
+     * res.session, the pool's number, and workers) when it fills it. */
+    yb_tmpl_vars tv;
+    uint32_t workers;
 } yb_exchange;
+
+/* The values of x's placeholders (see yb_exchange.tv). */
+static inline yb_tmpl_vars yb_exchange_vars(const yb_exchange *x, const yb_codec_cfg *cfg)
+{
+    yb_tmpl_vars v = x->tv;
+    v.seed = cfg->seed;
+    v.target = cfg->target_name;
+    v.session = x->res.session ? (x->res.session - 1) * (x->workers ? x->workers : 1) + v.worker + 1
+                               : 0;
+    return v;
+}
 
 /* What a codec may ask of its session. */
 typedef struct {

@@ -11,6 +11,7 @@
 
 struct yb_codec {
     const yb_codec_cfg *cfg;
+    yb_tmpl_buf fill;     /* a templated request, filled (reused) */
     const yb_codec_host *host;
     void *hostdata;
     yb_h1_resp *resp;
@@ -18,6 +19,73 @@ struct yb_codec {
     int write_pending;    /* cur's request is still queued in the transport */
     int closing;          /* Connection: close seen, or a fatal error */
 };
+
+/* Finds the header line "\r\nNAME: " in head[0..n): sets [*v0, *v1) to its
+ * value.  Returns 1 when found. */
+static int head_value(const uint8_t *head, size_t n, const char *line, size_t *v0, size_t *v1)
+{
+    size_t ll = strlen(line);
+    for (size_t i = 0; i + ll <= n; i++)
+        if (!memcmp(head + i, line, ll)) {
+            size_t e = i + ll;
+            while (e + 1 < n && !(head[e] == '\r' && head[e + 1] == '\n'))
+                e++;
+            *v0 = i + ll;
+            *v1 = e;
+            return 1;
+        }
+    return 0;
+}
+
+/* Compiles a templated record's serialized request w[0..n) (which the
+ * serializer has already checked): placeholders in the head, except in our
+ * Authorization value (a secret, sent as it is); Content-Length as the
+ * length of the body filled per request; the body.  Returns 0, -ENOMEM
+ * or -EINVAL (a bad template, or a {{target}} name that would break the
+ * head). */
+static int compile_wire(const yb_codec_cfg *cfg, const yb_request *r, const uint8_t *w, size_t n,
+                        yb_tmpl **out)
+{
+    char err[512];
+    size_t he = 0;
+    while (he + 4 <= n && memcmp(w + he, "\r\n\r\n", 4))
+        he++;
+    if (he + 4 > n)
+        return -EINVAL;
+    he += 4;
+    size_t a0 = he, a1 = he, c0 = he, c1 = he;
+    int auth = cfg->auth_header && head_value(w, he, "\r\nAuthorization: ", &a0, &a1);
+    int clen = head_value(w, he, "\r\nContent-Length: ", &c0, &c1);
+    yb_tmpl *t = yb_tmpl_new();
+    if (!t)
+        return -ENOMEM;
+    int rc, region = -1;
+    /* the two spans in head order: Authorization comes first (serializer) */
+    if ((rc = yb_tmpl_text(t, w, auth ? a0 : c0, err, sizeof err)) ||
+        (auth && ((rc = yb_tmpl_lit(t, w + a0, a1 - a0)) ||
+                  (rc = yb_tmpl_text(t, w + a1, c0 - a1, err, sizeof err)))))
+        goto fail;
+    if (clen && (region = yb_tmpl_length(t, YB_TMPL_LEN_DEC)) < 0) {
+        rc = region;
+        goto fail;
+    }
+    if ((rc = yb_tmpl_text(t, w + c1, he - c1, err, sizeof err)) ||
+        (clen && (rc = yb_tmpl_begin(t, region))) ||
+        (rc = yb_tmpl_body(t, r, err, sizeof err)) || (clen && (rc = yb_tmpl_close(t))))
+        goto fail;
+    if (yb_tmpl_uses_target(t) && cfg->target_name) {
+        for (const char *p = cfg->target_name; *p; p++)
+            if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
+                rc = -EINVAL;
+                goto fail;
+            }
+    }
+    *out = t;
+    return 0;
+fail:
+    yb_tmpl_free(t);
+    return rc == -ENOMEM ? -ENOMEM : -EINVAL;
+}
 
 static int h1_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out)
 {
@@ -60,6 +128,14 @@ static int h1_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
     out->conn_id = r->conn_id;
     out->expected_status = r->expected_status;
     out->expected_grpc = r->expected_grpc;
+    if (r->templated || cfg->templates) {
+        if ((rc = compile_wire(cfg, r, out->wire, out->wire_len, &out->tmpl))) {
+            free(out->wire);
+            out->wire = NULL;
+            return rc;
+        }
+        out->templated = 1;
+    }
     return 0;
 }
 
@@ -67,6 +143,8 @@ static void h1_prepared_free(yb_prepared *p)
 {
     free(p->wire);
     p->wire = NULL;
+    yb_tmpl_free(p->tmpl);
+    p->tmpl = NULL;
 }
 
 static yb_codec *h1_create(const yb_codec_cfg *cfg, const yb_codec_host *host, void *hostdata)
@@ -91,6 +169,7 @@ static void h1_destroy(yb_codec *c)
     if (!c)
         return;
     yb_h1_resp_free(c->resp);
+    free(c->fill.p);
     free(c);
 }
 
@@ -114,15 +193,24 @@ static int h1_submit(yb_codec *c, yb_exchange *x, uint64_t now)
 {
     if (c->cur || c->closing)
         return -EBUSY;
+    uv_buf_t b = uv_buf_init((char *)x->req->wire, (unsigned)x->req->wire_len);
+    if (x->req->tmpl) {
+        /* the transport copies what it cannot write at once, so one
+         * buffer per session serves every request */
+        yb_tmpl_vars v = yb_exchange_vars(x, c->cfg);
+        int frc = yb_tmpl_fill(x->req->tmpl, &v, &c->fill);
+        if (frc < 0)
+            return frc;
+        b = uv_buf_init((char *)c->fill.p, (unsigned)c->fill.len);
+    }
     c->cur = x;
     yb_h1_resp_reset(c->resp, x->req->head);
-    uv_buf_t b = uv_buf_init((char *)x->req->wire, (unsigned)x->req->wire_len);
     int rc = c->host->write(c->hostdata, &b, 1);
     if (rc < 0) {
         c->cur = NULL;
         return rc;
     }
-    x->res.bytes_out = x->req->wire_len;
+    x->res.bytes_out = b.len;
     if (rc == 1)
         x->res.sent = now;
     else

@@ -34,6 +34,10 @@ typedef struct {
     size_t set_ops;    /* Set: operations in the request */
     int sub_mode;      /* Subscribe: SubscriptionList.mode (SUB_*), -1 = not a Subscribe */
     size_t first_len;  /* Subscribe: bytes of the first gRPC message (the SubscribeRequest) */
+    yb_tmpl **nv_tmpl; /* templated: per header field, its value's template or NULL */
+    yb_tmpl *body_tmpl;/* templated: the body's, or NULL */
+    size_t n_own;      /* fields before this index are ours (never templates),
+                        * except :path */
 } h2_req;
 
 enum { SUB_ONCE = 0, SUB_POLL = 1, SUB_STREAM = 2 }; /* SubscriptionList.Mode */
@@ -41,6 +45,9 @@ enum { SUB_ONCE = 0, SUB_POLL = 1, SUB_STREAM = 2 }; /* SubscriptionList.Mode */
 /* Per-stream state. */
 typedef struct stream {
     yb_exchange *x;
+    const uint8_t *body;      /* the request body: the prepared one, or body_own */
+    size_t body_len, first_len; /* its length; Subscribe: its first message's */
+    uint8_t *body_own;        /* a templated body, filled for this request */
     size_t body_off;          /* request body sent so far */
     size_t body_limit;        /* Subscribe: body bytes that may be sent now */
     int may_end;              /* Subscribe: END_STREAM once body_limit is sent */
@@ -83,6 +90,10 @@ struct yb_codec {
     unsigned active;
     stream *streams;
     uint64_t now;
+    yb_tmpl_buf fill;         /* templated header values, filled (reused) */
+    yb_tmpl_buf one;          /* one of them, before it joins fill */
+    nghttp2_nv *nv;           /* templated: the header fields of one submit */
+    size_t nv_cap;
 };
 
 static void stream_link(yb_codec *c, stream *st)
@@ -124,6 +135,7 @@ static void stream_free(yb_codec *c, stream *st)
 {
     stream_unlink(c, st);
     stream_drop_body(c, st);
+    free(st->body_own);
     free(st);
 }
 
@@ -136,6 +148,7 @@ static void stream_done(yb_codec *c, stream *st)
     x->stream_id = 0;
     c->host->done(c->hostdata, x);
     stream_drop_body(c, st);
+    free(st->body_own);
     free(st);
 }
 
@@ -229,6 +242,56 @@ static int sub_mode_of(const uint8_t *body, size_t len, size_t *first_len)
     return mode;
 }
 
+static void h2_req_free(h2_req *h)
+{
+    if (!h)
+        return;
+    if (h->nv_tmpl)
+        for (size_t i = 0; i < h->n_nv; i++)
+            yb_tmpl_free(h->nv_tmpl[i]);
+    free(h->nv_tmpl);
+    yb_tmpl_free(h->body_tmpl);
+    free(h->nv);
+    free(h->arena);
+    free(h->body);
+    free(h);
+}
+
+/* A templated record: compiles :path (field path_i), the record's and -H's
+ * header values and the body.  Our own fields (credentials included) are
+ * never templates.  Returns 0, -ENOMEM or -EINVAL (a bad template, or a
+ * {{target}} name a header value cannot carry). */
+static int compile_templates(const yb_codec_cfg *cfg, const yb_request *r, h2_req *h,
+                             size_t path_i)
+{
+    char err[512];
+    h->nv_tmpl = calloc(h->n_nv, sizeof *h->nv_tmpl);
+    if (!h->nv_tmpl)
+        return -ENOMEM;
+    for (size_t i = 0; i < h->n_nv; i++) {
+        if ((i < h->n_own && i != path_i) || !yb_tmpl_has(h->nv[i].value, h->nv[i].valuelen))
+            continue;
+        yb_tmpl *t = h->nv_tmpl[i] = yb_tmpl_new();
+        if (!t)
+            return -ENOMEM;
+        int rc = yb_tmpl_text(t, h->nv[i].value, h->nv[i].valuelen, err, sizeof err);
+        if (rc)
+            return rc;
+        if (yb_tmpl_uses_target(t) && cfg->target_name)
+            for (const char *p = cfg->target_name; *p; p++)
+                if (*p == '\r' || *p == '\n')
+                    return -EINVAL;
+    }
+    if (yb_tmpl_has(r->body, r->body_len)) {
+        if (!(h->body_tmpl = yb_tmpl_new()))
+            return -ENOMEM;
+        int rc = yb_tmpl_body(h->body_tmpl, r, err, sizeof err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out)
 {
     if (!yb_proto_is_h2(r->protocol))
@@ -268,6 +331,7 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         {"authorization", !h->grpc || !cfg->user ? cfg->auth_header : NULL},
     };
     const int our_auth = !h->grpc || !cfg->user ? cfg->auth_header != NULL : 0;
+    size_t templatable = 0; /* the :path field's index */
     size_t nfixed = sizeof fixed / sizeof fixed[0];
     size_t max_nv = nfixed + r->n_headers + cfg->n_extra, arena = 0;
     for (size_t i = 0; i < nfixed; i++)
@@ -302,8 +366,13 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         a += (VL) + 1;                                                              \
     } while (0)
     for (size_t i = 0; i < nfixed; i++)
-        if (fixed[i][1])
+        if (fixed[i][1]) {
+            /* of ours, only :path may hold placeholders (never credentials) */
+            if (i == 2)
+                templatable = h->n_nv;
             ADD(fixed[i][0], strlen(fixed[i][0]), fixed[i][1], strlen(fixed[i][1]));
+        }
+    size_t first_own = h->n_nv; /* the record's and -H's fields from here */
     for (size_t i = 0; i < r->n_headers; i++) {
         const yb_header *x = &r->headers[i];
         /* credentials of ours replace the recorded ones, never join them */
@@ -317,6 +386,7 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         ADD(cfg->extra[i].name, strlen(cfg->extra[i].name), cfg->extra[i].value,
             cfg->extra[i].value_len);
 #undef ADD
+    h->n_own = first_own;
     if (r->body_len) {
         h->body = malloc(r->body_len);
         if (!h->body)
@@ -326,6 +396,14 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
     }
     if (h->rpc == RPC_SET)
         h->set_ops = set_ops_of(h->body, h->body_len);
+    if (r->templated || cfg->templates) {
+        int trc = compile_templates(cfg, r, h, templatable);
+        if (trc) {
+            h2_req_free(h);
+            return trc;
+        }
+        out->templated = 1;
+    }
     out->protocol = r->protocol;
     out->h2 = h;
     out->body_len = r->body_len;
@@ -346,13 +424,7 @@ oom:
 
 static void h2_prepared_free(yb_prepared *p)
 {
-    h2_req *h = p->h2;
-    if (h) {
-        free(h->nv);
-        free(h->arena);
-        free(h->body);
-        free(h);
-    }
+    h2_req_free(p->h2);
     p->h2 = NULL;
 }
 
@@ -694,12 +766,12 @@ static void sub_synced(yb_codec *c, stream *st, int32_t sid)
         st->x->res.sync_ns = c->now > st->x->res.send_start ? c->now - st->x->res.send_start : 1;
     if (h->sub_mode != SUB_POLL || st->may_end)
         return;
-    if (st->body_limit < h->body_len) {
+    if (st->body_limit < st->body_len) {
         /* the next message: its prefix was checked whole by prepare's walk,
          * but bound it anyway */
-        size_t left = h->body_len - st->body_limit, n = left;
+        size_t left = st->body_len - st->body_limit, n = left;
         if (left >= YB_GRPC_PREFIX) {
-            const uint8_t *p = h->body + st->body_limit;
+            const uint8_t *p = st->body + st->body_limit;
             uint64_t ml = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
             if (ml + YB_GRPC_PREFIX < left)
                 n = (size_t)ml + YB_GRPC_PREFIX;
@@ -901,14 +973,13 @@ static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t 
     if (!nghttp2_session_get_stream_user_data(ng, sid))
         return NGHTTP2_ERR_DEFERRED; /* completed already; our reset ends it */
     stream *st = src->ptr;
-    const h2_req *h = st->x->req->h2;
     size_t n = st->body_limit - st->body_off;
     if (n > len)
         n = len;
     if (n)
-        memcpy(buf, h->body + st->body_off, n);
+        memcpy(buf, st->body + st->body_off, n);
     st->body_off += n;
-    if (st->body_off == h->body_len && st->may_end) {
+    if (st->body_off == st->body_len && st->may_end) {
         *flags |= NGHTTP2_DATA_FLAG_EOF;
     } else if (n == 0) {
         /* Subscribe: the next Poll waits for a sync_response; a STREAM
@@ -931,7 +1002,7 @@ static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
         /* Subscribe: the request is sent once its SubscribeRequest is */
         stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
         const h2_req *h = st ? st->x->req->h2 : NULL;
-        if (h && h->rpc == RPC_SUBSCRIBE && !st->x->res.sent && st->body_off >= h->first_len)
+        if (h && h->rpc == RPC_SUBSCRIBE && !st->x->res.sent && st->body_off >= st->first_len)
             st->x->res.sent = c->now;
     }
     return 0;
@@ -982,6 +1053,9 @@ static void h2_destroy(yb_codec *c)
         stream_free(c, c->streams);
     nghttp2_session_del(c->ng);
     free(c->out);
+    free(c->fill.p);
+    free(c->one.p);
+    free(c->nv);
     free(c);
 }
 
@@ -1017,6 +1091,74 @@ static int h2_usable(const yb_codec *c)
     return !c->goaway && !c->dead;
 }
 
+/* A templated request: fills st's body and c->nv (the header fields, the
+ * templated values in c->fill; nghttp2 copies them when it submits).
+ * Returns 0 or < 0; *out_bytes gets what the request weighs. */
+static int fill_request(yb_codec *c, const h2_req *h, stream *st, const yb_exchange *x,
+                        uint64_t *out_bytes)
+{
+    yb_tmpl_vars v = yb_exchange_vars(x, c->cfg);
+    if (h->body_tmpl) {
+        yb_tmpl_buf b = {0};
+        int rc = yb_tmpl_fill(h->body_tmpl, &v, &b);
+        if (rc < 0) {
+            free(b.p);
+            return rc;
+        }
+        st->body = st->body_own = b.p;
+        st->body_len = b.len;
+        st->first_len = b.len;
+        if (h->sub_mode >= 0 && b.len >= YB_GRPC_PREFIX) {
+            /* Subscribe: the first message as filled */
+            uint64_t ml = (uint64_t)b.p[1] << 24 | (uint64_t)b.p[2] << 16 |
+                          (uint64_t)b.p[3] << 8 | b.p[4];
+            if (ml + YB_GRPC_PREFIX <= b.len && h->first_len < h->body_len)
+                st->first_len = (size_t)ml + YB_GRPC_PREFIX;
+        }
+    }
+    if (c->nv_cap < h->n_nv) {
+        nghttp2_nv *nv = realloc(c->nv, h->n_nv * sizeof *nv);
+        if (!nv)
+            return -ENOMEM;
+        c->nv = nv;
+        c->nv_cap = h->n_nv;
+    }
+    /* values into one buffer first (it may move as it grows), then point at them */
+    c->fill.len = 0;
+    uint64_t bytes = st->body_len;
+    for (size_t i = 0; i < h->n_nv; i++) {
+        c->nv[i] = h->nv[i];
+        if (h->nv_tmpl[i]) {
+            int rc = yb_tmpl_fill(h->nv_tmpl[i], &v, &c->one);
+            if (rc == 0 && c->fill.cap - c->fill.len < c->one.len + 1) {
+                size_t nc = (c->fill.len + c->one.len + 1) * 2;
+                uint8_t *p = realloc(c->fill.p, nc);
+                if (!p)
+                    rc = -ENOMEM;
+                else {
+                    c->fill.p = p;
+                    c->fill.cap = nc;
+                }
+            }
+            if (rc < 0)
+                return rc;
+            memcpy(c->fill.p + c->fill.len, c->one.p, c->one.len);
+            c->nv[i].valuelen = c->one.len;
+            c->fill.len += c->one.len;
+            c->fill.p[c->fill.len++] = 0;
+        }
+        bytes += c->nv[i].namelen + c->nv[i].valuelen;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < h->n_nv; i++)
+        if (h->nv_tmpl[i]) {
+            c->nv[i].value = c->fill.p + off;
+            off += c->nv[i].valuelen + 1;
+        }
+    *out_bytes = bytes;
+    return 0;
+}
+
 static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
 {
     const h2_req *h = x->req->h2;
@@ -1025,23 +1167,38 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
         return -ENOMEM;
     st->x = x;
     st->grpc_status = -1;
-    st->body_limit = h->body_len;
+    st->body = h->body;
+    st->body_len = h->body_len;
+    st->first_len = h->first_len;
+    const nghttp2_nv *nv = h->nv;
+    uint64_t bytes = x->req->wire_len;
+    if (x->req->templated) {
+        int rc = fill_request(c, h, st, x, &bytes);
+        if (rc < 0) {
+            free(st->body_own);
+            free(st);
+            return rc;
+        }
+        nv = c->nv;
+    }
+    st->body_limit = st->body_len;
     st->may_end = 1;
     if (h->rpc == RPC_SUBSCRIBE && h->sub_mode != SUB_ONCE) {
         /* POLL: the SubscribeRequest first, each Poll after a sync_response;
          * STREAM: the SubscribeRequest, and the stream stays open */
-        st->body_limit = h->first_len;
+        st->body_limit = st->first_len;
         st->may_end = 0;
     }
     nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_body};
     c->now = now;
-    int32_t sid = nghttp2_submit_request(c->ng, NULL, h->nv, h->n_nv, h->body_len ? &dp : NULL, st);
+    int32_t sid = nghttp2_submit_request(c->ng, NULL, nv, h->n_nv, st->body_len ? &dp : NULL, st);
     if (sid < 0) {
+        free(st->body_own);
         free(st);
         return -EPROTO;
     }
     x->stream_id = (uint32_t)sid;
-    x->res.bytes_out = x->req->wire_len;
+    x->res.bytes_out = bytes;
     stream_link(c, st);
     return 0; /* written by h2_flush, with whatever else the engine submits now */
 }

@@ -161,6 +161,7 @@ int yb_request_equal(const yb_request *a, const yb_request *b)
         a->timestamp_ns != b->timestamp_ns || a->conn_id != b->conn_id ||
         a->conn_order != b->conn_order || a->expected_status != b->expected_status ||
         a->expected_grpc != b->expected_grpc || a->n_headers != b->n_headers ||
+        !a->templated != !b->templated ||
         !bytes_eq(a->body, a->body_len, b->body, b->body_len))
         return 0;
     for (size_t i = 0; i < a->n_headers; i++)
@@ -455,6 +456,7 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
     pr.conn_order = r->conn_order;
     pr.expected_status = r->expected_status;
     pr.expected_grpc_status = r->expected_grpc < 0 ? 0 : r->expected_grpc + 1;
+    pr.templated = r->templated != 0;
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
@@ -809,6 +811,7 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
     r->req.conn_order = p->conn_order;
     r->req.expected_status = p->expected_status;
     r->req.expected_grpc = p->expected_grpc_status > 0 ? p->expected_grpc_status - 1 : -1;
+    r->req.templated = p->templated != 0;
     return 0;
 }
 

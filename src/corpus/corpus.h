@@ -49,6 +49,8 @@ typedef struct {
     uint32_t conn_order;
     uint32_t expected_status; /* 0 = unknown */
     int32_t expected_grpc;    /* -1 = unknown, else gRPC status code */
+    int templated;            /* 1: path, header values and body are templates
+                               * (tmpl/tmpl.h), filled per request */
 } yb_request;
 
 /* The value a redacted credential is replaced with (capture); the header's

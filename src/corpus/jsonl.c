@@ -58,6 +58,8 @@ json_t *yb_jsonl_from_request(const yb_request *r)
         rc |= json_object_set_new(o, "expected_status", json_integer(r->expected_status));
     if (r->expected_grpc >= 0)
         rc |= json_object_set_new(o, "expected_grpc_status", json_integer(r->expected_grpc));
+    if (r->templated)
+        rc |= json_object_set_new(o, "template", json_true());
     json_decref(hs);
     if (rc) {
         json_decref(o);
@@ -113,7 +115,7 @@ fail:
 static const char *const REQUEST_KEYS[] = {
     "protocol", "method", "scheme", "authority", "path", "headers", "body", "body_base64",
     "timestamp_ns", "conn_id", "conn_order", "expected_status", "expected_grpc_status",
-    YB_JSONL_GRPC_KEY, YB_JSONL_GRPC_WHY_KEY, NULL};
+    "template", YB_JSONL_GRPC_KEY, YB_JSONL_GRPC_WHY_KEY, NULL};
 
 static int known_key(const char *k, const char *const *keys)
 {
@@ -306,6 +308,12 @@ int yb_jsonl_to_request(const json_t *obj, yb_request *r, char *err, size_t errl
     r->conn_order = (uint32_t)ord;
     r->expected_status = (uint32_t)st;
     r->expected_grpc = gs == UINT64_MAX ? -1 : (int32_t)gs;
+    json_t *tp = json_object_get(obj, "template");
+    if (tp && !json_is_boolean(tp)) {
+        seterr(err, errlen, "\"template\" must be true or false");
+        return -1;
+    }
+    r->templated = tp && json_is_true(tp);
     return 0;
 }
 

@@ -322,6 +322,12 @@ static yb_exchange *take_request(lane *l, uint64_t due)
         l->exhausted = 1;
         return NULL;
     }
+    if (p->templated) { /* what its placeholders are filled from (codec.h) */
+        x->tv.iter = yb_source_passes(l->src);
+        x->tv.index = l->issued * l->share.workers + l->share.worker;
+        x->tv.worker = l->share.worker;
+        x->workers = l->share.workers;
+    }
     l->issued++;
     l->outstanding++;
     return x;

@@ -65,7 +65,9 @@ static unsigned pick(uint64_t *s, unsigned n)
 
 static void set_name(const yb_synth_acl_opts *o, uint64_t k, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s_%06llu", o->name_prefix, (unsigned long long)(k + 1));
+    /* --unique: the pass over the corpus joins the name when it is sent */
+    snprintf(buf, cap, "%s_%06llu%s", o->name_prefix, (unsigned long long)(k + 1),
+             o->unique ? "_{{iter}}" : "");
 }
 
 static int add(json_t *obj, const char *key, json_t *v)
@@ -441,5 +443,6 @@ int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
     r->conn_id = 0;
     r->conn_order = (uint32_t)k;
     r->timestamp_ns = 0;
+    r->templated = o->unique;
     return o->proto == YB_PROTO_GNMI ? gnmi_request(o, k, r) : restconf_request(o, k, r);
 }

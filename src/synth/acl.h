@@ -31,6 +31,8 @@ typedef struct {
     yb_sub_mode sub_mode;    /* for YB_SYNTH_SUBSCRIBE */
     uint64_t sample_ns;      /* SAMPLE interval for STREAM subscriptions */
     unsigned polls;          /* POLL: number of Poll messages after the request */
+    int unique;              /* names end in _{{iter}}: templated records whose
+                              * sets never collide across passes */
 } yb_synth_acl_opts;
 
 /* Default rules per set: about 14.5 KB of request data per create request,

@@ -33,3 +33,6 @@ EXTRA_DIST += tests/fuzz/fuzz_html.c tests/fuzz/html.dict
 ## The plan file parser (run --plan FILE).
 FUZZ_TESTS += tests/fuzz/plan.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_plan.c tests/fuzz/plan.dict
+## Request templates: the placeholder compiler and filler, text and gNMI bodies
+FUZZ_TESTS += tests/fuzz/tmpl.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_tmpl.c tests/fuzz/tmpl.dict

@@ -29,6 +29,8 @@ Usage:
                      it is handled
   --workers N        handler threads (default 32); each open Subscribe
                      stream holds one
+  --log-sets FILE    append every decoded SetRequest to FILE, one JSON line
+                     each: [[op, path string, value], ...]
 Exits 0 on SIGTERM / SIGINT / --max-seconds.
 
 Behaviour:
@@ -189,6 +191,7 @@ class GnmiService:
         self.stats = stats
         self.stopping = stopping
         self.store = Store()
+        self.log_lock = threading.Lock()
         self.password = os.environ.get("GNMI_TEST_PASSWORD", "")
         self.token = os.environ.get("GNMI_TEST_TOKEN", "")
 
@@ -287,6 +290,12 @@ class GnmiService:
                                 self.decode_val(u)))
         except BadRequest as e:
             self.bad(context, str(e))
+        if self.a.log_sets:
+            # one JSON line per decoded SetRequest: what the client encoded
+            line = json.dumps([[k, gnmi_common.path_str(p), v] for k, p, v in ops],
+                              sort_keys=True)
+            with self.log_lock, open(self.a.log_sets, "a") as f:
+                f.write(line + "\n")
         opcode = {"delete": pb.UpdateResult.DELETE,
                   "replace": pb.UpdateResult.REPLACE,
                   "update": pb.UpdateResult.UPDATE,
@@ -464,6 +473,9 @@ def main():
     ap.add_argument("--delay-ms", type=int, default=0)
     ap.add_argument("--workers", type=int, default=32)
     ap.add_argument("--proto-dir")
+    ap.add_argument("--log-sets", metavar="FILE",
+                    help="append each decoded SetRequest to FILE as a JSON line: "
+                         "[[op, path, value], ...]")
     ap.add_argument("--deep-get", type=int, default=0, metavar="N",
                     help="answer Get with a GetResponse whose value nests N leaf-lists deep")
     a = ap.parse_args()

@@ -41,3 +41,6 @@ EXTRA_DIST += tests/run/accept.sh
 ## Failure isolation: reconnect back-off against a dead target, a fleet target killed mid-run.
 SH_TESTS += tests/run/isolation.sh
 EXTRA_DIST += tests/run/isolation.sh
+## Request templates: synth --unique against serve, templated paths in nginx's log, --seed, templated gNMI Sets decoded by the grpcio server, malformed templates refused.
+SH_TESTS += tests/run/templates.sh
+EXTRA_DIST += tests/run/templates.sh
