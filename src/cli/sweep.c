@@ -476,7 +476,8 @@ int yb_cmd_sweep(int argc, char **argv)
     }
     const char *proto;
     char redacted[256];
-    if ((rc = yb_pick_codec(ro.o.corpus_path, &ro.o.ops, &proto, redacted, sizeof redacted)) ||
+    if ((rc = yb_pick_codec(ro.o.corpus_path, &ro.o.ops, &proto, redacted, sizeof redacted,
+                            NULL)) ||
         (rc = yb_check_corpus_target("experiment sweep", ro.o.corpus_path, proto,
                                      ro.o.ops == &yb_h2_client_ops, &ro.o.target, target,
                                      ro.given['m'] ? ro.o.streams : 1))) {
