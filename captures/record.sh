@@ -34,6 +34,10 @@
 #                     with and without encrypt-then-MAC, GCM, resumption by
 #                     ticket and by session ID; the server's (test) key kept
 #                     as restconf-tls12-rsa.server-key.pem
+#   h1-frag           made from h1-keepalive.pcap by pcaptool.py frag 64:
+#                     every IPv4 packet over 64 bytes of payload in fragments
+#   h1-frag-ipv6      the same over IPv6 (pcaptool.py ipv6), fragments of
+#                     each datagram in reverse order (fragrev 64)
 #   h1-rst-late       made from h1-keepalive.pcap by tests/capture/pcaptool.py
 #                     rstlate: the server resets after the last response,
 #                     then both sides' last segments come again, an ACK and
@@ -217,6 +221,17 @@ rec_restconf_tls12_rsa() {
     cp "$W/t12/key.pem" "$HERE/restconf-tls12-rsa.server-key.pem"
 }
 
+rec_h1_frag() {
+    /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" \
+        "$HERE/h1-frag.pcap" frag 64
+}
+
+rec_h1_frag_ipv6() {
+    /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" "$W/v6.pcap" ipv6 &&
+        /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$W/v6.pcap" \
+            "$HERE/h1-frag-ipv6.pcap" fragrev 64
+}
+
 rec_h1_rst_late() {
     /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" \
         "$HERE/h1-rst-late.pcap" rstlate
@@ -230,7 +245,7 @@ if [ "${1:-}" = --expected ]; then
     done
     exit 0
 fi
-names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa}
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa h1-frag h1-frag-ipv6}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
 done

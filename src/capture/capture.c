@@ -73,6 +73,7 @@ struct yb_capture {
     void *ud;
     yb_capture_stats st;
     yb_cap_flows *flows;
+    yb_cap_frags *frags;
     uint64_t now;
     uint64_t mem;
     yb_cap_slot *qhead, *qtail;
@@ -143,7 +144,8 @@ yb_capture *yb_capture_new(const yb_capture_opts *o, yb_capture_emit_fn emit, vo
         c->o.n_redact = YB_CAPTURE_MAX_REDACT;
     c->emit = emit;
     c->ud = ud;
-    if (!(c->flows = yb_cap_flows_new(c))) {
+    if (!(c->flows = yb_cap_flows_new(c)) || !(c->frags = yb_cap_frags_new(c))) {
+        yb_cap_flows_free(c->flows);
         free(c);
         return NULL;
     }
@@ -844,7 +846,7 @@ int yb_capture_packet(yb_capture *c, int linktype, uint64_t ts_ns, const uint8_t
     if (ts_ns > c->now)
         c->now = ts_ns;
     yb_cap_seg seg;
-    if (yb_cap_decode(&c->st, linktype, data, caplen, wirelen, &seg) != 1)
+    if (yb_cap_decode(&c->st, c->frags, c->now, linktype, data, caplen, wirelen, &seg) != 1)
         return 0;
     int rc = yb_cap_flows_segment(c->flows, &seg);
     if (rc < 0)
@@ -856,6 +858,7 @@ int yb_capture_finish(yb_capture *c)
 {
     if (!c->finished) {
         c->finished = 1;
+        yb_cap_frags_finish(c->frags);
         yb_cap_flows_finish(c->flows);
         drain(c);
     }
@@ -886,6 +889,7 @@ void yb_capture_free(yb_capture *c)
         return;
     c->emit = NULL; /* records still in flight are discarded, not written */
     yb_cap_flows_free(c->flows); /* ends flows: their slots come back */
+    yb_cap_frags_free(c->frags);
     while (c->qhead) {
         yb_cap_slot *s = pop_head(c);
         free_slot(c, s);
@@ -1022,6 +1026,14 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
         fprintf(f, "; %" PRIu64 " of the decrypted resumed a TLS 1.2 session", s->tls_resumed);
     fputc('\n', f);
     tls_skips_text(c, f);
+    if (s->fragments)
+        fprintf(f,
+                "ip fragments: %" PRIu64 ", %" PRIu64 " datagram(s) reassembled; dropped: %" PRIu64
+                " incomplete after 30s, %" PRIu64 " over the caps, %" PRIu64
+                " overlapping with other bytes, %" PRIu64 " invalid, %" PRIu64
+                " incomplete at the end\n",
+                s->fragments, s->frag_reassembled, s->frag_timeout, s->frag_evicted,
+                s->frag_overlap, s->frag_invalid, s->frag_incomplete);
     fprintf(f,
             "gaps: %" PRIu64 " (%" PRIu64 " bytes lost); %" PRIu64
             " bytes retransmitted or overlapping\n",
@@ -1096,6 +1108,13 @@ int yb_capture_report_json(const yb_capture *c, FILE *f)
         return -1;
     }
     json_object_set_new(root, "tls", tls);
+    json_t *fr = json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I}}", "fragments",
+                           (json_int_t)s->fragments, "reassembled", (json_int_t)s->frag_reassembled,
+                           "dropped_datagrams", "timeout", (json_int_t)s->frag_timeout,
+                           "over_caps", (json_int_t)s->frag_evicted, "overlap",
+                           (json_int_t)s->frag_overlap, "invalid", (json_int_t)s->frag_invalid,
+                           "incomplete", (json_int_t)s->frag_incomplete);
+    json_object_set_new(root, "ip_fragments", fr);
     J(root, "gaps", s->gaps);
     J(root, "gap_bytes", s->gap_bytes);
     J(root, "retransmitted_bytes", s->retrans_bytes);

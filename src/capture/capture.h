@@ -69,7 +69,13 @@ typedef struct {
     uint64_t not_tcp;                   /* IPv4/IPv6 but not TCP, or not IP */
     uint64_t bad_link;                  /* unsupported link type */
     uint64_t malformed;                 /* headers cut short or inconsistent */
-    uint64_t fragments;                 /* IP fragments (not reassembled) */
+    uint64_t fragments;                 /* IP fragments seen */
+    uint64_t frag_reassembled;          /* datagrams reassembled from them */
+    uint64_t frag_timeout, frag_evicted;/* datagrams dropped: incomplete after 30 s;
+                                           over the caps (oldest first) */
+    uint64_t frag_overlap, frag_invalid;/* ... overlaps that disagree; cut, too
+                                           long or misaligned fragments */
+    uint64_t frag_incomplete;           /* ... still incomplete at the end */
     uint64_t snaplen_truncated;         /* packets cut by the snapshot length */
     uint64_t flows;                     /* TCP connections */
     uint64_t flows_h1, flows_h2, flows_tls, flows_other, flows_empty;

@@ -33,11 +33,47 @@ typedef struct {
 #define YB_TCP_RST 0x04
 #define YB_TCP_ACK 0x10
 
-/* Decodes one packet down to TCP.  Returns 1 with *seg filled (pointing
- * into data), 0 when the packet is not TCP or was counted as unusable in
- * st. */
-int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_t caplen,
-                  size_t wirelen, yb_cap_seg *seg);
+typedef struct yb_cap_frags yb_cap_frags;
+
+/* Decodes one packet (captured at now, ns) down to TCP.  IP fragments of
+ * TCP go to fr (NULL: only counted).  Returns 1 with *seg filled (pointing
+ * into data, or into fr's last reassembled datagram, valid until fr's next
+ * fragment), 0 when the packet is not TCP, a fragment of a datagram not
+ * yet complete, or counted as unusable in st. */
+int yb_cap_decode(yb_capture_stats *st, yb_cap_frags *fr, uint64_t now, int linktype,
+                  const uint8_t *data, size_t caplen, size_t wirelen, yb_cap_seg *seg);
+
+/* ---- frag.c: IP fragment reassembly (policy at the top of frag.c) ---- */
+
+/* Capture time after which an incomplete datagram is dropped. */
+#define YB_CAP_FRAG_TIMEOUT_NS (30ull * 1000000000ull)
+/* Datagrams waiting at once; bytes they may hold together. */
+#define YB_CAP_FRAG_MAX_DGRAMS 1024u
+#define YB_CAP_FRAG_MAX_BYTES (16u << 20)
+
+/* One fragment, as decode.c read it. */
+typedef struct {
+    int af;                   /* 4 or 6 */
+    uint8_t src[16], dst[16];
+    uint32_t id;              /* identification */
+    uint8_t proto;            /* IPv4 protocol / IPv6 next header after the fragment header */
+    size_t offset;            /* bytes */
+    int more;                 /* MF: not the last fragment */
+    const uint8_t *data;      /* fragment payload (captured part) */
+    size_t len;               /* its length on the wire */
+    int truncated;            /* the capture holds less than len */
+} yb_cap_frag;
+
+yb_cap_frags *yb_cap_frags_new(yb_capture *c);
+/* Adds a fragment seen at now.  Returns 1 when it completes its datagram:
+ * *out / *outlen are then the datagram's payload (after the IP header, or
+ * after the IPv6 fragment header), owned by fr and valid until the next
+ * call; 0 otherwise (waiting, or dropped: counted). */
+int yb_cap_frags_add(yb_cap_frags *fr, const yb_cap_frag *f, uint64_t now, const uint8_t **out,
+                     size_t *outlen);
+/* Drops the datagrams still waiting (counted incomplete). */
+void yb_cap_frags_finish(yb_cap_frags *fr);
+void yb_cap_frags_free(yb_cap_frags *fr);
 
 /* ---- capture.c: connections (application side of a TCP flow) --------- */
 

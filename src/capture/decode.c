@@ -1,6 +1,7 @@
-/* Packet decoding: link layer -> IPv4/IPv6 -> TCP.  Every read goes through
- * the bounds-checked cursor below; a packet that is too short or
- * inconsistent is counted (stats.malformed) and skipped. */
+/* Packet decoding: link layer -> IPv4/IPv6 (fragments reassembled by
+ * frag.c) -> TCP.  Every read goes through the bounds-checked cursor
+ * below; a packet that is too short or inconsistent is counted
+ * (stats.malformed) and skipped. */
 #include "config.h"
 #include "capture/capture_priv.h"
 
@@ -11,6 +12,13 @@ typedef struct {
     const uint8_t *p;
     size_t len, off;
 } cur;
+
+/* What the IP layers need besides the stats. */
+typedef struct {
+    yb_capture_stats *st;
+    yb_cap_frags *fr; /* NULL: fragments only counted */
+    uint64_t now;
+} ctx;
 
 static int need(const cur *c, size_t n)
 {
@@ -67,8 +75,24 @@ static int tcp(yb_capture_stats *st, cur *c, size_t ip_payload_len, yb_cap_seg *
     return 1;
 }
 
-static int ipv4(yb_capture_stats *st, cur *c, yb_cap_seg *s)
+/* Hands a fragment to the reassembly; returns 1 with *dg over the whole
+ * datagram's payload once it is complete. */
+static int fragment(const ctx *x, yb_cap_frag *f, cur *dg)
 {
+    const uint8_t *out;
+    size_t outlen;
+    x->st->fragments++;
+    if (!x->fr || yb_cap_frags_add(x->fr, f, x->now, &out, &outlen) != 1)
+        return 0;
+    dg->p = out;
+    dg->len = outlen;
+    dg->off = 0;
+    return 1;
+}
+
+static int ipv4(const ctx *x, cur *c, yb_cap_seg *s)
+{
+    yb_capture_stats *st = x->st;
     if (!need(c, 20)) {
         st->malformed++;
         return 0;
@@ -88,11 +112,9 @@ static int ipv4(yb_capture_stats *st, cur *c, yb_cap_seg *s)
     if (total == 0)
         total = c->len - c->off;
     uint16_t frag = be16(h + 6);
-    if ((frag & 0x2000) || (frag & 0x1fff)) {
-        st->fragments++;
-        return 0;
-    }
     if (h[9] != 6) {
+        if ((frag & 0x2000) || (frag & 0x1fff))
+            st->fragments++; /* not TCP: not reassembled */
         st->not_tcp++;
         return 0;
     }
@@ -102,11 +124,27 @@ static int ipv4(yb_capture_stats *st, cur *c, yb_cap_seg *s)
     memcpy(s->src, h + 12, 4);
     memcpy(s->dst, h + 16, 4);
     c->off += ihl;
+    if ((frag & 0x2000) || (frag & 0x1fff)) {
+        yb_cap_frag f = {.af = 4, .id = be16(h + 4), .proto = 6,
+                         .offset = (size_t)(frag & 0x1fff) * 8, .more = (frag & 0x2000) != 0,
+                         .data = c->p + c->off, .len = total - ihl};
+        memcpy(f.src, s->src, 16);
+        memcpy(f.dst, s->dst, 16);
+        f.truncated = c->len - c->off < f.len;
+        if (f.truncated)
+            f.len = c->len - c->off; /* what there is; the datagram is dropped */
+        cur dg;
+        if (!fragment(x, &f, &dg))
+            return 0;
+        return tcp(st, &dg, dg.len, s);
+    }
     return tcp(st, c, total - ihl, s);
 }
 
-static int ipv6(yb_capture_stats *st, cur *c, yb_cap_seg *s)
+static int ipv6(const ctx *x, cur *c, yb_cap_seg *s)
 {
+    yb_capture_stats *st = x->st;
+    cur dg;
     if (!need(c, 40)) {
         st->malformed++;
         return 0;
@@ -124,13 +162,39 @@ static int ipv6(yb_capture_stats *st, cur *c, yb_cap_seg *s)
     c->off += 40;
     if (plen == 0) /* jumbogram or TSO: take what was captured */
         plen = c->len - c->off;
-    /* Extension headers: a bounded walk (at most 8), fragments skipped. */
+    /* Extension headers: a bounded walk (at most 8); after a fragment
+     * header it goes on in the reassembled datagram. */
     for (int i = 0; i < 8; i++) {
         if (nh == 6)
             return tcp(st, c, plen, s);
         if (nh == 44) {
-            st->fragments++;
-            return 0;
+            if (c == &dg || !need(c, 8) || plen < 8) { /* a second one, or cut */
+                st->malformed++;
+                return 0;
+            }
+            const uint8_t *fh = c->p + c->off;
+            uint8_t inner = fh[0];
+            if (inner != 6 && inner != 60) {
+                st->fragments++; /* not TCP (or behind options): not reassembled */
+                st->not_tcp++;
+                return 0;
+            }
+            c->off += 8;
+            plen -= 8;
+            yb_cap_frag f = {.af = 6, .id = be32(fh + 4), .proto = inner,
+                             .offset = (size_t)(be16(fh + 2) & 0xfff8),
+                             .more = (fh[3] & 1) != 0, .data = c->p + c->off, .len = plen};
+            memcpy(f.src, s->src, 16);
+            memcpy(f.dst, s->dst, 16);
+            f.truncated = c->len - c->off < plen;
+            if (f.truncated)
+                f.len = c->len - c->off;
+            if (!fragment(x, &f, &dg))
+                return 0;
+            c = &dg;
+            plen = dg.len;
+            nh = inner;
+            continue;
         }
         if (nh != 0 && nh != 43 && nh != 60) {
             st->not_tcp++;
@@ -153,34 +217,35 @@ static int ipv6(yb_capture_stats *st, cur *c, yb_cap_seg *s)
     return 0;
 }
 
-static int by_ethertype(yb_capture_stats *st, cur *c, uint16_t et, yb_cap_seg *s)
+static int by_ethertype(const ctx *x, cur *c, uint16_t et, yb_cap_seg *s)
 {
     if (et == ETH_IPV4)
-        return ipv4(st, c, s);
+        return ipv4(x, c, s);
     if (et == ETH_IPV6)
-        return ipv6(st, c, s);
-    st->not_tcp++;
+        return ipv6(x, c, s);
+    x->st->not_tcp++;
     return 0;
 }
 
 /* Raw IP: the version nibble says which. */
-static int raw_ip(yb_capture_stats *st, cur *c, yb_cap_seg *s)
+static int raw_ip(const ctx *x, cur *c, yb_cap_seg *s)
 {
     if (!need(c, 1)) {
-        st->malformed++;
+        x->st->malformed++;
         return 0;
     }
     switch (c->p[c->off] >> 4) {
-    case 4: return ipv4(st, c, s);
-    case 6: return ipv6(st, c, s);
-    default: st->not_tcp++; return 0;
+    case 4: return ipv4(x, c, s);
+    case 6: return ipv6(x, c, s);
+    default: x->st->not_tcp++; return 0;
     }
 }
 
-int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_t caplen,
-                  size_t wirelen, yb_cap_seg *s)
+int yb_cap_decode(yb_capture_stats *st, yb_cap_frags *fr, uint64_t now, int linktype,
+                  const uint8_t *data, size_t caplen, size_t wirelen, yb_cap_seg *s)
 {
     cur c = {data, caplen, 0};
+    const ctx xc = {st, fr, now}, *x = &xc;
     (void)wirelen; /* truncation shows in the IP/TCP lengths */
     memset(s, 0, sizeof *s);
     switch (linktype) {
@@ -199,7 +264,7 @@ int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_
             et = be16(data + c.off + 2);
             c.off += 4;
         }
-        return by_ethertype(st, &c, et, s);
+        return by_ethertype(x, &c, et, s);
     }
     case YB_LINK_SLL:
         if (!need(&c, 16)) {
@@ -207,14 +272,14 @@ int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_
             return 0;
         }
         c.off = 16;
-        return by_ethertype(st, &c, be16(data + 14), s);
+        return by_ethertype(x, &c, be16(data + 14), s);
     case YB_LINK_SLL2:
         if (!need(&c, 20)) {
             st->malformed++;
             return 0;
         }
         c.off = 20;
-        return by_ethertype(st, &c, be16(data), s);
+        return by_ethertype(x, &c, be16(data), s);
     case YB_LINK_NULL:
     case YB_LINK_LOOP: {
         if (!need(&c, 4)) {
@@ -230,18 +295,18 @@ int yb_cap_decode(yb_capture_stats *st, int linktype, const uint8_t *data, size_
             fam = le;
         c.off = 4;
         if (fam == 2)
-            return ipv4(st, &c, s);
+            return ipv4(x, &c, s);
         if (fam == 10 || fam == 24 || fam == 28 || fam == 30)
-            return ipv6(st, &c, s);
+            return ipv6(x, &c, s);
         st->not_tcp++;
         return 0;
     }
     case YB_LINK_RAW:
     case 12: /* DLT_RAW as some writers record it */
     case 14: /* DLT_RAW on OpenBSD */
-        return raw_ip(st, &c, s);
-    case YB_LINK_IPV4: return ipv4(st, &c, s);
-    case YB_LINK_IPV6: return ipv6(st, &c, s);
+        return raw_ip(x, &c, s);
+    case YB_LINK_IPV4: return ipv4(x, &c, s);
+    case YB_LINK_IPV6: return ipv6(x, &c, s);
     default: st->bad_link++; return 0;
     }
 }

@@ -3,7 +3,7 @@
 
 libyangblast_a_SOURCES += src/capture/capture.c src/capture/capture.h \
 	src/capture/capture_priv.h src/capture/pcap_in.c src/capture/decode.c \
-	src/capture/reasm.c src/capture/h1x.c src/capture/h2x.c src/capture/redact.c \
+	src/capture/reasm.c src/capture/frag.c src/capture/h1x.c src/capture/h2x.c src/capture/redact.c \
 	src/cli/capture.c
 dist_man_MANS += man/yangblast-capture.1
 
@@ -16,7 +16,7 @@ tests_unit_test_capture_pipeline_CFLAGS = $(UNIT_CFLAGS)
 endif
 
 SH_TESTS += tests/capture/captures.sh tests/capture/robust.sh tests/capture/roundtrip.sh tests/capture/short.sh tests/capture/redact.sh tests/capture/tlsreasons.sh \
-	tests/capture/flows.sh tests/capture/tlshandshake.sh tests/capture/rsakey.sh \
+	tests/capture/flows.sh tests/capture/tlshandshake.sh tests/capture/rsakey.sh tests/capture/frags.sh \
 	tests/capture/fuzz.sh
 EXTRA_DIST += src/capture/local.mk tests/capture/pcaptool.py tests/capture/tlscap.py tests/capture/tls12sessions.sh tests/capture/regress \
 	bench/capture_vs_tshark.sh captures

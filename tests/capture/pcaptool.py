@@ -21,6 +21,19 @@ records loopback) for yangblast's capture tests.
     finlate                            after the closing FINs, late packets:
                                        both sides' last data segments again,
                                        the server's FIN again, an ACK
+    frag N                             IP-fragment (IPv4 or IPv6) every packet
+                                       whose IP payload is over N bytes (N a
+                                       multiple of 8) into N-byte fragments
+    fragrev N | fragdup N              the same, fragments of each datagram in
+                                       reverse order | each sent twice
+    fragconflict N                     the same, and the 2nd data packet's first
+                                       fragment comes again with other bytes
+    fragflood N                        the same, and before each packet 40
+                                       first fragments (MF) of datagrams that
+                                       never complete
+    fragtimeout N                      the same, and the last fragment of the
+                                       2nd data packet comes 31 s later (after
+                                       the rest of the capture)
     again                              the connection twice on the same ports
                                        (port reuse: 1 s later, new sequence
                                        numbers)
@@ -109,6 +122,73 @@ def tcp_fields(eth):
     return ip, ihl, sport, dport, seq, ack, ip[ihl + 13]
 
 
+def fragments(eth, n, ident):
+    """IP fragments of one Ethernet frame (payload pieces of n bytes), or
+    [eth] when its IP payload is not over n."""
+    et = eth[12:14]
+    if et == b"\x08\x00":
+        ip = eth[14:]
+        ihl = (ip[0] & 15) * 4
+        tot = struct.unpack(">H", ip[2:4])[0]
+        pay = ip[ihl:tot]
+        if len(pay) <= n:
+            return [eth]
+        out = []
+        for off in range(0, len(pay), n):
+            part = pay[off:off + n]
+            h = bytearray(ip[:ihl])
+            struct.pack_into(">HHH", h, 2, ihl + len(part), ident & 0xffff,
+                             (0x2000 if off + n < len(pay) else 0) | (off // 8))
+            out.append(eth[:14] + bytes(h) + part)
+        return out
+    if et == b"\x86\xdd":
+        ip = eth[14:]
+        plen = struct.unpack(">H", ip[4:6])[0]
+        nh, pay = ip[6], ip[40:40 + plen]
+        if len(pay) <= n:
+            return [eth]
+        out = []
+        for off in range(0, len(pay), n):
+            part = pay[off:off + n]
+            h = bytearray(ip[:40])
+            struct.pack_into(">H", h, 4, 8 + len(part))
+            h[6] = 44
+            fh = struct.pack(">BBHI", nh, 0, off | (1 if off + n < len(pay) else 0), ident)
+            out.append(eth[:14] + bytes(h) + fh + part)
+        return out
+    return [eth]
+
+
+def fragment_all(pk, op, n):
+    """The frag* ops (see the usage)."""
+    out, ident, datas = [], 0x1000, 0
+    for p in pk:
+        fr = fragments(p[2], n, ident)
+        ident += 1
+        if len(fr) > 1:
+            datas += 1
+        if op == "fragflood" and len(fragments(p[2], 8, 0)) > 1:
+            for k in range(40):  # first fragments of datagrams that never complete
+                e = fragments(p[2], 8, (ident * 40 + k) & 0xffff | 0x10000)[0]
+                out.append([p[0], p[1], e, len(e)])
+        if op == "fragrev":
+            fr = fr[::-1]
+        elif op == "fragdup":
+            fr = [f for f in fr for _ in (0, 1)]
+        elif op == "fragconflict" and len(fr) > 1 and datas == 2:
+            bad = bytearray(fr[0])
+            bad[-1] ^= 0xff
+            fr = [fr[0], bytes(bad)] + fr[1:]
+        elif op == "fragtimeout" and len(fr) > 1 and datas == 2:
+            last = fr.pop()
+            out_late = [p[0] + 31, p[1], last, len(last)]
+        for f in fr:
+            out.append([p[0], p[1], f, len(f)])
+    if op == "fragtimeout":
+        out.append(out_late)
+    return out
+
+
 def late(pk, data_idx, rst):
     """Late packets of a connection already closed (see rstlate/finlate)."""
     last = data_idx[-1]
@@ -158,6 +238,10 @@ def main():
     if op == "truncate":
         data = open(src, "rb").read()
         open(dst, "wb").write(data[:int(arg)])
+        return
+    if op in ("frag", "fragrev", "fragdup", "fragconflict", "fragflood", "fragtimeout"):
+        pk = fragment_all(pk, op, int(arg))
+        write(dst, hdr, link, pk)
         return
     if op == "link":
         enc = {"sll": 113, "sll2": 276, "null": 0, "loop": 108, "raw": 101, "vlan": 1}[arg]
