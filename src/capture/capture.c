@@ -39,6 +39,8 @@
 #define TLS_SKIPS_LISTED 256      /* skipped TLS flows listed one by one */
 #define TLS_SKIPS_TEXT 16         /* ... of which the text report shows */
 #define TLS_REASONS_MAX 64        /* distinct skip reasons counted */
+#define H2_LOST_LISTED 256        /* HTTP/2 lost streams listed one by one */
+#define H2_LOST_TEXT 16           /* ... of which the text report shows */
 
 struct yb_cap_slot {
     yb_cap_slot *next;
@@ -66,6 +68,14 @@ typedef struct {
     char reason[192];
     uint64_t n;
 } reason_count;
+
+/* An HTTP/2 stream whose request or response was lost, and why. */
+typedef struct {
+    uint64_t conn_id, bytes;
+    uint32_t stream;
+    int dir;
+    const char *why; /* static */
+} h2_lost;
 
 struct yb_capture {
     yb_capture_opts o;
@@ -96,6 +106,8 @@ struct yb_capture {
     reason_count *reasons; /* TLS_REASONS_MAX of them */
     size_t n_reasons;
     uint64_t reasons_other;
+    h2_lost *lost;         /* the first H2_LOST_LISTED */
+    size_t n_lost;
 };
 
 yb_capture_stats *yb_cap_stats(yb_capture *c) { return &c->st; }
@@ -371,6 +383,24 @@ void yb_cap_slot_drop(yb_capture *c, yb_cap_slot *s, yb_cap_drop_reason why)
     }
     s->dead = 1;
     yb_cap_slot_done(c, s);
+}
+
+void yb_cap_h2_lost(yb_capture *c, uint64_t conn_id, uint32_t stream_id, int dir, const char *why,
+                    uint64_t bytes)
+{
+    if (dir == 0)
+        c->st.h2_lost_requests++;
+    else
+        c->st.h2_lost_responses++;
+    if (c->n_lost == H2_LOST_LISTED ||
+        (!c->lost && !(c->lost = calloc(H2_LOST_LISTED, sizeof *c->lost))))
+        return;
+    h2_lost *l = &c->lost[c->n_lost++];
+    l->conn_id = conn_id;
+    l->stream = stream_id;
+    l->dir = dir;
+    l->why = why;
+    l->bytes = bytes;
 }
 
 /* ---- connections: protocol recognition ---------------------------------- */
@@ -899,6 +929,7 @@ void yb_capture_free(yb_capture *c)
     free(c->orders);
     free(c->skips);
     free(c->reasons);
+    free(c->lost);
 #if YB_HAVE_TLS_DECRYPT
     if (c->own_keylog)
         yb_keylog_free(c->own_keylog);
@@ -1034,6 +1065,18 @@ void yb_capture_report_text(const yb_capture *c, FILE *f)
                 " incomplete at the end\n",
                 s->fragments, s->frag_reassembled, s->frag_timeout, s->frag_evicted,
                 s->frag_overlap, s->frag_invalid, s->frag_incomplete);
+    if (s->h2_lost_requests || s->h2_lost_responses) {
+        fprintf(f,
+                "http2 streams lost: %" PRIu64 " request(s), %" PRIu64 " response(s); %" PRIu64
+                " DATA bytes lost in gaps\n",
+                s->h2_lost_requests, s->h2_lost_responses, s->h2_lost_body_bytes);
+        for (size_t i = 0; i < c->n_lost && i < H2_LOST_TEXT; i++)
+            fprintf(f, "  conn %" PRIu64 " stream %" PRIu32 " %s: %s\n", c->lost[i].conn_id,
+                    c->lost[i].stream, c->lost[i].dir ? "response" : "request", c->lost[i].why);
+        if (s->h2_lost_requests + s->h2_lost_responses > H2_LOST_TEXT)
+            fprintf(f, "  ... %" PRIu64 " more (the JSON lists %d)\n",
+                    s->h2_lost_requests + s->h2_lost_responses - H2_LOST_TEXT, H2_LOST_LISTED);
+    }
     fprintf(f,
             "gaps: %" PRIu64 " (%" PRIu64 " bytes lost); %" PRIu64
             " bytes retransmitted or overlapping\n",
@@ -1115,6 +1158,20 @@ int yb_capture_report_json(const yb_capture *c, FILE *f)
                            (json_int_t)s->frag_overlap, "invalid", (json_int_t)s->frag_invalid,
                            "incomplete", (json_int_t)s->frag_incomplete);
     json_object_set_new(root, "ip_fragments", fr);
+    json_t *hl = json_array();
+    for (size_t i = 0; hl && i < c->n_lost; i++)
+        json_array_append_new(hl, json_pack("{s:I, s:I, s:s, s:s, s:I}", "conn_id",
+                                            (json_int_t)c->lost[i].conn_id, "stream",
+                                            (json_int_t)c->lost[i].stream, "part",
+                                            c->lost[i].dir ? "response" : "request", "reason",
+                                            c->lost[i].why, "bytes",
+                                            (json_int_t)c->lost[i].bytes));
+    json_object_set_new(root, "http2_lost",
+                        json_pack("{s:I, s:I, s:I, s:o}", "requests",
+                                  (json_int_t)s->h2_lost_requests, "responses",
+                                  (json_int_t)s->h2_lost_responses, "body_bytes",
+                                  (json_int_t)s->h2_lost_body_bytes, "streams",
+                                  hl ? hl : json_array()));
     J(root, "gaps", s->gaps);
     J(root, "gap_bytes", s->gap_bytes);
     J(root, "retransmitted_bytes", s->retrans_bytes);

@@ -103,6 +103,9 @@ typedef struct {
     uint64_t drop_overflow;             /* record queue over the total cap */
     uint64_t no_response;               /* written without a response status */
     uint64_t h1_errors, h2_errors, hpack_errors, grpc_framing_errors;
+    uint64_t h2_lost_requests, h2_lost_responses; /* HTTP/2 streams that lost their
+                                                     request / response */
+    uint64_t h2_lost_body_bytes;        /* DATA bytes lost in gaps */
     uint64_t redacted;                  /* header values replaced */
 } yb_capture_stats;
 

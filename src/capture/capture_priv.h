@@ -22,6 +22,7 @@ typedef struct {
     uint8_t src[16], dst[16]; /* IPv4 in the first 4 bytes */
     uint16_t sport, dport;
     uint32_t seq;
+    uint32_t ack;             /* acknowledgment number (with YB_TCP_ACK) */
     uint8_t flags;            /* TCP flags (YB_TCP_*) */
     const uint8_t *payload;   /* points into the packet */
     size_t len;               /* payload bytes captured */
@@ -156,6 +157,12 @@ yb_cap_h2 *yb_cap_h2_new(yb_capture *c, uint64_t conn_id, const char *scheme);
 void yb_cap_h2_data(yb_cap_h2 *h, int dir, const uint8_t *d, size_t n);
 void yb_cap_h2_gap(yb_cap_h2 *h, int dir, uint64_t n);
 void yb_cap_h2_free(yb_cap_h2 *h);
+/* Says that stream stream_id of connection conn_id lost its request
+ * (dir 0: the record is dropped) or its response (dir 1) for why (a
+ * static string), bytes of body lost with it (0 when unknown); the
+ * capture lists the first few and counts them all. */
+void yb_cap_h2_lost(yb_capture *c, uint64_t conn_id, uint32_t stream_id, int dir, const char *why,
+                    uint64_t bytes);
 /* Length of the client connection preface. */
 #define YB_H2_PREFACE_LEN 24
 extern const uint8_t yb_cap_h2_preface[YB_H2_PREFACE_LEN];

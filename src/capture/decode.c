@@ -59,6 +59,7 @@ static int tcp(yb_capture_stats *st, cur *c, size_t ip_payload_len, yb_cap_seg *
     s->sport = be16(t);
     s->dport = be16(t + 2);
     s->seq = be32(t + 4);
+    s->ack = be32(t + 8);
     s->flags = t[13];
     c->off += hl;
     size_t want = ip_payload_len - hl;

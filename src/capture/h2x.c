@@ -36,6 +36,7 @@ typedef struct {
     int have_req;      /* the client's HEADERS were seen */
     int req_done, resp_done;
     int broken;        /* request lost: why + 1 (yb_cap_drop_reason) */
+    int lost[2];       /* reported lost (yb_cap_h2_lost) per direction */
     uint8_t *body;
     size_t body_len, body_cap;
     size_t hdr_bytes;
@@ -321,8 +322,19 @@ static void on_field(yb_cap_h2 *h, int dir, stream *s, int push, const nghttp2_n
         mark_broken(h, s, YB_DROP_TOO_LARGE);
 }
 
-static void kill_dir(yb_cap_h2 *h, int dir);
+static void kill_dir(yb_cap_h2 *h, int dir, const char *why);
 static void skipped_data_end(yb_cap_h2 *h, int dir);
+
+/* Says once per stream and direction what was lost of it: the request
+ * (its record is dropped) or the response (the record keeps what was
+ * seen).  Only streams with a record in the making are named. */
+static void lost(yb_cap_h2 *h, stream *s, int dir, const char *why, uint64_t bytes)
+{
+    if (s->lost[dir] || !s->slot)
+        return;
+    s->lost[dir] = 1;
+    yb_cap_h2_lost(h->c, h->conn_id, s->id, dir, why, bytes);
+}
 
 /* Decodes the assembled header block of direction dir. */
 static void header_block(yb_cap_h2 *h, int dir)
@@ -359,7 +371,7 @@ static void header_block(yb_cap_h2 *h, int dir)
             yb_cap_stats(h->c)->hpack_errors++;
             d->hb_len = 0;
             d->hb_active = 0;
-            kill_dir(h, dir);
+            kill_dir(h, dir, "HPACK error: the connection's header state is lost");
             return;
         }
         in += rv;
@@ -392,7 +404,7 @@ static void header_block(yb_cap_h2 *h, int dir)
 static void proto_error(yb_cap_h2 *h, int dir)
 {
     yb_cap_stats(h->c)->h2_errors++;
-    kill_dir(h, dir);
+    kill_dir(h, dir, "HTTP/2 framing error");
 }
 
 /* Handles one complete frame of direction dir; p/len is the payload. */
@@ -460,7 +472,7 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
         }
         if (reserve(h, &d->hb, &d->hb_cap, end - off) < 0 || end - off > MAX_HEADER_BLOCK) {
             yb_cap_stats(h->c)->h2_errors++;
-            kill_dir(h, dir);
+            kill_dir(h, dir, "header block over the buffer cap");
             return;
         }
         if (end > off) /* an empty fragment is legal; hb may still be NULL */
@@ -481,7 +493,7 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
         if (d->hb_len + len > MAX_HEADER_BLOCK ||
             reserve(h, &d->hb, &d->hb_cap, d->hb_len + len) < 0) {
             yb_cap_stats(h->c)->h2_errors++;
-            kill_dir(h, dir);
+            kill_dir(h, dir, "header block over the buffer cap");
             return;
         }
         if (len)
@@ -528,8 +540,9 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
     }
 }
 
-/* Abandons a direction: its remaining bytes are counted, not parsed. */
-static void kill_dir(yb_cap_h2 *h, int dir)
+/* Abandons a direction: its remaining bytes are counted, not parsed; the
+ * streams it leaves unfinished are named as lost, for why. */
+static void kill_dir(yb_cap_h2 *h, int dir, const char *why)
 {
     dirp *d = &h->d[dir];
     if (d->dead)
@@ -541,6 +554,8 @@ static void kill_dir(yb_cap_h2 *h, int dir)
     /* Streams this direction can no longer finish. */
     for (size_t i = h->ns; i-- > 0;) {
         stream *s = &h->s[i];
+        if ((dir == 0 && !s->req_done) || (dir == 1 && !s->resp_done))
+            lost(h, s, dir, why, 0);
         if (dir == 0 && !s->req_done) {
             if (s->slot)
                 yb_cap_slot_drop(h->c, s->slot, YB_DROP_GAP);
@@ -602,7 +617,7 @@ void yb_cap_h2_data(yb_cap_h2 *h, int dir, const uint8_t *p, size_t n)
         if (!d->skip) {
             if (reserve(h, &d->pay, &d->pay_cap, d->flen) < 0) {
                 st->h2_errors++;
-                kill_dir(h, dir);
+                kill_dir(h, dir, "frame over the buffer cap");
                 break;
             }
             memcpy(d->pay + d->pay_got, p, k);
@@ -649,6 +664,10 @@ void yb_cap_h2_gap(yb_cap_h2 *h, int dir, uint64_t n)
     if (d->in_payload && d->ftype == F_DATA && n <= d->flen - d->pay_got &&
         !(dir == 0 && d->preface_got < YB_H2_PREFACE_LEN)) {
         stream *s = find(h, d->fstream);
+        yb_cap_stats(h->c)->h2_lost_body_bytes += n;
+        if (s)
+            lost(h, s, dir, dir == 0 ? "gap in its DATA: the request is dropped"
+                                     : "gap in the response DATA: body lost, status kept", n);
         if (s && dir == 0)
             mark_broken(h, s, YB_DROP_GAP);
         if (!d->skip) {
@@ -663,7 +682,7 @@ void yb_cap_h2_gap(yb_cap_h2 *h, int dir, uint64_t n)
         }
         return;
     }
-    kill_dir(h, dir);
+    kill_dir(h, dir, "gap outside a DATA payload: framing and HPACK state lost");
 }
 
 void yb_cap_h2_free(yb_cap_h2 *h)

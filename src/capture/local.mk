@@ -16,7 +16,7 @@ tests_unit_test_capture_pipeline_CFLAGS = $(UNIT_CFLAGS)
 endif
 
 SH_TESTS += tests/capture/captures.sh tests/capture/robust.sh tests/capture/roundtrip.sh tests/capture/short.sh tests/capture/redact.sh tests/capture/tlsreasons.sh \
-	tests/capture/flows.sh tests/capture/tlshandshake.sh tests/capture/rsakey.sh tests/capture/frags.sh \
+	tests/capture/flows.sh tests/capture/tlshandshake.sh tests/capture/rsakey.sh tests/capture/frags.sh tests/capture/h2gap.sh \
 	tests/capture/fuzz.sh
 EXTRA_DIST += src/capture/local.mk tests/capture/pcaptool.py tests/capture/tlscap.py tests/capture/tls12sessions.sh tests/capture/regress \
 	bench/capture_vs_tshark.sh captures

@@ -200,6 +200,26 @@ static void skip_hole(yb_cap_flows *t, flow *f, int side, uint64_t *dropped_coun
     drain(t, f, side);
 }
 
+/* The peer acknowledged direction side up to ack: what the capture still
+ * lacks before it reached the receiver and will never be captured (the
+ * capture lost it), so the holes up to there are given up now rather than
+ * at the end of the connection, and what waits behind them reaches the
+ * extractor in step with the other direction (an HTTP/2 response then
+ * still finds its request).  Only while something waits: a lost tail with
+ * nothing after it costs nothing to keep open. */
+static void peer_acked(yb_cap_flows *t, flow *f, int side, uint32_t ack)
+{
+    dirstate *d = &f->d[side];
+    while (d->have_isn && d->ooo && (int32_t)(ack - d->next) > 0) {
+        if ((int32_t)(ack - d->ooo->seq) >= 0) {
+            skip_hole(t, f, side, NULL);
+        } else {
+            gap(t, f, side, ack - d->next); /* part of the hole is acknowledged */
+            d->next = ack;
+        }
+    }
+}
+
 static int insert_ooo(yb_cap_flows *t, flow *f, int side, const yb_cap_seg *s)
 {
     dirstate *d = &f->d[side];
@@ -387,6 +407,8 @@ int yb_cap_flows_segment(yb_cap_flows *t, const yb_cap_seg *s)
         side = 0;
     }
     dirstate *d = &f->d[side];
+    if (ack && !syn && f->conn)
+        peer_acked(t, f, !side, s->ack);
     if (syn) {
         if (!d->syn_seen) {
             d->syn_seen = 1;

@@ -11,6 +11,8 @@ records loopback) for yangblast's capture tests.
     overlap                            before each data segment > 20 bytes,
                                        send its first half alone
     drop N                             drop the N-th data segment (0-based)
+    noack                              clear the ACK flag of every packet (a
+                                       capture whose ACKs tell nothing)
     nosyn                              drop the first N=4 packets of the file
                                        (handshake + first request: mid-stream)
     truncate N                         keep only the first N bytes of the file
@@ -311,6 +313,12 @@ def main():
             del pk[data_idx[int(arg)]]
         elif op == "nosyn":
             pk = pk[4:]
+        elif op == "noack":
+            for p in pk:
+                e = bytearray(p[2])
+                ihl = (e[14] & 15) * 4
+                e[14 + ihl + 13] &= ~0x10 & 0xff
+                p[2] = bytes(e)
         elif op == "again":
             second = []
             for p in pk:
