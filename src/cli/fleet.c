@@ -556,6 +556,8 @@ int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
         o->codec.extra = base->codec.extra;
         o->codec.n_extra = base->codec.n_extra;
         o->codec.user_agent = base->codec.user_agent; /* -H User-Agent */
+        if (base->rewrite) /* run's rules, built after the pairs were set up */
+            o->rewrite = base->rewrite;
         if (yb_plan_add(plan, o) < 0)
             return -1;
     }

@@ -131,6 +131,10 @@ static int plan_applies(const yb_runopts *r, int n_args)
     if (r->inventory && r->n_targets)
         return yb_usage_error("run", "--targets and --target exclude each other (a workload "
                               "names URLs in its 'targets')");
+    if (r->n_rw)
+        return yb_usage_error("run", "the rewrite options (--rewrite-path, --set-header, "
+                              "--drop-header, --rewrite-body, --map-authority) do not apply "
+                              "with --plan");
     for (int id = 0; id < YB_RO_END; id++)
         if (r->given[id] && yb_runopts_applies(YB_RO_PLAN, id))
             return yb_usage_error("run", "%s does not apply with --plan: it is a key of each "
@@ -316,6 +320,11 @@ int yb_cmd_run(int argc, char **argv)
     yb_tm_target *tm_tgs = NULL;
     yb_tm_cfg tm_cfg;
     char single_label[80];
+    /* the rewrites, tried on every record now: none fails mid-run */
+    if ((rc = yb_runopts_rewrite("run", &ro, &o))) {
+        ret = rc;
+        goto out;
+    }
     if (ro.th.abort_on_fail) { /* the thresholds see each second as --series does */
         if (yb_thresholds_arm(&ro.th, &stop_flag) < 0) {
             yb_errorf("out of memory");
@@ -503,6 +512,7 @@ int yb_cmd_run(int argc, char **argv)
 out:
     yb_telemetry_free(tm);
     free(tm_tgs);
+    yb_runopts_cleanup(&ro);
     yb_stream_free(stream);
     yb_thresholds_cleanup(&ro.th);
     free(scopes);

@@ -125,6 +125,21 @@ static const opt_def OPTS[] = {
     {NULL, "seed", YB_RO_SEED, required_argument, RUN, "    --seed N",
      "seed of the random placeholders (random, choice,\nuuid): the same seed sends the same "
      "bytes\n(default: a new seed per run)"},
+    {"Rewrites (applied once to each record before the run; yangblast(1)):", "rewrite-path",
+     YB_RO_REWRITE_PATH, required_argument, RUN, "    --rewrite-path F=T",
+     "a path starting with F starts with T instead\n(both start with '/'; the first F that "
+     "matches\nis used; repeatable)"},
+    {NULL, "set-header", YB_RO_SET_HEADER, required_argument, RUN, "    --set-header 'K: V'",
+     "replace every recorded header K with one K: V\n(added when absent; repeatable)"},
+    {NULL, "drop-header", YB_RO_DROP_HEADER, required_argument, RUN, "    --drop-header K",
+     "remove every recorded header K (repeatable)"},
+    {NULL, "rewrite-body", YB_RO_REWRITE_BODY, required_argument, RUN,
+     "    --rewrite-body S", "substitute in bodies: s/REGEX/REPL/[gi] (POSIX\nextended; & and "
+     "\\1..\\9 in REPL) or s/TEXT/REPL/F[gi]\n(fixed text); gNMI bodies in their text form "
+     "(as\ncorpus cat --decode prints them); repeatable,\napplied in order"},
+    {NULL, "map-authority", YB_RO_MAP_AUTHORITY, required_argument, RUN,
+     "    --map-authority A=B", "records recorded for authority A are sent for B\n(Host / "
+     ":authority; others: the target's)"},
     {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH | PLAN, "    --timeout D",
      "per request, incl. connect (default 30s; 0 = none)"},
     {NULL, "max-body", YB_RO_MAXBODY, required_argument, BOTH | PLAN, "    --max-body SIZE",
@@ -356,6 +371,67 @@ static int header(const char *cmdname, const char *arg, yb_runopts *r)
     return 0;
 }
 
+/* Checks a rewrite option now (a bad one is refused before anything
+ * else), and keeps it for yb_runopts_rewrite. */
+static int rewrite_rule(const char *cmdname, int id, const char *arg, yb_runopts *r)
+{
+    static const yb_rw_kind KIND[] = {YB_RW_PATH, YB_RW_SET_HEADER, YB_RW_DROP_HEADER,
+                                      YB_RW_BODY, YB_RW_AUTHORITY};
+    yb_rw_kind k = KIND[id - YB_RO_REWRITE_PATH];
+    char err[400];
+    yb_rewrite *rw = yb_rewrite_new();
+    if (!rw)
+        return yb_usage_error(cmdname, "out of memory");
+    int rc = yb_rewrite_add(rw, k, arg, err, sizeof err);
+    yb_rewrite_free(rw);
+    if (rc < 0)
+        return yb_usage_error(cmdname, "%s '%s': %s", yb_runopts_name(id), arg, err);
+    if (r->n_rw == YB_REWRITE_MAX_RULES)
+        return yb_usage_error(cmdname, "more than %d rewrite rules", YB_REWRITE_MAX_RULES);
+    r->rw[r->n_rw].kind = k;
+    r->rw[r->n_rw++].spec = arg;
+    return 0;
+}
+
+int yb_runopts_rewrite(const char *cmd, yb_runopts *r, yb_engine_opts *o)
+{
+    if (!r->n_rw)
+        return 0;
+    if (r->route_authority && r->given[YB_RO_MAP_AUTHORITY])
+        return yb_usage_error(cmd, "--map-authority does not apply with --route authority, which "
+                              "routes by the recorded authority: name it as an alias of its "
+                              "target in the inventory instead");
+    if (r->host_header && r->given[YB_RO_MAP_AUTHORITY])
+        return yb_usage_error(cmd, "-H 'Host: ...' sets every request's authority and "
+                              "--map-authority some records': give one");
+    char err[1200];
+    uint64_t hits[YB_REWRITE_MAX_RULES] = {0};
+    if (!(r->rewrite = yb_rewrite_new())) {
+        yb_errorf("out of memory");
+        return YB_EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < r->n_rw; i++)
+        if (yb_rewrite_add(r->rewrite, r->rw[i].kind, r->rw[i].spec, err, sizeof err) < 0)
+            return yb_usage_error(cmd, "--%s '%s': %s", yb_rewrite_kind_name(r->rw[i].kind),
+                                  r->rw[i].spec, err); /* (checked when given) */
+    if (yb_rewrite_check_corpus(r->rewrite, o->corpus_path, hits, err, sizeof err) < 0)
+        return yb_usage_error(cmd, "%s", err);
+    for (size_t i = 0; i < r->n_rw; i++)
+        if (!hits[i]) {
+            char d[300];
+            yb_errorf("warning: %s changes no record of %s",
+                      yb_rewrite_describe(r->rewrite, i, d, sizeof d), o->corpus_path);
+        }
+    o->rewrite = r->rewrite;
+    return 0;
+}
+
+void yb_runopts_cleanup(yb_runopts *r)
+{
+    yb_rewrite_free(r->rewrite);
+    r->rewrite = NULL;
+}
+
 int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg, yb_runopts *r)
 {
     if (!find(cmd, id))
@@ -456,6 +532,11 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_TOKFILE: r->tokfile = arg; break;
     case YB_RO_NO_CREDENTIALS: r->no_credentials = 1; break;
     case 'H': rc = header(cmdname, arg, r); break;
+    case YB_RO_REWRITE_PATH:
+    case YB_RO_SET_HEADER:
+    case YB_RO_DROP_HEADER:
+    case YB_RO_REWRITE_BODY:
+    case YB_RO_MAP_AUTHORITY: rc = rewrite_rule(cmdname, id, arg, r); break;
     case YB_RO_TIMEOUT: rc = duration(cmdname, id, arg, 0, UINT64_MAX, &o->timeout_ns); break;
     case YB_RO_MAXBODY:
         if (yb_parse_size(arg, 1, 1ull << 32, &o->codec.max_body) < 0)

@@ -32,6 +32,8 @@ enum {
     YB_RO_ACCEPT, YB_RO_ACCEPT_GRPC, YB_RO_EXPECT, YB_RO_PLAN_FILE,
     YB_RO_TELEMETRY, YB_RO_TELE_INTERVAL, YB_RO_TELE_BASELINE, YB_RO_TELE_PATH,
     YB_RO_TEMPLATES, YB_RO_SEED,
+    YB_RO_REWRITE_PATH, YB_RO_SET_HEADER, YB_RO_DROP_HEADER, YB_RO_REWRITE_BODY,
+    YB_RO_MAP_AUTHORITY,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -74,6 +76,12 @@ typedef struct {
     uint64_t tele_interval_ns, tele_baseline_ns;
     const char *tele_paths[13]; /* --telemetry-path (YB_TM_MAX_PATHS) */
     size_t n_tele_paths;
+    struct {
+        yb_rw_kind kind;
+        const char *spec;
+    } rw[YB_REWRITE_MAX_RULES]; /* the rewrite options, in order (checked as given) */
+    size_t n_rw;
+    yb_rewrite *rewrite;     /* built by yb_runopts_rewrite, freed by yb_runopts_cleanup */
     unsigned char given[YB_RO_END]; /* option id -> times given */
 } yb_runopts;
 
@@ -113,6 +121,18 @@ int yb_runopts_load_model(const char *cmdname, yb_runopts *r);
  * Host (Host / :authority, instead of the target's) or User-Agent
  * (instead of yangblast's) given with -H.  Call after yb_engine_bind. */
 void yb_runopts_bind_headers(const yb_runopts *r, yb_engine_opts *o);
+
+/* Builds the rewrite rules given (--rewrite-path, --set-header,
+ * --drop-header, --rewrite-body, --map-authority) into r->rewrite and
+ * o->rewrite, and applies them to every record of o->corpus_path before
+ * the run: a record they cannot rewrite is refused (exit 2, naming the
+ * record and the rule), a rule that changes no record is warned about.
+ * Returns 0 (also when there are none) or YB_EXIT_USAGE / YB_EXIT_RUNTIME
+ * with the reason printed.  Call before the run; yb_runopts_cleanup
+ * frees the rules. */
+int yb_runopts_rewrite(const char *cmd, yb_runopts *r, yb_engine_opts *o);
+/* Frees what yb_runopts_rewrite built. */
+void yb_runopts_cleanup(yb_runopts *r);
 
 /* Prints the --help lines of the shared options of cmd, in groups. */
 void yb_runopts_help(FILE *f, unsigned cmd);

@@ -149,6 +149,32 @@ void yb_request_take_body(yb_request *r, uint8_t *body, size_t len)
     r->body_len = len;
 }
 
+int yb_request_copy(yb_request *dst, const yb_request *src)
+{
+    yb_request_init(dst);
+    dst->protocol = src->protocol;
+    dst->timestamp_ns = src->timestamp_ns;
+    dst->conn_id = src->conn_id;
+    dst->conn_order = src->conn_order;
+    dst->expected_status = src->expected_status;
+    dst->expected_grpc = src->expected_grpc;
+    dst->templated = src->templated;
+    if (yb_request_set_str(&dst->method, src->method) ||
+        yb_request_set_str(&dst->scheme, src->scheme) ||
+        yb_request_set_str(&dst->authority, src->authority) ||
+        yb_request_set_str(&dst->path, src->path) ||
+        yb_request_set_body(dst, src->body, src->body_len))
+        goto oom;
+    for (size_t i = 0; i < src->n_headers; i++)
+        if (yb_request_add_header(dst, src->headers[i].name, src->headers[i].value,
+                                  src->headers[i].value_len))
+            goto oom;
+    return 0;
+oom:
+    yb_request_cleanup(dst);
+    return -ENOMEM;
+}
+
 static int bytes_eq(const void *a, size_t al, const void *b, size_t bl)
 {
     return al == bl && (al == 0 || memcmp(a, b, al) == 0);
@@ -213,7 +239,7 @@ static int is_tchar(unsigned char c)
            (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-static int token_ok(const char *s)
+int yb_http_token_ok(const char *s)
 {
     if (!*s)
         return 0;
@@ -235,7 +261,7 @@ const char *yb_request_problem_key(const yb_request *r, const char **key, size_t
 {
     *key = NULL;
     *header = 0;
-    if (!token_ok(r->method))
+    if (!yb_http_token_ok(r->method))
         return *key = "method", "method is empty or not an HTTP token";
     if (!visible_ok(r->scheme))
         return *key = "scheme", "scheme contains spaces or control characters";
@@ -247,7 +273,7 @@ const char *yb_request_problem_key(const yb_request *r, const char **key, size_t
         return *key = "path", "path contains spaces or control characters";
     for (size_t i = 0; i < r->n_headers; i++) {
         *header = i;
-        if (!token_ok(r->headers[i].name) || r->headers[i].name[0] == ':')
+        if (!yb_http_token_ok(r->headers[i].name) || r->headers[i].name[0] == ':')
             return *key = "headers",
                    "header name is empty, a pseudo-header or not an HTTP token";
         for (size_t j = 0; j < r->headers[i].value_len; j++) {

@@ -81,6 +81,11 @@ int yb_request_add_header(yb_request *r, const char *name,
 int yb_request_set_body(yb_request *r, const void *body, size_t len);
 /* Takes ownership of a malloc'd body. */
 void yb_request_take_body(yb_request *r, uint8_t *body, size_t len);
+/* Makes dst (overwritten, not cleaned up first) a heap-owned deep copy of
+ * src.  Returns 0 or -ENOMEM (dst then initialised). */
+int yb_request_copy(yb_request *dst, const yb_request *src);
+/* Returns 1 when s is a non-empty HTTP token (RFC 9110 tchar*), else 0. */
+int yb_http_token_ok(const char *s);
 /* Returns NULL when r can be written to a corpus, else a static
  * description of the first problem (a method or header name that is not an
  * HTTP token, spaces or control characters in scheme, authority or path, CR,

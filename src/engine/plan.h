@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "codec/codec.h"
+#include "corpus/rewrite.h"
 #include "engine/pool.h"
 #include "engine/schedule.h"
 #include "engine/target.h"
@@ -71,6 +72,8 @@ typedef struct {
     yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE */
     uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
     uint64_t max_ops;        /* distinct operations reported (stats/ops.h), 0 = default */
+    const yb_rewrite *rewrite; /* rules applied to each record when it is
+                              * prepared (corpus/rewrite.h), or NULL */
     uint64_t spin_ns;        /* open loop: wake this early and spin to the due time */
     int timing_original;     /* open loop at the corpus' recorded times */
     double speed;            /* timing_original: time scale (2 = twice as fast) */

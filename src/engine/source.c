@@ -2,6 +2,7 @@
 #include "engine/source.h"
 #include "engine/opname.h"
 #include "engine/route.h"
+#include "corpus/rewrite.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ struct yb_source {
     uint64_t pass_taken;   /* records of this workload seen in the current pass
                             * (any worker's): the index records are shared by */
     yb_ops *optab;         /* where operations are named, or NULL */
+    const yb_rewrite *rw;  /* rules applied before preparing, or NULL */
 };
 
 void yb_source_ops(yb_source *s, yb_ops *t)
@@ -68,6 +70,55 @@ void yb_source_authority(yb_source *s, const yb_authmap *m, int target)
 {
     s->authmap = m;
     s->auth_target = target;
+}
+
+void yb_source_rewrite(yb_source *s, const yb_rewrite *rw)
+{
+    s->rw = rw;
+}
+
+/* Names the operation of the request as sent (engine/opname.h). */
+static void name_op(yb_source *s, const yb_request *r, yb_prepared *p)
+{
+    p->op = YB_OP_NONE;
+    if (s->optab) {
+        char name[YB_OP_NAME_MAX];
+        yb_op_name(r, name, sizeof name);
+        p->op = yb_ops_index(s->optab, name);
+    }
+}
+
+/* Prepares r, rewritten first when there are rules (the rewritten copy
+ * lives only as long as the preparation), and names its operation.
+ * Returns the codec's result, or -EBADMSG with err set when a rule cannot
+ * rewrite r (the run checks the corpus with the rules before it starts,
+ * so this is a corpus that changed under it). */
+static int prepare(yb_source *s, const yb_request *r, yb_prepared *p, char *err, size_t errlen)
+{
+    int rc;
+    if (!s->rw) {
+        if ((rc = s->ops->prepare(s->cfg, r, p)) == 0)
+            name_op(s, r, p);
+        return rc;
+    }
+    yb_request rr;
+    int mapped;
+    yb_request_init(&rr);
+    if (yb_rewrite_apply(s->rw, r, &rr, &mapped, NULL, err, errlen) < 0) {
+        yb_request_cleanup(&rr);
+        return -EBADMSG;
+    }
+    yb_codec_cfg mc;
+    const yb_codec_cfg *cfg = s->cfg;
+    if (mapped) { /* --map-authority: sent for the record's new authority */
+        mc = *s->cfg;
+        mc.authority = rr.authority;
+        cfg = &mc;
+    }
+    if ((rc = s->ops->prepare(cfg, &rr, p)) == 0) /* (it copies what it keeps) */
+        name_op(s, &rr, p);
+    yb_request_cleanup(&rr);
+    return rc;
 }
 
 static void drop_cache(yb_source *s)
@@ -182,7 +233,13 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        rc = s->ops->prepare(s->cfg, r, p);
+        char why[700];
+        rc = prepare(s, r, p, why, sizeof why);
+        if (rc == -EBADMSG) {
+            free(p);
+            snprintf(err, errlen, "record %llu: %s", (unsigned long long)k, why);
+            return -1;
+        }
         if (rc < 0) {
             /* A record the codec cannot send stops the run: skipping it
              * would count a request that never started (the run checks the
@@ -204,12 +261,6 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         p->timestamp_ns = r->timestamp_ns;
         p->expected_status = r->expected_status;
         p->expected_grpc = r->expected_grpc;
-        p->op = YB_OP_NONE;
-        if (s->optab) {
-            char name[YB_OP_NAME_MAX];
-            yb_op_name(r, name, sizeof name);
-            p->op = yb_ops_index(s->optab, name);
-        }
         s->pass_yield++;
         cache_add(s, p);
         p->refs = 1;

@@ -7,6 +7,7 @@
 #define YB_SOURCE_H
 
 #include "codec/codec.h"
+#include "corpus/rewrite.h"
 #include "stats/ops.h"
 
 typedef struct yb_source yb_source;
@@ -26,6 +27,12 @@ void yb_source_route(yb_source *s, int route);
  * of m (engine/route.h; m outlives the source).  Before the first
  * yb_source_next. */
 void yb_source_authority(yb_source *s, const struct yb_authmap *m, int target);
+/* Rewrites each record with rw (corpus/rewrite.h; NULL = none, must
+ * outlive the source) before it is prepared: once per record, not per
+ * request.  A record whose rules matched a --map-authority rule is sent
+ * for its new authority instead of the target's.  Before the first
+ * yb_source_next. */
+void yb_source_rewrite(yb_source *s, const yb_rewrite *rw);
 /* Names each request's operation when it is prepared (engine/opname.h)
  * and sets its op to the index in t (stats/ops.h), which must outlive
  * the source.  Before the first yb_source_next; without it, op is

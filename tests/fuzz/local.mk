@@ -36,3 +36,6 @@ EXTRA_DIST += tests/fuzz/fuzz_plan.c tests/fuzz/plan.dict
 ## Request templates: the placeholder compiler and filler, text and gNMI bodies
 FUZZ_TESTS += tests/fuzz/tmpl.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_tmpl.c tests/fuzz/tmpl.dict
+## run's rewrite rules (--rewrite-path, --set-header, --drop-header, --rewrite-body, --map-authority)
+FUZZ_TESTS += tests/fuzz/rewrite.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_rewrite.c tests/fuzz/rewrite.dict

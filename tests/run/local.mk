@@ -44,3 +44,6 @@ EXTRA_DIST += tests/run/isolation.sh
 ## Request templates: synth --unique against serve, templated paths in nginx's log, --seed, templated gNMI Sets decoded by the grpcio server, malformed templates refused.
 SH_TESTS += tests/run/templates.sh
 EXTRA_DIST += tests/run/templates.sh
+## Rewrites at replay: captured corpora rewritten (paths, headers, bodies, authority) against nginx and serve.
+SH_TESTS += tests/run/rewrite.sh
+EXTRA_DIST += tests/run/rewrite.sh
