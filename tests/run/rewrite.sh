@@ -110,6 +110,9 @@ bad "a credential on the command line" "credentials never come from the command 
     --set-header 'Authorization: Basic eDp5'
 bad "unknown flag" "flag 'q' unknown" --rewrite-body 's/a/b/q'
 bad "-H Host with --map-authority" "give one" -H 'Host: x' --map-authority a=b
+timeout 30 "$YB" run -q --plan "$T/none.yaml" --rewrite-path /a=/b >"$T/bad.out" 2>&1
+is "rewrites with --plan: exit 2" "$?" 2
+like "... says they do not apply" "$(cat "$T/bad.out")" "do not apply with --plan"
 # a gNMI rewrite that breaks the message: found before the run, naming the record
 timeout 30 "$YB" run -q "$T/g.ybc" --target grpc://127.0.0.1:9 --no-credentials \
     --rewrite-body 's/"replace"/"replase"/' >"$T/bad.out" 2>&1
