@@ -441,11 +441,13 @@ int yb_cmd_experiment(int argc, char **argv)
         {"gnmi-corpus", required_argument, NULL, O_GNC},
         {"tls-resume", no_argument, NULL, O_RESUME},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    struct option opts[64];
+    struct option opts[128];
     char shortopts[64];
     if (yb_runopts_getopt(YB_RO_EXPERIMENT, own, "n:h", opts, sizeof opts / sizeof opts[0],
-                          shortopts, sizeof shortopts) < 0)
+                          shortopts, sizeof shortopts) < 0) {
+        yb_errorf("internal error: the option table outgrew %s's getopt table", "experiment");
         return YB_EXIT_RUNTIME;
+    }
     if (argc >= 2 && !strcmp(argv[1], "sweep"))
         return yb_cmd_sweep(argc - 1, argv + 1); /* src/cli/sweep.c */
     if (argc < 2 || (strcmp(argv[1], "sessions") && strcmp(argv[1], "--help") &&

@@ -153,11 +153,13 @@ static void free_targets(const yb_runopts *r, yb_fleet *fl, yb_planfile *pf)
 int yb_cmd_run(int argc, char **argv)
 {
     static const struct option own[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    struct option opts[64];
+    struct option opts[128];
     char shortopts[64];
     if (yb_runopts_getopt(YB_RO_RUN, own, "h", opts, sizeof opts / sizeof opts[0], shortopts,
-                          sizeof shortopts) < 0)
+                          sizeof shortopts) < 0) {
+        yb_errorf("internal error: the option table outgrew %s's getopt table", "run");
         return YB_EXIT_RUNTIME;
+    }
     yb_runopts ro;
     yb_runopts_init(&ro);
     yb_engine_opts *const op = &ro.o;
