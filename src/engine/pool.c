@@ -133,11 +133,11 @@ static const char *timeout_reason(char *buf, size_t len, uint64_t to, const char
  * bounded number of connects per second instead of one after another. */
 static void setup_failed(yb_pool *p, uint64_t now)
 {
-    uint64_t d = YB_POOL_BACKOFF_MIN_NS;
-    for (unsigned i = 1; i < p->failures && d < YB_POOL_BACKOFF_MAX_NS; i++)
-        d *= 2;
     if (p->failures < UINT32_MAX)
         p->failures++;
+    uint64_t d = YB_POOL_BACKOFF_MIN_NS; /* MIN << (failures - 1), capped */
+    for (unsigned i = 1; i < p->failures && d < YB_POOL_BACKOFF_MAX_NS; i++)
+        d *= 2;
     p->backoff_until = now + (d < YB_POOL_BACKOFF_MAX_NS ? d : YB_POOL_BACKOFF_MAX_NS);
     p->backoffs++;
 }

@@ -28,6 +28,21 @@ is "nothing else failed, nothing succeeded" \
 like "text report: the back-offs" "$(grep '^Sessions opened' "$T/dead.out")" \
     "^Sessions opened: $opened; .*; reconnect back-offs: $opened$"
 
+# the back-off itself, from the per-request log: each connect starts no
+# sooner than 10 ms after the previous failure, doubling (a lower bound:
+# no clock can make it shorter)
+timeout 30 "$YB" run "$T/gn.ybc" --target "grpc://127.0.0.1:$dead" -c 1 -D 2s -q \
+    --log "$T/dead.log" >/dev/null 2>&1
+is "-c 1 against the dead target, --log: the gaps between connects double from 10 ms" \
+    "$(/usr/bin/python3 - "$T/dead.log" <<'EOF'
+import json, sys
+t = sorted(json.loads(l)["t_start_ns"] for l in open(sys.argv[1]))
+gaps = [b - a for a, b in zip(t, t[1:])]
+want = [min(10 * 2 ** k, 1000) * 1000000 for k in range(len(gaps))]
+print(len(gaps) >= 5 and all(g >= w for g, w in zip(gaps, want)))
+EOF
+)" True
+
 # ---- a refusing target: accepts, reads the request, closes unanswered ----------
 "$YB" synth acl --proto restconf -n 5 -o "$T/rc.ybc" >/dev/null || { echo "Bail out! corpus"; exit 1; }
 /usr/bin/python3 "$YB_SRCDIR/tests/peers/badhttp.py" close --max-seconds 30 >"$T/bad.out" &
