@@ -31,16 +31,34 @@ same_as_tshark() {
     is "$name: joined mid-stream as tshark sees it" "$(jget "$T/x.json" 'r["flows"]["midstream"]')" "$nosyn"
 }
 
+# tshark_requests FILE [tshark options]: HTTP/1.1 and HTTP/2 requests tshark
+# decodes (cleartext HTTP/2, which tshark cannot tell by port, decoded as
+# such on the first SYN's port when capture found h2c).
+tshark_requests() {
+    local f=$1 port d=()
+    shift
+    port=$(tshark -r "$f" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' -T fields -e tcp.dstport 2>/dev/null | head -1)
+    [ "$(jget "$T/x.json" '[r["flows"]["http2"] > 0, r["flows"]["tls"]]')" = "[true,0]" ] &&
+        d=(-d "tcp.port==$port,http2")
+    tshark -r "$f" "${d[@]}" "$@" -T fields -e http.request.method \
+        -e http2.headers.method 2>/dev/null | tr '\t,' '\n\n' | grep -c .
+}
 for f in "$C"/*.pcap "$C"/*.pcapng; do
     [ -f "$f" ] || continue
     name=$(basename "$f"); name=${name%.pcap}; name=${name%.pcapng}
-    kl=()
-    [ -f "$C/$name.keylog" ] && kl=(--keylog "$C/$name.keylog")
+    kl=() to=()
+    if [ -f "$C/$name.keylog" ]; then
+        kl=(--keylog "$C/$name.keylog")
+        to=(-o "tls.keylog_file:$C/$name.keylog")
+    fi
     if [ -f "$C/$name.server-key.pem" ]; then
         install -m 600 "$C/$name.server-key.pem" "$T/$name.key"
         kl+=(--server-key "$T/$name.key")
+        to=(-o "uat:rsa_keys:\"$T/$name.key\",\"\"")
     fi
     same_as_tshark "$f" "${kl[@]}"
+    is "$(basename "$f"): requests as tshark decodes them" "$(jget "$T/x.json" 'r["requests"]["total"]')" \
+        "$(tshark_requests "$f" "${to[@]}")"
 done
 
 # The rewritten captures of robust.sh, and late packets after the end.
