@@ -23,6 +23,10 @@
 #   gnmi-tls          yangblast run --keylog -> gnmi_server.py over TLS;
 #                     gnmi-tls.keylog, and gnmi-tls-dsb.pcapng with the key
 #                     log inside (editcap --inject-secrets) when editcap exists
+#   restconf-tls13-chromium  headless Chromium (SSLKEYLOGFILE) -> nginx over
+#                     TLS 1.3: a RESTCONF GET as a browser sends it (GREASE,
+#                     ALPS and ECH offers in its ClientHello, a preconnected
+#                     second connection that stays empty); key log kept
 #   restconf-tls13-alps  tests/capture/tlscap.py alps: Python's ssl (OpenSSL)
 #                     client and server over memory BIOs, TLS 1.3, one
 #                     RESTCONF GET, with the client EncryptedExtensions
@@ -208,6 +212,21 @@ rec_gnmi_tls() {
     fi
 }
 
+rec_restconf_tls13_chromium() {
+    command -v chromium >/dev/null || { echo "record.sh: chromium not installed" >&2; return 1; }
+    local p; p=$(free_port)
+    nginx_start "$W/nginx" "$p" tls || return 1
+    rm -f "$HERE/restconf-tls13-chromium.keylog"
+    cap_start "$HERE/restconf-tls13-chromium.pcap" "$p" || return 1
+    SSLKEYLOGFILE="$HERE/restconf-tls13-chromium.keylog" timeout 60 chromium --headless \
+        --no-sandbox --disable-gpu --ignore-certificate-errors --user-data-dir="$W/chromium" \
+        --no-first-run --disable-background-networking --disable-component-update \
+        --disable-sync --dump-dom "https://127.0.0.1:$p/restconf/data/openconfig-acl:acl" \
+        >/dev/null 2>"$W/chromium.err"
+    cap_stop
+    nginx_stop "$W/nginx"
+}
+
 rec_restconf_tls13_alps() {
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
         -subj /CN=sw -keyout "$W/key.pem" -out "$W/cert.pem" >/dev/null 2>&1
@@ -245,7 +264,7 @@ if [ "${1:-}" = --expected ]; then
     done
     exit 0
 fi
-names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa h1-frag h1-frag-ipv6}
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa h1-frag h1-frag-ipv6 restconf-tls13-chromium}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
 done
