@@ -558,6 +558,7 @@ int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
         o->codec.user_agent = base->codec.user_agent; /* -H User-Agent */
         if (base->rewrite) /* run's rules, built after the pairs were set up */
             o->rewrite = base->rewrite;
+        o->log_target = (unsigned)i; /* its row of the targets array */
         if (yb_plan_add(plan, o) < 0)
             return -1;
     }

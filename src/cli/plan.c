@@ -584,9 +584,15 @@ fail:
 int yb_planfile_plan(yb_planfile *pf, const yb_engine_opts *base, yb_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    for (size_t i = 0; i < pf->n; i++)
-        if (yb_fleet_plan(&pf->w[i].fleet, base, plan) < 0)
+    for (size_t i = 0, p = 0; i < pf->n; i++) {
+        yb_fleet *f = &pf->w[i].fleet;
+        if (yb_fleet_plan(f, base, plan) < 0)
             return -1;
+        for (size_t k = 0; k < f->n; k++, p++) { /* as the report lists them */
+            f->o[k].log_workload = (unsigned)i;
+            f->o[k].log_target = (unsigned)pf->pair_tgt[p];
+        }
+    }
     return 0;
 }
 

@@ -94,6 +94,9 @@ typedef struct {
      * .hlog), opened by the caller; the engine feeds them and ends them
      * with the merged recorder.  NULL = none. */
     struct yb_stream *stream;
+    /* Which workload and which target of the run this pair is, numbered
+     * from 0 as the report lists them (the per-request log says them). */
+    unsigned log_workload, log_target;
 } yb_engine_opts;
 
 /* Routing: which of a mixed corpus' records a workload takes. */

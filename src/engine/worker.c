@@ -255,7 +255,8 @@ static void x_finish(lane *l, yb_exchange *x)
         uint64_t sess = x->res.session
                             ? (x->res.session - 1) * l->share.workers + l->share.worker + 1
                             : 0;
-        yb_stream_result(w->out, &x->res, x->req->record, sess);
+        yb_stream_result(w->out, &x->res, x->req->record, sess, l->o->log_workload,
+                         l->o->log_target);
     }
     yb_source_release(l->src, (yb_prepared *)x->req);
     l->outstanding--;

@@ -32,6 +32,7 @@
 typedef struct {
     yb_result res;       /* its reason included */
     uint64_t record, session;
+    unsigned workload, target;
 } log_entry;
 
 struct yb_stream_lane {
@@ -252,7 +253,8 @@ static void add_reason(line *l, int csv, const char *r)
 
 /* Formats e as one line (JSON object or CSV row, fields in LOG_FIELDS
  * order). */
-static void format_entry(line *l, const yb_stream *s, unsigned worker, const log_entry *e)
+static void format_entry(line *l, const yb_stream *s, const yb_stream_lane *lane,
+                         const log_entry *e)
 {
     const yb_result *r = &e->res;
     int csv = s->o.log_csv;
@@ -269,9 +271,9 @@ static void format_entry(line *l, const yb_stream *s, unsigned worker, const log
     } while (0)
     l->n = 0;
     KEY(); add(l, "%" PRIu64 "%s", e->record, sep);
-    KEY(); add(l, "0%s", sep); /* workload: one per plan today */
-    KEY(); add(l, "0%s", sep); /* target */
-    KEY(); add(l, "%u%s", worker, sep);
+    KEY(); add(l, "%u%s", e->workload, sep);
+    KEY(); add(l, "%u%s", e->target, sep);
+    KEY(); add(l, "%u%s", lane->worker, sep);
     KEY();
     if (e->session)
         add(l, "%" PRIu64 "%s", e->session, sep);
@@ -328,7 +330,7 @@ static void drain_log(yb_stream *s, yb_stream_lane *l)
     for (; tail != head; tail++) {
         const log_entry *e = &l->ring[tail % YB_STREAM_RING];
         if (!s->log.err) {
-            format_entry(&ln, s, l->worker, e);
+            format_entry(&ln, s, l, e);
             out_line(&s->log, (int)fwrite(ln.b, 1, ln.n, s->log.f) == (int)ln.n ? 0 : -1, ln.n);
             s->log_lines++;
         }
@@ -546,7 +548,7 @@ int yb_stream_logs(const yb_stream_lane *l)
 }
 
 void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
-                      uint64_t session)
+                      uint64_t session, unsigned workload, unsigned target)
 {
     if (!l->ring)
         return;
@@ -560,6 +562,8 @@ void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
     e->res = *res;
     e->record = record;
     e->session = session;
+    e->workload = workload;
+    e->target = target;
     atomic_store_explicit(&l->head, head + 1, memory_order_release);
 }
 

@@ -79,11 +79,12 @@ int yb_stream_logs(const yb_stream_lane *l);
 
 /* Worker side (the lane's own worker thread only; never blocks).  Hands
  * over one finished request: res (times absolute, uv_hrtime; its reason
- * as yb_result_reason gives it), the corpus record it came from and its
- * run-wide session number (0 = none).  A full ring counts the line as
- * dropped. */
+ * as yb_result_reason gives it), the corpus record it came from, its
+ * run-wide session number (0 = none), and the workload and target of the
+ * run it belonged to (yb_engine_opts.log_workload, .log_target).  A full
+ * ring counts the line as dropped. */
 void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
-                      uint64_t session);
+                      uint64_t session, unsigned workload, unsigned target);
 /* Hands over the worker's next sealed second (iv->t must be the second
  * after the last one handed over; iv is copied).  Returns 0, or -1 when
  * the queue is full or memory short: hand it over again later. */

@@ -76,6 +76,7 @@ workloads:
   - name: pollers
     synth: {protocol: gnmi, op: get, count: 5}
     concurrency: 3
+    requests: 300
     accept-grpc: 5
     targets: sw3
   - name: subscribers
@@ -96,7 +97,8 @@ s = open(sys.argv[1]).read().replace("  - name: sw3\n", "  - name: sw3\n    conc
 open(sys.argv[1], "w").write(s)
 EOF
 timeout 60 "$YB" run --plan "$T/stress.yaml" --targets "$T/mix.yaml" -q --json "$T/stress.json" \
-    --html "$T/stress.html" --threshold 'workload=writers:errors<=0' >"$T/stress.txt" 2>&1
+    --html "$T/stress.html" --threshold 'workload=writers:errors<=0' --log "$T/stress.log" \
+    >"$T/stress.txt" 2>&1
 is "the plan ran: exit 0" "$?" 0
 stop_fleet
 wl() { jget "$T/stress.json" "[w['$1'] for w in r['workloads']]"; }
@@ -128,6 +130,15 @@ is "a threshold scoped to a workload, judged on its figures" \
     '[["workload=writers:errors<=0",0.0,true]]'
 like "the run line says the load is per workload" "$(grep -A1 '^Run:' "$T/stress.txt" | tail -1)" \
     '^ +threads 1, 4 workloads, each with its own load model and sessions'
+is "--log: each line names its workload and target (their rows in the report), counts as in JSON" \
+    "$(/usr/bin/python3 -c "
+import json, sys
+ls = [json.loads(x) for x in open(sys.argv[1])]
+r = json.load(open(sys.argv[2]))
+ws = sorted({l['workload'] for l in ls})
+print([sorted({l['target'] for l in ls if l['workload'] == w}) for w in ws],
+      [sum(l['workload'] == w for l in ls) == r['workloads'][w]['requests'] for w in ws])" "$T/stress.log" "$T/stress.json")" \
+    "[[0, 1], [2], [0], [1]] [True, True, True, True]"
 is "HTML report: the per-workload table, a row per workload" \
     "$(/usr/bin/python3 -c "import sys; s = open(sys.argv[1]).read(); i = s.find('Per workload'); print(i > 0 and all(s.find(n, i) > 0 for n in ['writers', 'pollers', 'subscribers', 'late-restconf', 'sample_lateness_p99_ms']))" "$T/stress.html")" True
 
