@@ -418,7 +418,18 @@ int yb_cmd_run(int argc, char **argv)
      * schedule's own length, whichever is longer. */
     double curve[2 * RATE_CURVE_POINTS];
     size_t n_curve = 0;
-    if (!o.timing_original && o.sched.kind > YB_SCHED_RATE) {
+    int plan_rates = 0;
+    if (ro.plan) /* the workloads' schedules, each from its start offset */
+        yb_planfile_rate_at(&pf, 0, &plan_rates);
+    if (plan_rates) {
+        double d = rec.run_end > rec.run_start ? (double)(rec.run_end - rec.run_start) / 1e9 : 0;
+        d = d > 0 ? d : 1;
+        for (; n_curve < RATE_CURVE_POINTS; n_curve++) {
+            double t = d * (double)n_curve / (RATE_CURVE_POINTS - 1);
+            curve[2 * n_curve] = t;
+            curve[2 * n_curve + 1] = yb_planfile_rate_at(&pf, (uint64_t)(t * 1e9), NULL);
+        }
+    } else if (!o.timing_original && o.sched.kind > YB_SCHED_RATE) {
         double d = rec.run_end > rec.run_start ? (double)(rec.run_end - rec.run_start) / 1e9 : 0;
         double len = (double)yb_sched_length(&o.sched) / 1e9;
         d = len > d ? len : d;

@@ -152,6 +152,11 @@ stop_fleet
 is "no request in the first second, all of them after it" \
     "$(jget "$T/off.json" "[sum(i['requests'] for i in r['intervals'] if i['t_s'] == 0), sum(i['requests'] for i in r['intervals'] if i['t_s'] >= 1) == r['summary']['requests_completed'] > 0]")" \
     "[0,true]"
+is "run.target_rate_curve: 0/s before the offset, 20/s during the workload, 0/s after" \
+    "$(jget "$T/off.json" "sorted({q for t, q in r['run']['target_rate_curve'] if t < 0.99 or 1.01 < t < 1.99 or t > 2.01})")" \
+    "[0.0,20.0]"
+is "... 20/s between 1 s and 2 s only" \
+    "$(jget "$T/off.json" "all((q == 20.0) == (1.0 <= t < 2.0) for t, q in r['run']['target_rate_curve'])")" true
 is "... sw1 (open loop) and sw2 (closed loop) served exactly their workloads' requests" \
     "$(dev off "d['requests']['restconf']['total']")" \
     "$(jget "$T/off.json" "[w['requests'] for w in r['workloads']] + [0]")"
