@@ -24,15 +24,30 @@ int yb_accept_add(yb_accept *a, int grpc, const char *list)
     }
 }
 
-static int http_listed(const yb_accept *a, int status)
+void yb_accept_add_codes(yb_accept *a, int grpc, const uint16_t *v, size_t n)
 {
-    return status >= 100 && status <= 999 && (a->http[status / 8] >> (status % 8) & 1);
+    for (size_t i = 0; i < n; i++) {
+        if (grpc && v[i] <= 16)
+            a->grpc |= 1u << v[i];
+        else if (!grpc && v[i] >= 100 && v[i] <= 999)
+            a->http[v[i] / 8] |= (uint8_t)(1u << (v[i] % 8));
+    }
 }
 
-yb_err_class yb_accept_http(const yb_accept *a, uint32_t expected, int status, char *reason,
-                            size_t len)
+static int http_listed(const yb_accept *a, int status)
 {
-    int listed = http_listed(a, status);
+    return a && status >= 100 && status <= 999 && (a->http[status / 8] >> (status % 8) & 1);
+}
+
+static int grpc_listed(const yb_accept *a, int code)
+{
+    return a && code >= 0 && code <= 16 && (a->grpc >> code & 1);
+}
+
+yb_err_class yb_accept_http(const yb_accept *a, const yb_accept *rec, uint32_t expected,
+                            int status, char *reason, size_t len)
+{
+    int listed = http_listed(a, status) || http_listed(rec, status);
     if (a->original && expected) {
         if ((uint32_t)status == expected || listed)
             return YB_ERR_NONE;
@@ -45,9 +60,9 @@ yb_err_class yb_accept_http(const yb_accept *a, uint32_t expected, int status, c
     return YB_ERR_STATUS;
 }
 
-yb_err_class yb_accept_grpc(const yb_accept *a, int32_t expected, int code)
+yb_err_class yb_accept_grpc(const yb_accept *a, const yb_accept *rec, int32_t expected, int code)
 {
-    int listed = code >= 0 && code <= 16 && (a->grpc >> code & 1);
+    int listed = grpc_listed(a, code) || grpc_listed(rec, code);
     if (a->original && expected >= 0)
         return code == expected || listed ? YB_ERR_NONE : YB_ERR_UNEXPECTED;
     return code == 0 || listed ? YB_ERR_NONE : YB_ERR_STATUS;
@@ -57,7 +72,7 @@ size_t yb_accept_codes(const yb_accept *a, int grpc, int *out, size_t cap)
 {
     size_t n = 0;
     for (int v = grpc ? 0 : 100; v <= (grpc ? 16 : 999); v++)
-        if (grpc ? (int)(a->grpc >> v & 1) : http_listed(a, v)) {
+        if (grpc ? grpc_listed(a, v) : http_listed(a, v)) {
             if (n < cap)
                 out[n] = v;
             n++;

@@ -25,17 +25,23 @@ typedef struct {
  * entries before it). */
 int yb_accept_add(yb_accept *a, int grpc, const char *list);
 
+/* Adds n codes v[] (HTTP statuses 100..999 with grpc = 0, gRPC codes
+ * 0..16 with grpc = 1; others are skipped) to a: a record's own list. */
+void yb_accept_add_codes(yb_accept *a, int grpc, const uint16_t *v, size_t n);
+
 /* Judges an HTTP reply of status to a request whose recorded status is
- * expected (0 = none).  Returns YB_ERR_NONE; YB_ERR_STATUS with reason
- * "http 409"; or YB_ERR_UNEXPECTED with reason "expected 201, got 409"
- * (reason: len bytes, written only for an error). */
-yb_err_class yb_accept_http(const yb_accept *a, uint32_t expected, int status, char *reason,
-                            size_t len);
+ * expected (0 = none), under the run's policy a and the record's own
+ * accepted statuses rec (NULL = none; its `original` is not consulted).
+ * Returns YB_ERR_NONE; YB_ERR_STATUS with reason "http 409"; or
+ * YB_ERR_UNEXPECTED with reason "expected 201, got 409" (reason: len
+ * bytes, written only for an error). */
+yb_err_class yb_accept_http(const yb_accept *a, const yb_accept *rec, uint32_t expected,
+                            int status, char *reason, size_t len);
 
 /* Judges a gRPC call that ended with code, whose recorded code is
- * expected (-1 = none).  Returns YB_ERR_NONE, YB_ERR_STATUS or
+ * expected (-1 = none), as above.  Returns YB_ERR_NONE, YB_ERR_STATUS or
  * YB_ERR_UNEXPECTED (the codec writes the reason: it has the message). */
-yb_err_class yb_accept_grpc(const yb_accept *a, int32_t expected, int code);
+yb_err_class yb_accept_grpc(const yb_accept *a, const yb_accept *rec, int32_t expected, int code);
 
 /* Every code a policy can list (900 HTTP statuses, 17 gRPC codes). */
 #define YB_ACCEPT_MAX_CODES 900

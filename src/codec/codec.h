@@ -50,6 +50,8 @@ typedef struct yb_prepared {
     uint64_t timestamp_ns;/* original time, relative to the first record */
     uint32_t expected_status; /* from the record; 0 = unknown */
     int32_t expected_grpc;    /* from the record; -1 = unknown */
+    const yb_accept *accept;  /* the record's own accepted statuses, or NULL
+                               * (owned by the engine's source) */
     uint32_t op;          /* its operation in the worker's recorder
                            * (stats/ops.h), YB_OP_NONE = none; set by
                            * the engine's source when it prepares it */

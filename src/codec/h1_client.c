@@ -227,8 +227,8 @@ static void finish(yb_codec *c, uint64_t now)
     x->res.status = yb_h1_resp_status(c->resp);
     if (!x->res.sent)
         x->res.sent = now; /* the response beat our write-completion callback */
-    x->res.err = yb_accept_http(&c->cfg->accept, x->req->expected_status, x->res.status,
-                                x->res.reason, sizeof x->res.reason);
+    x->res.err = yb_accept_http(&c->cfg->accept, x->req->accept, x->req->expected_status,
+                                x->res.status, x->res.reason, sizeof x->res.reason);
     if (x->res.err != YB_ERR_NONE)
         x->err_body = yb_h1_resp_body_head(c->resp, &x->err_body_len);
     else if (c->cfg->keep_body)

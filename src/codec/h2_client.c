@@ -606,7 +606,8 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
             yb_reason_fmt(x->res.reason, sizeof x->res.reason, "protocol: %s",
                           st->bad_why ? st->bad_why : "malformed gRPC response");
         } else {
-            x->res.err = yb_accept_grpc(&c->cfg->accept, x->req->expected_grpc, g);
+            x->res.err =
+                yb_accept_grpc(&c->cfg->accept, x->req->accept, x->req->expected_grpc, g);
             if (x->res.err != YB_ERR_NONE)
                 grpc_reason(x, st, g, error_code);
         }
@@ -625,8 +626,8 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
             yb_reason_fmt(x->res.reason, sizeof x->res.reason, "protocol: %s",
                           st->bad_why ? st->bad_why : "the stream ended without a :status");
         } else {
-            x->res.err = yb_accept_http(&c->cfg->accept, x->req->expected_status, st->http_status,
-                                        x->res.reason, sizeof x->res.reason);
+            x->res.err = yb_accept_http(&c->cfg->accept, x->req->accept, x->req->expected_status,
+                                        st->http_status, x->res.reason, sizeof x->res.reason);
         }
     }
     if (x->res.err != YB_ERR_NONE && x->res.err != YB_ERR_TOO_LARGE) {

@@ -159,6 +159,10 @@ int yb_request_copy(yb_request *dst, const yb_request *src)
     dst->expected_status = src->expected_status;
     dst->expected_grpc = src->expected_grpc;
     dst->templated = src->templated;
+    memcpy(dst->accept_status, src->accept_status, sizeof dst->accept_status);
+    dst->n_accept_status = src->n_accept_status;
+    memcpy(dst->accept_grpc, src->accept_grpc, sizeof dst->accept_grpc);
+    dst->n_accept_grpc = src->n_accept_grpc;
     if (yb_request_set_str(&dst->method, src->method) ||
         yb_request_set_str(&dst->scheme, src->scheme) ||
         yb_request_set_str(&dst->authority, src->authority) ||
@@ -188,6 +192,15 @@ int yb_request_equal(const yb_request *a, const yb_request *b)
         a->conn_order != b->conn_order || a->expected_status != b->expected_status ||
         a->expected_grpc != b->expected_grpc || a->n_headers != b->n_headers ||
         !a->templated != !b->templated ||
+        a->n_accept_status != b->n_accept_status || a->n_accept_grpc != b->n_accept_grpc ||
+        memcmp(a->accept_status, b->accept_status,
+               (a->n_accept_status < YB_REQUEST_MAX_ACCEPT ? a->n_accept_status
+                                                          : YB_REQUEST_MAX_ACCEPT) *
+                   sizeof a->accept_status[0]) ||
+        memcmp(a->accept_grpc, b->accept_grpc,
+               (a->n_accept_grpc < YB_REQUEST_MAX_ACCEPT ? a->n_accept_grpc
+                                                        : YB_REQUEST_MAX_ACCEPT) *
+                   sizeof a->accept_grpc[0]) ||
         !bytes_eq(a->body, a->body_len, b->body, b->body_len))
         return 0;
     for (size_t i = 0; i < a->n_headers; i++)
@@ -285,6 +298,16 @@ const char *yb_request_problem_key(const yb_request *r, const char **key, size_t
     *header = 0;
     if (r->expected_status > 999)
         return *key = "expected_status", "expected status is not a 3-digit HTTP status";
+    if (r->n_accept_status > YB_REQUEST_MAX_ACCEPT)
+        return *key = "accept_status", "more than 16 accepted HTTP statuses";
+    for (size_t i = 0; i < r->n_accept_status; i++)
+        if (r->accept_status[i] < 100 || r->accept_status[i] > 999)
+            return *key = "accept_status", "an accepted HTTP status is not in 100..999";
+    if (r->n_accept_grpc > YB_REQUEST_MAX_ACCEPT)
+        return *key = "accept_grpc_status", "more than 16 accepted gRPC codes";
+    for (size_t i = 0; i < r->n_accept_grpc; i++)
+        if (r->accept_grpc[i] > 16)
+            return *key = "accept_grpc_status", "an accepted gRPC code is not in 0..16";
     if (r->body_len > YB_CORPUS_MAX_ENTRY / 2)
         return *key = "body", "body too large for one corpus entry";
     return NULL;
@@ -483,6 +506,15 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
     pr.expected_status = r->expected_status;
     pr.expected_grpc_status = r->expected_grpc < 0 ? 0 : r->expected_grpc + 1;
     pr.templated = r->templated != 0;
+    uint32_t acc_h[YB_REQUEST_MAX_ACCEPT], acc_g[YB_REQUEST_MAX_ACCEPT];
+    for (size_t i = 0; i < r->n_accept_status; i++) /* (at most 16: checked above) */
+        acc_h[i] = r->accept_status[i];
+    for (size_t i = 0; i < r->n_accept_grpc; i++)
+        acc_g[i] = r->accept_grpc[i];
+    pr.n_accept_status = r->n_accept_status;
+    pr.accept_status = acc_h;
+    pr.n_accept_grpc_status = r->n_accept_grpc;
+    pr.accept_grpc_status = acc_g;
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
@@ -838,6 +870,15 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
     r->req.expected_status = p->expected_status;
     r->req.expected_grpc = p->expected_grpc_status > 0 ? p->expected_grpc_status - 1 : -1;
     r->req.templated = p->templated != 0;
+    /* the counts as read (above 16 makes the record invalid); values kept
+     * out of range when they are, never truncated into range */
+    r->req.n_accept_status = p->n_accept_status;
+    for (size_t i = 0; i < p->n_accept_status && i < YB_REQUEST_MAX_ACCEPT; i++)
+        r->req.accept_status[i] = p->accept_status[i] > 9999 ? 9999 : (uint16_t)p->accept_status[i];
+    r->req.n_accept_grpc = p->n_accept_grpc_status;
+    for (size_t i = 0; i < p->n_accept_grpc_status && i < YB_REQUEST_MAX_ACCEPT; i++)
+        r->req.accept_grpc[i] =
+            p->accept_grpc_status[i] > 9999 ? 9999 : (uint16_t)p->accept_grpc_status[i];
     return 0;
 }
 

@@ -37,6 +37,9 @@ typedef struct {
     size_t value_len;
 } yb_header;
 
+/* Most accepted statuses a record lists (of each kind). */
+#define YB_REQUEST_MAX_ACCEPT 16
+
 typedef struct {
     yb_proto protocol;
     char *method, *scheme, *authority, *path;   /* NUL-terminated, never NULL */
@@ -51,6 +54,14 @@ typedef struct {
     int32_t expected_grpc;    /* -1 = unknown, else gRPC status code */
     int templated;            /* 1: path, header values and body are templates
                                * (tmpl/tmpl.h), filled per request */
+    /* Statuses that count as success for this record besides the run's
+     * rule (--accept, --accept-grpc add to them): HTTP statuses 100..999
+     * and gRPC codes 0..16, each list at most YB_REQUEST_MAX_ACCEPT long
+     * (a count above it, as read from a file, makes the record invalid). */
+    uint16_t accept_status[YB_REQUEST_MAX_ACCEPT];
+    size_t n_accept_status;
+    uint16_t accept_grpc[YB_REQUEST_MAX_ACCEPT];
+    size_t n_accept_grpc;
 } yb_request;
 
 /* The value a redacted credential is replaced with (capture); the header's

@@ -32,6 +32,22 @@ static int set_bytes(json_t *obj, const char *key, const uint8_t *b, size_t n)
     return rc;
 }
 
+/* Sets o[key] to the list of codes (omitted when empty).  Returns 0 or -1. */
+static int set_codes(json_t *o, const char *key, const uint16_t *v, size_t n)
+{
+    if (!n)
+        return 0;
+    json_t *a = json_array();
+    if (!a)
+        return -1;
+    for (size_t i = 0; i < n && i < YB_REQUEST_MAX_ACCEPT; i++)
+        if (json_array_append_new(a, json_integer(v[i]))) {
+            json_decref(a);
+            return -1;
+        }
+    return json_object_set_new(o, key, a);
+}
+
 json_t *yb_jsonl_from_request(const yb_request *r)
 {
     json_t *o = json_object(), *hs = json_array();
@@ -60,6 +76,8 @@ json_t *yb_jsonl_from_request(const yb_request *r)
         rc |= json_object_set_new(o, "expected_grpc_status", json_integer(r->expected_grpc));
     if (r->templated)
         rc |= json_object_set_new(o, "template", json_true());
+    rc |= set_codes(o, "accept_status", r->accept_status, r->n_accept_status);
+    rc |= set_codes(o, "accept_grpc_status", r->accept_grpc, r->n_accept_grpc);
     json_decref(hs);
     if (rc) {
         json_decref(o);
@@ -115,7 +133,8 @@ fail:
 static const char *const REQUEST_KEYS[] = {
     "protocol", "method", "scheme", "authority", "path", "headers", "body", "body_base64",
     "timestamp_ns", "conn_id", "conn_order", "expected_status", "expected_grpc_status",
-    "template", YB_JSONL_GRPC_KEY, YB_JSONL_GRPC_WHY_KEY, NULL};
+    "template", "accept_status", "accept_grpc_status", YB_JSONL_GRPC_KEY,
+    YB_JSONL_GRPC_WHY_KEY, NULL};
 
 static int known_key(const char *k, const char *const *keys)
 {
@@ -178,6 +197,33 @@ static int get_uint(const json_t *obj, const char *key, uint64_t max, uint64_t *
         return -1;
     }
     *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+/* Reads obj[key], an array of at most YB_REQUEST_MAX_ACCEPT integers in
+ * min..max, into v / *n (absent: none).  Returns 0 or -1 with err. */
+static int get_codes(const json_t *obj, const char *key, unsigned min, unsigned max,
+                     uint16_t *v, size_t *n, char *err, size_t errlen)
+{
+    json_t *a = json_object_get(obj, key), *x;
+    size_t i;
+    *n = 0;
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > YB_REQUEST_MAX_ACCEPT) {
+        seterr(err, errlen, "\"%s\" must be an array of at most %d codes", key,
+               YB_REQUEST_MAX_ACCEPT);
+        return -1;
+    }
+    json_array_foreach(a, i, x)
+    {
+        if (!json_is_integer(x) || json_integer_value(x) < (json_int_t)min ||
+            json_integer_value(x) > (json_int_t)max) {
+            seterr(err, errlen, "\"%s\"[%zu] must be an integer in %u..%u", key, i, min, max);
+            return -1;
+        }
+        v[(*n)++] = (uint16_t)json_integer_value(x);
+    }
     return 0;
 }
 
@@ -314,7 +360,12 @@ int yb_jsonl_to_request(const json_t *obj, yb_request *r, char *err, size_t errl
         return -1;
     }
     r->templated = tp && json_is_true(tp);
-    return 0;
+    return get_codes(obj, "accept_status", 100, 999, r->accept_status, &r->n_accept_status, err,
+                     errlen) ||
+                   get_codes(obj, "accept_grpc_status", 0, 16, r->accept_grpc, &r->n_accept_grpc,
+                             err, errlen)
+               ? -1
+               : 0;
 }
 
 json_t *yb_jsonl_from_header(const yb_corpus_header *h)

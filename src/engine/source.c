@@ -77,6 +77,18 @@ void yb_source_rewrite(yb_source *s, const yb_rewrite *rw)
     s->rw = rw;
 }
 
+/* The record's own accepted statuses as a policy (codec/accept.h), or
+ * NULL when out of memory. */
+static const yb_accept *record_accept(const yb_request *r)
+{
+    yb_accept *a = calloc(1, sizeof *a);
+    if (a) {
+        yb_accept_add_codes(a, 0, r->accept_status, r->n_accept_status);
+        yb_accept_add_codes(a, 1, r->accept_grpc, r->n_accept_grpc);
+    }
+    return a;
+}
+
 /* Names the operation of the request as sent (engine/opname.h). */
 static void name_op(yb_source *s, const yb_request *r, yb_prepared *p)
 {
@@ -121,22 +133,21 @@ static int prepare(yb_source *s, const yb_request *r, yb_prepared *p, char *err,
     return rc;
 }
 
+static void prepared_drop(yb_source *s, yb_prepared *p)
+{
+    s->ops->prepared_free(p);
+    free((yb_accept *)p->accept);
+    free(p);
+}
+
 static void drop_cache(yb_source *s)
 {
-    for (size_t i = 0; i < s->n_cache; i++) {
-        s->ops->prepared_free(s->cache[i]);
-        free(s->cache[i]);
-    }
+    for (size_t i = 0; i < s->n_cache; i++)
+        prepared_drop(s, s->cache[i]);
     free(s->cache);
     s->cache = NULL;
     s->n_cache = s->cap_cache = 0;
     s->caching = 0;
-}
-
-static void prepared_drop(yb_source *s, yb_prepared *p)
-{
-    s->ops->prepared_free(p);
-    free(p);
 }
 
 /* The share does not fit: stream every pass from now on.  Entries still
@@ -261,6 +272,11 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         p->timestamp_ns = r->timestamp_ns;
         p->expected_status = r->expected_status;
         p->expected_grpc = r->expected_grpc;
+        if ((r->n_accept_status || r->n_accept_grpc) && !(p->accept = record_accept(r))) {
+            prepared_drop(s, p);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
         s->pass_yield++;
         cache_add(s, p);
         p->refs = 1;

@@ -110,6 +110,27 @@ static void test_binary_roundtrip(void **state)
     assert_int_equal(json_integer_value(json_object_get(j, "expected_grpc_status")), 0);
     json_decref(j);
 
+    /* the record's own accepted statuses, in order */
+    r.accept_status[0] = 409;
+    r.accept_status[1] = 404;
+    r.n_accept_status = 2;
+    r.accept_grpc[0] = 6;
+    r.n_accept_grpc = 1;
+    j = roundtrip(&r);
+    json_t *acc = json_object_get(j, "accept_status");
+    assert_int_equal(json_array_size(acc), 2);
+    assert_int_equal(json_integer_value(json_array_get(acc, 0)), 409);
+    assert_int_equal(json_integer_value(json_array_get(acc, 1)), 404);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(j, "accept_grpc_status"), 0)),
+                     6);
+    json_decref(j);
+    r.accept_status[1] = 1000; /* out of range: no corpus takes it */
+    assert_non_null(yb_request_problem(&r));
+    r.n_accept_status = 0;
+    r.n_accept_grpc = 17;
+    assert_non_null(yb_request_problem(&r));
+    r.n_accept_grpc = 0;
+
     /* A body that is UTF-8 except for one NUL also goes to base64. */
     assert_int_equal(yb_request_set_body(&r, "ab\0cd", 5), 0);
     r.expected_grpc = 16;
