@@ -605,6 +605,18 @@ out:
     return rc;
 }
 
+int yb_tls_store_copy_keys(yb_tls_store *dst, const yb_tls_store *src)
+{
+    if (dst == NULL || src == NULL)
+        return 0;
+    for (size_t i = 0; i < src->n_keys; i++) {
+        if (dst->n_keys == YB_TLS_MAX_SERVER_KEYS || EVP_PKEY_up_ref(src->keys[i]) != 1)
+            return -1;
+        dst->keys[dst->n_keys++] = src->keys[i];
+    }
+    return 0;
+}
+
 size_t yb_tls_store_server_keys(const yb_tls_store *st)
 {
     return st != NULL ? st->n_keys : 0;

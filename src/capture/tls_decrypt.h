@@ -110,6 +110,10 @@ int yb_tls_store_add_server_key(yb_tls_store *s, const uint8_t *pem, size_t len,
  * or -1 with err naming the file and what is wrong (never its contents). */
 int yb_tls_store_load_server_key(yb_tls_store *s, const char *path, char *err, size_t errlen);
 
+/* Adds src's server keys to dst (shared, not copied; src may be freed
+ * first), not its sessions.  Returns 0, or -1 over YB_TLS_MAX_SERVER_KEYS. */
+int yb_tls_store_copy_keys(yb_tls_store *dst, const yb_tls_store *src);
+
 /* Returns the number of server keys / of sessions remembered so far. */
 size_t yb_tls_store_server_keys(const yb_tls_store *s);
 size_t yb_tls_store_sessions(const yb_tls_store *s);

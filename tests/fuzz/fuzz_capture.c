@@ -29,10 +29,9 @@ static const int LINKS[] = {YB_LINK_ETHERNET, YB_LINK_RAW, YB_LINK_SLL, YB_LINK_
                             YB_LINK_NULL, YB_LINK_LOOP, YB_LINK_IPV4, YB_LINK_IPV6};
 
 static yb_keylog *keylog; /* for the whole run (borrowed by every pipeline) */
-/* Server keys' PEM, for the whole run: each input gets a store of its own
- * (its session cache must not carry over from one input to the next). */
-static uint8_t *key_pem[4];
-static size_t key_len[4], n_keys;
+/* Server keys, parsed once: each input gets a store of its own sharing
+ * them (its session cache must not carry over from one input to the next). */
+static yb_tls_store *keys;
 
 /* Calls add(path) for each entry of the colon-separated list. */
 static void each_path(const char *list, void (*add)(const uint8_t *b, size_t n))
@@ -61,10 +60,8 @@ static void add_keylog(const uint8_t *b, size_t n)
 
 static void add_server_key(const uint8_t *b, size_t n)
 {
-    if (n_keys < 4 && (key_pem[n_keys] = malloc(n ? n : 1))) {
-        memcpy(key_pem[n_keys], b, n);
-        key_len[n_keys++] = n;
-    }
+    char err[256];
+    yb_tls_store_add_server_key(keys, b, n, "fuzz", err, sizeof err);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -74,7 +71,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     keylog = yb_keylog_new();
     if (keylog)
         each_path(getenv("YB_FUZZ_KEYLOGS"), add_keylog);
-    each_path(getenv("YB_FUZZ_SERVER_KEYS"), add_server_key);
+    keys = yb_tls_store_new();
+    if (keys)
+        each_path(getenv("YB_FUZZ_SERVER_KEYS"), add_server_key);
     return 0;
 }
 
@@ -109,9 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.keep_credentials = data[0] & 0x40;
     o.keylog = data[0] & 0x20 ? NULL : (struct yb_keylog *)keylog;
     yb_tls_store *store = data[0] & 0x20 ? NULL : yb_tls_store_new();
-    char err[256];
-    for (size_t i = 0; store && i < n_keys; i++)
-        yb_tls_store_add_server_key(store, key_pem[i], key_len[i], "fuzz", err, sizeof err);
+    yb_tls_store_copy_keys(store, keys);
     o.tls_store = store;
     yb_capture *c = yb_capture_new(&o, emit, NULL);
     if (!c) {
