@@ -616,28 +616,6 @@ int yb_planfile_open_loop(const yb_planfile *pf)
     return 0;
 }
 
-double yb_planfile_rate_at(const yb_planfile *pf, uint64_t t_ns, int *any)
-{
-    double sum = 0;
-    if (any)
-        *any = 0;
-    for (size_t i = 0; i < pf->n; i++)
-        for (size_t k = 0; k < pf->w[i].fleet.n; k++) {
-            const yb_engine_opts *o = &pf->w[i].fleet.o[k];
-            if (o->timing_original || o->sched.kind == YB_SCHED_NONE)
-                continue;
-            if (any)
-                *any = 1;
-            uint64_t end = o->duration_ns ? o->duration_ns
-                           : o->requests  ? 0
-                                          : yb_sched_length(&o->sched);
-            if (t_ns < o->start_ns || (end && t_ns - o->start_ns >= end))
-                continue;
-            sum += yb_sched_rate_at(&o->sched, t_ns - o->start_ns);
-        }
-    return sum;
-}
-
 /* ---- the report ------------------------------------------------------------------ */
 
 static double pct_ms(const yb_recorder *r, yb_hist_id h, double p)

@@ -78,13 +78,6 @@ int yb_planfile_merge(yb_planfile *pf);
 /* 1 when any workload is an open loop (a rate or original timing). */
 int yb_planfile_open_loop(const yb_planfile *pf);
 
-/* The plan's target rate t_ns after the run's start (requests/s): the sum
- * over its pairs with a rate schedule (each target gets its workload's
- * whole schedule) of their schedule's rate then, from their start offset
- * to the end of their duration or schedule.  *any (may be NULL) is set to
- * 1 when some pair has a rate schedule at all. */
-double yb_planfile_rate_at(const yb_planfile *pf, uint64_t t_ns, int *any);
-
 /* The per-workload table after the text report, and the "workloads"
  * array of the JSON report (yangblast-report(5)). */
 void yb_planfile_report_text(FILE *out, const yb_planfile *pf);

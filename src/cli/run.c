@@ -382,9 +382,9 @@ int yb_cmd_run(int argc, char **argv)
         goto out;
     }
     double cpu_user = 0, cpu_sys = 0;
+    yb_plan plan; /* a fleet's or a plan file's */
+    memset(&plan, 0, sizeof plan);
     if (multi) {
-        yb_plan plan;
-        memset(&plan, 0, sizeof plan);
         if (ro.plan ? yb_planfile_plan(&pf, &o, &plan) < 0 : yb_fleet_plan(fl, &o, &plan) < 0) {
             yb_errorf("out of memory");
             yb_recorder_cleanup(&rec);
@@ -420,14 +420,14 @@ int yb_cmd_run(int argc, char **argv)
     size_t n_curve = 0;
     int plan_rates = 0;
     if (ro.plan) /* the workloads' schedules, each from its start offset */
-        yb_planfile_rate_at(&pf, 0, &plan_rates);
+        yb_plan_rate_at(&plan, 0, &plan_rates);
     if (plan_rates) {
         double d = rec.run_end > rec.run_start ? (double)(rec.run_end - rec.run_start) / 1e9 : 0;
         d = d > 0 ? d : 1;
         for (; n_curve < RATE_CURVE_POINTS; n_curve++) {
             double t = d * (double)n_curve / (RATE_CURVE_POINTS - 1);
             curve[2 * n_curve] = t;
-            curve[2 * n_curve + 1] = yb_planfile_rate_at(&pf, (uint64_t)(t * 1e9), NULL);
+            curve[2 * n_curve + 1] = yb_plan_rate_at(&plan, (uint64_t)(t * 1e9), NULL);
         }
     } else if (!o.timing_original && o.sched.kind > YB_SCHED_RATE) {
         double d = rec.run_end > rec.run_start ? (double)(rec.run_end - rec.run_start) / 1e9 : 0;

@@ -43,9 +43,10 @@ static void reasons_poll(reason_watch *rw, yb_worker **ws, unsigned n)
 
 /* Until every worker has ended: calls o->progress about once a second and
  * announces new error reasons (rw) every 50 ms. */
-static void watch_loop(const yb_engine_opts *o, yb_worker **ws, unsigned n, uint64_t start,
+static void watch_loop(const yb_plan *plan, yb_worker **ws, unsigned n, uint64_t start,
                        reason_watch *rw)
 {
+    const yb_engine_opts *o = plan->pair[0].workload;
     uint64_t next = start + 1000000000ull;
     for (;;) {
         reasons_poll(rw, ws, n);
@@ -62,7 +63,7 @@ static void watch_loop(const yb_engine_opts *o, yb_worker **ws, unsigned n, uint
             yb_progress p;
             memset(&p, 0, sizeof p);
             p.elapsed_s = (double)(now - start) / 1e9;
-            p.target_rate = o->sched.kind ? yb_sched_rate_at(&o->sched, now - start) : 0;
+            p.target_rate = yb_plan_rate_at(plan, now - start, NULL); /* every pair's */
             double p50w = 0;
             for (unsigned i = 0; i < n; i++) {
                 yb_worker_live_read(ws[i], &l);
@@ -167,7 +168,7 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
         }
     }
     if ((o->progress || rw.told) && !rc)
-        watch_loop(o, ws, started, start, &rw);
+        watch_loop(plan, ws, started, start, &rw);
     for (unsigned i = 0; i < started; i++)
         yb_worker_join(ws[i]);
     reasons_poll(&rw, ws, started); /* those of the last moments */

@@ -58,6 +58,27 @@ static unsigned split(unsigned total, unsigned n, unsigned i)
     return total / n + (i < total % n ? 1 : 0);
 }
 
+double yb_plan_rate_at(const yb_plan *p, uint64_t t_ns, int *any)
+{
+    double sum = 0;
+    if (any)
+        *any = 0;
+    for (size_t i = 0; i < p->n_pairs; i++) {
+        const yb_engine_opts *o = p->pair[i].workload;
+        if (o->timing_original || o->sched.kind == YB_SCHED_NONE)
+            continue;
+        if (any)
+            *any = 1;
+        uint64_t end = o->duration_ns ? o->duration_ns
+                       : o->requests  ? 0
+                                      : yb_sched_length(&o->sched);
+        if (t_ns < o->start_ns || (end && t_ns - o->start_ns >= end))
+            continue;
+        sum += yb_sched_rate_at(&o->sched, t_ns - o->start_ns) / (o->split_n > 1 ? o->split_n : 1);
+    }
+    return sum;
+}
+
 void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
 {
     const yb_engine_opts *o = p->pair[pair].workload;

@@ -162,6 +162,13 @@ unsigned yb_plan_workers(const yb_plan *p);
  * when the pair has no lane on worker w. */
 int yb_plan_place(const yb_plan *p, size_t pair, unsigned w);
 
+/* The plan's target rate t_ns after the run's start (requests/s): over
+ * its pairs with a rate schedule, their schedule's rate then, from their
+ * start offset to the end of their duration or schedule (a --split part
+ * its share of it).  *any (may be NULL) is set to 1 when some pair has a
+ * rate schedule at all.  For progress and the reports' target curve. */
+double yb_plan_rate_at(const yb_plan *p, uint64_t t_ns, int *any);
+
 /* Fills *s with the share of pair `pair` (< p->n_pairs) taken by the
  * pair's worker `worker` (its place, 0 .. span - 1: yb_plan_place). */
 void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s);

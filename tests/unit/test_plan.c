@@ -177,6 +177,35 @@ static void test_start_offset(void **st)
     assert_true(s.cycle);
 }
 
+/* The plan's target rate: each pair's schedule from its start offset to
+ * the end of its duration (or of a ramp), summed; a --split part counts
+ * its share; closed loops count nothing. */
+static void test_rate_at(void **st)
+{
+    (void)st;
+    char err[128];
+    yb_engine_opts a = opts(1, 1), b = opts(1, 1), c = opts(1, 1);
+    assert_int_equal(yb_sched_parse("20", &a.sched, err, sizeof err), 0);
+    a.start_ns = 1 * SEC;
+    a.duration_ns = 2 * SEC;
+    assert_int_equal(yb_sched_parse("ramp:10..20/2s", &b.sched, err, sizeof err), 0);
+    yb_plan p;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(yb_plan_add(&p, &c), 0); /* closed loop */
+    int any = 0;
+    assert_true(yb_plan_rate_at(&p, SEC, &any) == 0.0);
+    assert_false(any);
+    assert_int_equal(yb_plan_add(&p, &a), 0);
+    assert_int_equal(yb_plan_add(&p, &b), 0);
+    assert_true(yb_plan_rate_at(&p, 0, &any) == 10.0); /* a not started yet */
+    assert_true(any);
+    assert_true(yb_plan_rate_at(&p, SEC, NULL) == 20.0 + 15.0);
+    assert_true(yb_plan_rate_at(&p, 2 * SEC, NULL) == 20.0); /* the ramp has ended */
+    assert_true(yb_plan_rate_at(&p, 3 * SEC, NULL) == 0.0);  /* a's duration too */
+    a.split_n = 4;
+    assert_true(yb_plan_rate_at(&p, 2 * SEC, NULL) == 5.0);
+}
+
 static void test_schedule_length(void **st)
 {
     (void)st;
@@ -389,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_budget_adds_up),
         cmocka_unit_test(test_one_pass_or_duration),
         cmocka_unit_test(test_start_offset),
+        cmocka_unit_test(test_rate_at),
         cmocka_unit_test(test_schedule_length),
         cmocka_unit_test(test_timing_original_is_open_loop),
         cmocka_unit_test(test_split_among_targets),
