@@ -37,7 +37,8 @@
 #                     s_server -www over TLS 1.2 with RSA key exchange: CBC
 #                     with and without encrypt-then-MAC, GCM, resumption by
 #                     ticket and by session ID; the server's (test) key kept
-#                     as restconf-tls12-rsa.server-key.pem
+#                     as restconf-tls12-rsa.server-key.pem, the client's key
+#                     log of the first connection as restconf-tls12-rsa.keylog
 #   h1-frag           made from h1-keepalive.pcap by pcaptool.py frag 64:
 #                     every IPv4 packet over 64 bytes of payload in fragments
 #   h1-frag-ipv6      the same over IPv6 (pcaptool.py ipv6), fragments of
@@ -238,6 +239,7 @@ rec_restconf_tls12_rsa() {
     "$SRC/tests/capture/tls12sessions.sh" "$W/t12" || return 1
     cp "$W/t12/tls12.pcap" "$HERE/restconf-tls12-rsa.pcap"
     cp "$W/t12/key.pem" "$HERE/restconf-tls12-rsa.server-key.pem"
+    cp "$W/t12/client.keylog" "$HERE/restconf-tls12-rsa.keylog"
 }
 
 rec_h1_frag() {

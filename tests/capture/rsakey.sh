@@ -29,6 +29,14 @@ check_sessions() {
 }
 check_sessions "$T/rsa.pcap" "$T/key.pem" "committed capture"
 
+# The client's key log of the first connection only: it decrypts, and the
+# second, which resumes its session by ticket, too.
+"$YB" capture -r "$T/rsa.pcap" --keylog "$C/restconf-tls12-rsa.keylog" -o "$T/k.ybc" --json "$T/k.json" 2>"$T/k.err"
+is "first connection's key log: GETs 1 and 2" "$(paths "$T/k.ybc")" \
+    '"path":"/restconf/data/1" "path":"/restconf/data/2" '
+is "first connection's key log: 2 decrypted, 1 resumed, 4 skipped" \
+    "$(jget "$T/k.json" '[r["tls"]["decrypted"], r["tls"]["resumed"], r["tls"]["skipped"]]')" "[2,1,4]"
+
 # Without the key: each RSA flow says what would decrypt it.
 "$YB" capture -r "$T/rsa.pcap" -o "$T/n.ybc" --json "$T/n.json" 2>"$T/n.err"
 is "no key: all skipped, no key log given" "$(jget "$T/n.json" 'r["tls"]["skip_reasons"]')" '{"no key log given":6}'

@@ -2,12 +2,14 @@
 # tests/capture/tls12sessions.sh OUTDIR -- records TLS 1.2 sessions with RSA
 # key exchange between `openssl s_server -www` (an RSA certificate) and
 # `openssl s_client -no_tls1_3`, with tcpdump on lo (needs root):
-#   1  AES128-SHA          CBC, encrypt-then-MAC (OpenSSL's default); a ticket
+#   1  AES128-SHA          CBC, encrypt-then-MAC (OpenSSL's default); a ticket;
+#                          the client's key log of this one connection
+#                          (OUTDIR/client.keylog)
 #   2  AES128-SHA          resumes 1 by its ticket
 #   3  AES256-SHA256       CBC, -no_etm (MAC-then-encrypt)
 #   4  AES128-GCM-SHA256   -no_ticket: a session ID
 #   5  AES128-GCM-SHA256   resumes 4 by its session ID
-#   6  AES256-GCM-SHA384   with the client's key log (OUTDIR/client.keylog)
+#   6  AES256-GCM-SHA384
 # each one `GET /restconf/data/N` (N = 1..6).  Writes OUTDIR/tls12.pcap,
 # OUTDIR/key.pem (0600) and OUTDIR/cert.pem.  Exits non-zero when a step
 # fails (the caller decides whether that is a SKIP).
@@ -43,12 +45,12 @@ get() {
             -ign_eof -quiet "$@" >"$D/client$n.out" 2>"$D/client$n.err"
 }
 rm -f "$D/client.keylog"
-get 1 AES128-SHA -sess_out "$D/s1.pem" &&
+get 1 AES128-SHA -sess_out "$D/s1.pem" -keylogfile "$D/client.keylog" &&
     get 2 AES128-SHA -sess_in "$D/s1.pem" &&
     get 3 AES256-SHA256 -no_etm &&
     get 4 AES128-GCM-SHA256 -no_ticket -sess_out "$D/s4.pem" &&
     get 5 AES128-GCM-SHA256 -no_ticket -sess_in "$D/s4.pem" &&
-    get 6 AES256-GCM-SHA384 -keylogfile "$D/client.keylog" || exit 1
+    get 6 AES256-GCM-SHA384 || exit 1
 sleep 0.5
 stop
 exit 0
