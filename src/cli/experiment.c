@@ -10,6 +10,7 @@
 #include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/html.h"
+#include "report/metrics.h"
 #include "report/report.h"
 #include "report/threshold.h"
 #include "synth/acl.h"
@@ -140,6 +141,7 @@ typedef struct {
     char tmpdir[32];        /* synthesized corpora */
     int have_tmp;
     int th_failed;
+    struct yb_metrics *metrics; /* --metrics-listen, or NULL */
 } study;
 
 /* Checks device d before any traffic: URLs, corpora, TLS settings and
@@ -287,6 +289,15 @@ static int run_device(study *st, const device *d, const yb_credentials *cred)
                 o.policy = pol[p].policy;
                 o.tls_resume = pol[p].resume;
                 o.requests = counts[k];
+                /* live metrics: each run of the matrix is a workload of its own */
+                char wname[160];
+                snprintf(wname, sizeof wname, "%s%s%s %s n=%llu", it ? it->name : "",
+                         it ? " " : "", tg[t].label,
+                         p == 0 ? "reuse" : p == 1 ? "per-request" : "per-request+resume",
+                         (unsigned long long)counts[k]);
+                o.workload_name = wname;
+                o.target_name = tg[t].url;
+                o.metrics = st->metrics;
                 if (!ro->quiet)
                     fprintf(stderr, "experiment: %s%s, %s, %llu requests...\n", pre,
                             tg[t].label, pol[p].title, (unsigned long long)counts[k]);
@@ -517,6 +528,7 @@ int yb_cmd_experiment(int argc, char **argv)
         }
     }
     int ret = YB_EXIT_OK, matched = 0;
+    yb_metrics *metrics = NULL;
     char names[1000] = "";
     for (size_t i = 0; i < n_dev && !ret; i++)
         ret = check_device(&ro, &dev[i], resume, &matched, names, sizeof names);
@@ -566,6 +578,10 @@ int yb_cmd_experiment(int argc, char **argv)
         ret = YB_EXIT_RUNTIME;
         goto out;
     }
+    if ((ret = yb_live_metrics_start("experiment", ro.metrics_listen, ro.metrics_series, 0, 0,
+                                     &metrics)))
+        goto out;
+    st.metrics = metrics;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -611,7 +627,11 @@ int yb_cmd_experiment(int argc, char **argv)
         if (ret == YB_EXIT_OK || ret == YB_EXIT_THRESHOLD)
             ret = YB_EXIT_INTERRUPTED;
     }
+    /* every report is written: the live figures are final */
+    yb_live_metrics_end(metrics, ro.metrics_linger_ns, &stop_flag);
+    metrics = NULL;
 out:
+    yb_metrics_free(metrics);
     json_decref(st.jruns);
     if (st.have_tmp)
         rmdir(st.tmpdir);

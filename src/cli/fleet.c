@@ -553,6 +553,8 @@ int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
         o->on_reason = base->on_reason;
         o->reason_ud = base->reason_ud;
         o->stream = base->stream;
+        o->metrics = base->metrics;
+        o->target_name = f->label[i];
         o->codec.extra = base->codec.extra;
         o->codec.n_extra = base->codec.n_extra;
         o->codec.user_agent = base->codec.user_agent; /* -H User-Agent */

@@ -591,6 +591,7 @@ int yb_planfile_plan(yb_planfile *pf, const yb_engine_opts *base, yb_plan *plan)
         for (size_t k = 0; k < f->n; k++, p++) { /* as the report lists them */
             f->o[k].log_workload = (unsigned)i;
             f->o[k].log_target = (unsigned)pf->pair_tgt[p];
+            f->o[k].workload_name = pf->w[i].name; /* live metrics' label */
         }
     }
     return 0;

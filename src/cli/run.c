@@ -7,6 +7,7 @@
 #include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/html.h"
+#include "report/metrics.h"
 #include "report/report.h"
 #include "report/stream.h"
 #include "report/threshold.h"
@@ -327,6 +328,7 @@ int yb_cmd_run(int argc, char **argv)
         ret = rc;
         goto out;
     }
+    yb_metrics *metrics = NULL;
     if (ro.th.abort_on_fail) { /* the thresholds see each second as --series does */
         if (yb_thresholds_arm(&ro.th, &stop_flag) < 0) {
             yb_errorf("out of memory");
@@ -345,6 +347,16 @@ int yb_cmd_run(int argc, char **argv)
         }
         o.stream = stream;
     }
+    if ((rc = yb_live_metrics_start("run", ro.metrics_listen, ro.metrics_series,
+                                    rate || o.timing_original,
+                                    o.sched.kind == YB_SCHED_RATE ? o.sched.rate : 0,
+                                    &metrics))) {
+        ret = rc;
+        goto out;
+    }
+    o.metrics = metrics;
+    if (!multi)
+        o.target_name = target; /* a fleet's pairs carry their targets' names */
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -522,10 +534,14 @@ int yb_cmd_run(int argc, char **argv)
     else if (ret == YB_EXIT_OK && (errors > max_errors || th_failed))
         ret = YB_EXIT_THRESHOLD;
     yb_recorder_cleanup(&rec);
+    /* every report is written: the live figures are final */
+    yb_live_metrics_end(metrics, ro.metrics_linger_ns, &stop_flag);
+    metrics = NULL;
 out:
     yb_telemetry_free(tm);
     free(tm_tgs);
     yb_runopts_cleanup(&ro);
+    yb_metrics_free(metrics);
     yb_stream_free(stream);
     yb_thresholds_cleanup(&ro.th);
     free(scopes);

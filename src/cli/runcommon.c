@@ -2,6 +2,7 @@
 #include "cli/runcommon.h"
 #include "cli/cli.h"
 #include "tmpl/tmpl.h"
+#include "report/metrics.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <time.h>
 
 /* Reads the first line of path into a malloc'd string.  Returns NULL with
  * a message printed. */
@@ -344,4 +346,33 @@ yb_telemetry *yb_telemetry_for(const char *cmd, uint64_t interval_ns, uint64_t b
     if (!t)
         yb_errorf("%s: %s", cmd, err);
     return t;
+}
+
+int yb_live_metrics_start(const char *cmd, const char *listen, uint64_t max_series,
+                          int open_loop, double rate, yb_metrics **m)
+{
+    *m = NULL;
+    if (!listen)
+        return 0;
+    yb_metrics_opts mo = {.listen = listen, .max_series = (size_t)max_series,
+                          .open_loop = open_loop, .rate = rate};
+    char err[512];
+    if (!(*m = yb_metrics_open(&mo, err, sizeof err)))
+        return yb_usage_error(cmd, "%s", err);
+    return 0;
+}
+
+void yb_live_metrics_end(yb_metrics *m, uint64_t linger_ns, volatile sig_atomic_t *stop)
+{
+    if (!m)
+        return;
+    yb_metrics_report_written(m);
+    /* the run's own stop is over (and reported): the next signal ends
+     * the lingering */
+    *stop = 0;
+    for (uint64_t slept = 0; slept < linger_ns && !*stop; slept += 50000000ull) {
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
+    yb_metrics_free(m);
 }

@@ -4,8 +4,11 @@
 #ifndef YB_RUNCOMMON_H
 #define YB_RUNCOMMON_H
 
+#include <signal.h>
 #include "engine/engine.h"
 #include "telemetry/telemetry.h"
+
+struct yb_metrics; /* report/metrics.h */
 
 typedef struct {
     char *password;    /* secret or NULL */
@@ -101,5 +104,16 @@ yb_telemetry *yb_telemetry_for(const char *cmd, uint64_t interval_ns, uint64_t b
                                const char *const *paths, size_t n_paths,
                                const yb_engine_opts *o, const char (*label)[80], size_t n,
                                int routed_single, yb_tm_target *tgs, yb_tm_cfg *cfg);
+/* --metrics-listen: opens the live metrics at listen (NULL: none; *m =
+ * NULL) with max_series label pairs (0 = default), the self-check judging
+ * lateness as the report does for an open loop at a fixed rate (0 =
+ * none).  Returns 0, or YB_EXIT_USAGE with the reason printed. */
+int yb_live_metrics_start(const char *cmd, const char *listen, uint64_t max_series,
+                          int open_loop, double rate, struct yb_metrics **m);
+/* After the reports are written: marks m's figures final, serves them
+ * linger_ns longer (clearing *stop first: a signal that sets it again
+ * ends the lingering) and closes m.  m NULL: nothing. */
+void yb_live_metrics_end(struct yb_metrics *m, uint64_t linger_ns,
+                         volatile sig_atomic_t *stop);
 
 #endif

@@ -3,6 +3,7 @@
 #include "cli/runopts.h"
 #include "cli/cli.h"
 #include "cli/runcommon.h"
+#include "report/metrics.h"
 #include "stats/ops.h"
 #include "util/outfile.h"
 #include "util/util.h"
@@ -10,6 +11,7 @@
 #include <openssl/ssl.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #define RUN YB_RO_RUN
 #define EXP YB_RO_EXPERIMENT
@@ -170,6 +172,15 @@ static const opt_def OPTS[] = {
      "only on a terminal; experiment: one line per run)"},
     {NULL, "verbose", 'v', no_argument, RUN, "-v, --verbose",
      "print each new distinct error reason on stderr when\nit first happens, with its time"},
+    {NULL, "metrics-listen", YB_RO_METRICS_LISTEN, required_argument, BOTH,
+     "    --metrics-listen A:P", "serve live Prometheus / OpenMetrics text at\nhttp://A:P/metrics "
+     "while the run goes (:P =\nloopback; until the report is written)"},
+    {NULL, "metrics-linger", YB_RO_METRICS_LINGER, required_argument, BOTH,
+     "    --metrics-linger D", "keep serving the final figures D longer (e.g. 30s,\nfor a "
+     "scrape interval)"},
+    {NULL, "metrics-max-series", YB_RO_METRICS_SERIES, required_argument, BOTH,
+     "    --metrics-max-series N", "distinct (workload, target) label pairs (default\n64, at "
+     "most 4096); the rest are added up as\n`other`"},
     {"Pass or fail:", "threshold", YB_RO_THRESHOLD, required_argument, BOTH,
      "    --threshold EXPR", "fail the run (exit 1) unless EXPR holds at the end,\n"
      "e.g. 'e2e.p99<50ms', 'errors<0.1%', 'rate>=990/s',\n'target=NAME:ttfb.p99.9<200ms' "
@@ -490,6 +501,19 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_SPIN: rc = duration(cmdname, id, arg, 0, 10000000, &o->spin_ns); break;
     case YB_RO_BACKLOG: rc = count(cmdname, id, arg, 0, 100000000, &o->max_backlog); break;
     case YB_RO_MAX_OPS: rc = count(cmdname, id, arg, 1, YB_OPS_LIMIT, &o->max_ops); break;
+    case YB_RO_METRICS_LISTEN: {
+        struct sockaddr_storage ss;
+        if (yb_parse_listen(arg, &ss) < 0)
+            rc = bad(cmdname, id, arg, "ADDR:PORT, :PORT (loopback) or [v6]:PORT, numeric");
+        r->metrics_listen = arg;
+        break;
+    }
+    case YB_RO_METRICS_LINGER:
+        rc = duration(cmdname, id, arg, 0, 24 * 3600 * 1000000000ull, &r->metrics_linger_ns);
+        break;
+    case YB_RO_METRICS_SERIES:
+        rc = count(cmdname, id, arg, 1, YB_METRICS_SERIES_LIMIT, &r->metrics_series);
+        break;
     case YB_RO_SESSIONS: r->sessions = arg; break;
     case YB_RO_TLS_RESUME: o->tls_resume = 1; break;
     case YB_RO_TARGET:
@@ -713,6 +737,10 @@ int yb_check_shared(const char *cmd, const yb_runopts *r)
     const yb_tls_client_opts *t = &r->o.tls;
     if (r->given[YB_RO_PWFILE] && !r->user)
         return yb_usage_error(cmd, "--password-file needs --user");
+    if ((r->given[YB_RO_METRICS_LINGER] || r->given[YB_RO_METRICS_SERIES]) && !r->metrics_listen)
+        return yb_usage_error(cmd, "%s goes with --metrics-listen",
+                              r->given[YB_RO_METRICS_LINGER] ? "--metrics-linger"
+                                                             : "--metrics-max-series");
     if (r->user && r->tokfile)
         return yb_usage_error(cmd, "--user and --token-file exclude each other (one credential)");
     if (r->no_credentials && (r->user || r->tokfile))

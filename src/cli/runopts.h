@@ -34,6 +34,7 @@ enum {
     YB_RO_TEMPLATES, YB_RO_SEED,
     YB_RO_REWRITE_PATH, YB_RO_SET_HEADER, YB_RO_DROP_HEADER, YB_RO_REWRITE_BODY,
     YB_RO_MAP_AUTHORITY,
+    YB_RO_METRICS_LISTEN, YB_RO_METRICS_LINGER, YB_RO_METRICS_SERIES,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -59,6 +60,9 @@ typedef struct {
     const char *json, *unit, *hgrm, *hlog, *csv;
     const char *html;        /* --html: the HTML report (report/html.h) */
     const char *log, *series; /* streamed as the run goes (report/stream.h) */
+    const char *metrics_listen; /* --metrics-listen ADDR:PORT (report/metrics.h) */
+    uint64_t metrics_linger_ns; /* --metrics-linger: serve this long after the report */
+    uint64_t metrics_series;  /* --metrics-max-series (0 = default) */
     int log_csv;             /* --log-format csv */
     const char *user, *pwfile, *tokfile;
     int no_credentials;
@@ -149,7 +153,8 @@ int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url);
 /* Refuses (YB_EXIT_USAGE, reason printed) the combinations of shared
  * options that contradict each other or would be ignored: --password-file
  * without --user, two credentials, --cert without --key, --tls-min above
- * --tls-max, --cacert with -k, --ciphers with --tls-min 1.3, -c below -t.
+ * --tls-max, --cacert with -k, --ciphers with --tls-min 1.3, -c below -t,
+ * --metrics-linger or --metrics-max-series without --metrics-listen.
  * Returns 0 when there is none. */
 int yb_check_shared(const char *cmd, const yb_runopts *r);
 

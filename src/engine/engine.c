@@ -5,7 +5,9 @@
 #include "engine/engine.h"
 #include "engine/plan.h"
 #include "engine/worker.h"
+#include "report/metrics.h"
 #include "report/stream.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,23 +91,29 @@ static void watch_loop(const yb_plan *plan, yb_worker **ws, unsigned n, uint64_t
     }
 }
 
-/* Reads the machine's CPU ticks so far and the hypervisor's steal among
- * them (the first line of /proc/stat).  Returns 0, or -1 when unknown. */
-static int cpu_ticks(uint64_t *total, uint64_t *steal)
+/* Gives every lane of every worker its lane of the live metrics, named
+ * after its pair. */
+static int metrics_lanes(yb_metrics *m, const yb_plan *plan, yb_worker **ws, unsigned nw,
+                         char *err, size_t errlen)
 {
-    unsigned long long v[8] = {0};
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f)
-        return -1;
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7]);
-    fclose(f);
-    if (n < 8)
-        return -1;
-    *total = 0;
-    for (int i = 0; i < 8; i++)
-        *total += v[i];
-    *steal = v[7];
+    for (unsigned i = 0; i < nw; i++)
+        for (size_t k = 0; k < yb_worker_lanes(ws[i]); k++) {
+            size_t pair = yb_worker_lane_pair(ws[i], k);
+            const yb_engine_opts *w = plan->pair[pair].workload;
+            const yb_target *t = plan->pair[pair].target;
+            const char *wl = w->workload_name, *slash;
+            if (!wl)
+                wl = (slash = strrchr(w->corpus_path, '/')) ? slash + 1 : w->corpus_path;
+            char tn[320];
+            snprintf(tn, sizeof tn, "%s://%s", t->scheme, t->authority);
+            yb_metrics_lane *l =
+                yb_metrics_lane_new(m, wl, w->target_name ? w->target_name : tn, err, errlen);
+            if (!l || yb_worker_set_metrics(ws[i], k, l) < 0) {
+                if (l)
+                    snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+        }
     return 0;
 }
 
@@ -123,7 +131,7 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
      * read from the first pair: every pair's workload carries the same */
     const yb_engine_opts *o = plan->pair[0].workload;
     uint64_t ticks0 = 0, steal0 = 0, ticks1, steal1;
-    int have_ticks = cpu_ticks(&ticks0, &steal0) == 0;
+    int have_ticks = yb_cpu_ticks(&ticks0, &steal0) == 0;
     /* the pairs share the plan's workers, each worker a lane per pair it
      * takes part in (plan.h) */
     unsigned nw = yb_plan_workers(plan);
@@ -135,9 +143,14 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     int rc = 0;
     unsigned started = 0;
     for (unsigned i = 0; i < nw && !rc; i++)
-        if (!(ws[i] = yb_worker_new(plan, i, o->progress != NULL, per_pair != NULL, err, errlen)))
+        /* live metrics label each pair's figures: lanes keep their own */
+        if (!(ws[i] = yb_worker_new(plan, i, o->progress != NULL,
+                                    per_pair != NULL || (o->metrics && plan->n_pairs > 1), err,
+                                    errlen)))
             rc = -1;
     if (o->stream && !rc && yb_stream_lanes(o->stream, nw, err, errlen) < 0)
+        rc = -1;
+    if (o->metrics && !rc && metrics_lanes(o->metrics, plan, ws, nw, err, errlen) < 0)
         rc = -1;
     /* one clock for every worker, read once they are all prepared */
     uint64_t start = uv_hrtime();
@@ -175,7 +188,7 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     free(rw.seen);
     free(rw.told);
     out->run_start = start;
-    if (have_ticks && cpu_ticks(&ticks1, &steal1) == 0 && ticks1 >= ticks0 && steal1 >= steal0) {
+    if (have_ticks && yb_cpu_ticks(&ticks1, &steal1) == 0 && ticks1 >= ticks0 && steal1 >= steal0) {
         out->cpu_ticks += ticks1 - ticks0;
         out->cpu_steal_ticks += steal1 - steal0;
     }

@@ -35,6 +35,7 @@
 typedef struct yb_progress yb_progress; /* engine.h */
 struct yb_stream;                       /* report/stream.h */
 struct yb_authmap;                      /* engine/route.h */
+struct yb_metrics;                      /* report/metrics.h */
 
 /* One workload against one target, as `run` and `experiment` parse it:
  * what is sent (corpus, codec settings), when (load model), on which
@@ -97,6 +98,12 @@ typedef struct {
     /* Which workload and which target of the run this pair is, numbered
      * from 0 as the report lists them (the per-request log says them). */
     unsigned log_workload, log_target;
+    /* Live metrics (--metrics-listen), opened by the caller: each worker
+     * publishes its recorder there as the run goes.  NULL = none. */
+    struct yb_metrics *metrics;
+    /* The pair's names in per-workload / per-target figures (live
+     * metrics): NULL = the corpus file's name, scheme://authority. */
+    const char *workload_name, *target_name;
 } yb_engine_opts;
 
 /* Routing: which of a mixed corpus' records a workload takes. */

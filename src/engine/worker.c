@@ -6,6 +6,7 @@
 #include "engine/worker.h"
 #include "engine/pool.h"
 #include "engine/source.h"
+#include "report/metrics.h"
 #include "report/stream.h"
 
 #include <errno.h>
@@ -39,6 +40,7 @@ typedef struct lane {
     const yb_target *target;
     yb_share share;      /* of the plan's pair: slots, budget, sessions, ... */
     yb_source *src;
+    yb_metrics_lane *mlane; /* live metrics (NULL = none) */
     yb_pool *pool;       /* the target's sessions */
     yb_recorder *rec;    /* the pair's own figures (NULL = not wanted) */
     uint32_t *opmap;     /* worker operation index -> rec's index + 1 (0 = not yet) */
@@ -604,6 +606,20 @@ static void lane_end(lane *l)
         teardown(l->w);
 }
 
+/* Publishes each lane's figures to its live metrics lane: its own
+ * recorder, or the worker's when it is the worker's only lane. */
+static void publish_metrics(worker *w, uint64_t now, int final)
+{
+    for (size_t i = 0; i < w->n_lanes; i++) {
+        lane *l = &w->lanes[i];
+        if (!l->mlane)
+            continue;
+        uint64_t waiting = l->done ? 0 : yb_pool_waiting(l->pool);
+        uint64_t flight = l->outstanding > waiting ? l->outstanding - waiting : 0;
+        yb_metrics_publish(l->mlane, l->rec ? l->rec : &w->rec, flight, waiting, now, final);
+    }
+}
+
 static void on_tick(uv_timer_t *t)
 {
     worker *w = t->data;
@@ -615,6 +631,7 @@ static void on_tick(uv_timer_t *t)
         waiting += w->lanes[i].done ? 0 : yb_pool_waiting(w->lanes[i].pool);
     atomic_store_explicit(&w->live.backlog, waiting, memory_order_relaxed);
     seal_seconds(w, now, 0);
+    publish_metrics(w, now, 0);
     if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
         live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
     int stop = w->o->stop && *w->o->stop;
@@ -711,6 +728,8 @@ static void *worker_main(void *arg)
     sched_times(&run1, &wait1);
     w->rec.gen_run_ns = run1 > run0 ? run1 - run0 : 0;
     w->rec.gen_runq_wait_ns = wait1 > wait0 ? wait1 - wait0 : 0;
+    /* the final figures, once nothing can change them */
+    publish_metrics(w, uv_hrtime(), 1);
     atomic_store(&w->live.running, 0);
     return NULL;
 }
@@ -949,6 +968,24 @@ yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, int per_pai
 void yb_worker_set_lane(yb_worker *w, yb_stream_lane *sl)
 {
     w->out = sl;
+}
+
+int yb_worker_set_metrics(yb_worker *w, size_t i, yb_metrics_lane *m)
+{
+    lane *l = &w->lanes[i];
+    /* several lanes publish their own recorders (the engine asks for
+     * them); a worker's only lane may publish the worker's */
+    if (!l->rec && w->n_lanes > 1)
+        return -1;
+    if (yb_recorder_keep_live(l->rec ? l->rec : &w->rec) < 0)
+        return -1;
+    l->mlane = m;
+    return 0;
+}
+
+size_t yb_worker_lane_pair(const yb_worker *w, size_t i)
+{
+    return w->lanes[i].pair;
 }
 
 void yb_worker_set_start(yb_worker *w, uint64_t start)

@@ -10,7 +10,7 @@
  * period, timeouts).
  *
  * Life cycle, from the engine's thread: yb_worker_new, yb_worker_set_start,
- * (yb_worker_set_lane), yb_worker_start, (yb_worker_live while it runs), yb_worker_join, then
+ * (yb_worker_set_lane, yb_worker_set_metrics), yb_worker_start, (yb_worker_live while it runs), yb_worker_join, then
  * yb_worker_error / yb_worker_recorder, yb_worker_free.  Nothing else of a
  * worker is shared between threads. */
 #ifndef YB_WORKER_H
@@ -22,6 +22,7 @@
 
 typedef struct yb_worker yb_worker;
 struct yb_stream_lane; /* report/stream.h */
+struct yb_metrics_lane; /* report/metrics.h */
 
 /* What a running worker publishes for the progress line: recent values,
  * read without locks (never a consistent snapshot). */
@@ -52,6 +53,15 @@ void yb_worker_set_start(yb_worker *w, uint64_t start);
  * log, sealed seconds; report/stream.h).  Called at most once, before
  * yb_worker_start; without it nothing is streamed. */
 void yb_worker_set_lane(yb_worker *w, struct yb_stream_lane *lane);
+/* Gives the worker's lane i (< yb_worker_lanes) its lane of the live
+ * metrics (report/metrics.h): the worker publishes the lane's figures
+ * there on its tick and once more when it ends.  A worker of several
+ * lanes must have been made with per_pair.  Called at most once per lane,
+ * before yb_worker_start.  Returns 0 or -1 (out of memory, or no
+ * recorder of the lane's own). */
+int yb_worker_set_metrics(yb_worker *w, size_t i, struct yb_metrics_lane *m);
+/* The index in the plan of the pair lane i of w runs. */
+size_t yb_worker_lane_pair(const yb_worker *w, size_t i);
 /* Starts the worker's thread.  Returns 0, or -1 when it could not start. */
 int yb_worker_start(yb_worker *w);
 /* Reads what a started worker publishes (any thread). */

@@ -4,7 +4,8 @@ libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
 	src/report/stream.c src/report/stream.h \
 	src/report/threshold.c src/report/threshold.h \
 	src/report/compare.c src/report/compare.h \
-	src/report/html.c src/report/html.h src/report/svg.c src/report/svg.h
+	src/report/html.c src/report/html.h src/report/svg.c src/report/svg.h \
+	src/report/metrics.c src/report/metrics.h src/report/metrics_http.c src/report/metrics_http.h
 dist_man_MANS += man/yangblast-report.5 man/yangblast-compare.1
 
 if HAVE_CMOCKA
@@ -27,3 +28,7 @@ endif
 ## The HTML report: real runs rendered, checked against their JSON and in headless Chromium.
 SH_TESTS += tests/report/html.sh
 EXTRA_DIST += tests/report/html.sh tests/report/html_check.py tests/report/png_ink.py
+
+## Live metrics: curl scrapes during runs, checked by promtool and tests/report/metrics_check.py.
+SH_TESTS += tests/report/metrics.sh
+EXTRA_DIST += tests/report/metrics.sh tests/report/metrics_check.py

@@ -73,36 +73,6 @@ void yb_server_count_grpc(yb_server *s, int code)
 
 /* ---- addresses -------------------------------------------------------------------- */
 
-/* "ADDR:PORT", ":PORT" (loopback), "[v6]:PORT".  Returns 0 or -1. */
-static int parse_addr(const char *s, struct sockaddr_storage *ss)
-{
-    char host[64];
-    const char *port;
-    if (s[0] == '[') {
-        const char *e = strchr(s, ']');
-        if (!e || e[1] != ':' || (size_t)(e - s - 1) >= sizeof host)
-            return -1;
-        memcpy(host, s + 1, (size_t)(e - s - 1));
-        host[e - s - 1] = 0;
-        port = e + 2;
-    } else {
-        const char *c = strrchr(s, ':');
-        if (!c || (size_t)(c - s) >= sizeof host || memchr(s, ':', (size_t)(c - s)))
-            return -1;
-        memcpy(host, s, (size_t)(c - s));
-        host[c - s] = 0;
-        if (!host[0])
-            memcpy(host, "127.0.0.1", 10);
-        port = c + 1;
-    }
-    uint64_t p;
-    if (yb_parse_u64(port, 0, 65535, &p) < 0)
-        return -1;
-    if (strchr(host, ':'))
-        return uv_ip6_addr(host, (int)p, (struct sockaddr_in6 *)ss) ? -1 : 0;
-    return uv_ip4_addr(host, (int)p, (struct sockaddr_in *)ss) ? -1 : 0;
-}
-
 /* "ip:port" of a bound handle, ready for a URL ([v6]:port). */
 static int bound_name(uv_tcp_t *h, char *buf, size_t cap)
 {
@@ -439,7 +409,7 @@ static int plan_addresses(runner *r, char *err, size_t errlen)
     unsigned n = r->ndev;
     for (int i = 0; i < 2; i++) {
         r->enabled[i] = strcmp(addr[i], "off") != 0;
-        if (r->enabled[i] && parse_addr(addr[i], &r->base[i]) < 0) {
+        if (r->enabled[i] && yb_parse_listen(addr[i], &r->base[i]) < 0) {
             snprintf(err, errlen, "%s: bad address '%s' (want ADDR:PORT, :PORT or off)",
                      OPT_NAME[i], addr[i]);
             return -EINVAL;

@@ -131,6 +131,13 @@ fail:
     return -ENOMEM;
 }
 
+int yb_recorder_keep_live(yb_recorder *r)
+{
+    if (!r->live && !(r->live = calloc(1, sizeof *r->live)))
+        return -ENOMEM;
+    return 0;
+}
+
 void yb_recorder_cleanup(yb_recorder *r)
 {
     int i;
@@ -144,6 +151,7 @@ void yb_recorder_cleanup(yb_recorder *r)
     free(r->iv);
     yb_hdr_free(r->iv_h);
     yb_ops_free(&r->ops);
+    free(r->live);
     memset(r, 0, sizeof(*r));
 }
 
@@ -340,9 +348,29 @@ static int64_t ns_to_us(uint64_t ns)
     return us == 0 ? 1 : (int64_t)(us > INT64_MAX ? INT64_MAX : us);
 }
 
+/* Fixed bucket bounds of the live histograms, in µs (ascending). */
+const uint64_t yb_live_bounds_us[YB_LIVE_BOUNDS] = {
+    10,     25,     50,      100,     250,     500,      1000,     2500,     5000,    10000,  25000,
+    50000,  100000, 250000,  500000,  1000000, 2500000,  5000000,  10000000, 30000000, 60000000,
+};
+
+/* The one place a value enters a latency histogram: the HdrHistogram and,
+ * when kept, the live fixed buckets, so both count the same values. */
+static void hist_record(yb_recorder *r, yb_hist_id id, int64_t us)
+{
+    yb_hdr_record(r->h[id], us);
+    if (r->live) {
+        size_t b = 0;
+        while (b < YB_LIVE_BOUNDS && (uint64_t)us > yb_live_bounds_us[b])
+            b++;
+        r->live->n[id][b]++;
+        r->live->sum_us[id] += (uint64_t)us;
+    }
+}
+
 static void record_ns(yb_recorder *r, yb_hist_id id, uint64_t ns)
 {
-    yb_hdr_record(r->h[id], ns_to_us(ns));
+    hist_record(r, id, ns_to_us(ns));
 }
 
 void yb_recorder_add_op(yb_recorder *r, uint32_t op, const yb_result *res)
@@ -419,7 +447,7 @@ static void add_success_phases(yb_recorder *r, const yb_result *res)
             record_ns(r, (yb_hist_id)id, ns);
     if (res->sync_ns) {
         uint64_t us = (res->sync_ns + 999) / 1000;
-        yb_hdr_record(r->h[YB_H_SYNC], us > INT64_MAX ? INT64_MAX : (int64_t)us);
+        hist_record(r, YB_H_SYNC, us > INT64_MAX ? INT64_MAX : (int64_t)us);
     }
 }
 
@@ -459,7 +487,7 @@ void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint6
     r->updates += n_updates;
     if (lateness_ns >= 0) {
         uint64_t us = ((uint64_t)lateness_ns + 999) / 1000;
-        yb_hdr_record(r->h[YB_H_SAMPLE_LATENESS], us ? (int64_t)us : 1);
+        hist_record(r, YB_H_SAMPLE_LATENESS, us ? (int64_t)us : 1);
     }
     uint64_t sec = second_of(r, now);
     if (sec < r->sealed)

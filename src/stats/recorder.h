@@ -124,6 +124,18 @@ typedef struct {
     char text[YB_REASON_MAX];
 } yb_reason_count;
 
+/* Live histograms (for scrapes while the run goes, report/metrics.h): the
+ * same values as the HdrHistograms, counted in fixed buckets.  n[id][b]
+ * counts values <= yb_live_bounds_us[b] and above the bound before it;
+ * n[id][YB_LIVE_BOUNDS] those above the last bound.  sum_us[id] is the
+ * sum of the values (µs, as recorded). */
+#define YB_LIVE_BOUNDS 21
+extern const uint64_t yb_live_bounds_us[YB_LIVE_BOUNDS];
+typedef struct {
+    uint64_t n[YB_H__COUNT][YB_LIVE_BOUNDS + 1];
+    uint64_t sum_us[YB_H__COUNT];
+} yb_live_hist;
+
 typedef struct yb_recorder {
     yb_hdr *h[YB_H__COUNT];
     uint64_t started;          /* requests handed to a session */
@@ -172,12 +184,18 @@ typedef struct yb_recorder {
     /* Per operation (stats/ops.h): every completed request that was given
      * to yb_recorder_add_op, so their counts sum to completed. */
     yb_ops ops;
+    /* Live fixed-bucket histograms (yb_recorder_keep_live), or NULL: a
+     * worker's own, never merged. */
+    yb_live_hist *live;
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
  * first yb_recorder_add (intervals are relative to it). */
 int yb_recorder_init(yb_recorder *r);
 void yb_recorder_cleanup(yb_recorder *r);
+/* From now on also counts every latency value in r->live (allocated
+ * here, freed by yb_recorder_cleanup).  Returns 0 or -ENOMEM. */
+int yb_recorder_keep_live(yb_recorder *r);
 /* Records one finished request.  Never allocates except to grow the
  * per-second series (amortised).  It counts in the second of res->done
  * (since run_start), or in the open second when that one is sealed.

@@ -1,8 +1,12 @@
 #include "config.h"
 #include "util/util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
@@ -247,4 +251,59 @@ int yb_utf8_valid(const uint8_t *p, size_t len)
         i += n + 1;
     }
     return 1;
+}
+
+int yb_parse_listen(const char *s, struct sockaddr_storage *ss)
+{
+    char host[64];
+    const char *port;
+    if (s[0] == '[') {
+        const char *e = strchr(s, ']');
+        if (!e || e[1] != ':' || (size_t)(e - s - 1) >= sizeof host)
+            return -1;
+        memcpy(host, s + 1, (size_t)(e - s - 1));
+        host[e - s - 1] = 0;
+        port = e + 2;
+    } else {
+        const char *c = strrchr(s, ':');
+        if (!c || (size_t)(c - s) >= sizeof host || memchr(s, ':', (size_t)(c - s)))
+            return -1;
+        memcpy(host, s, (size_t)(c - s));
+        host[c - s] = 0;
+        if (!host[0])
+            memcpy(host, "127.0.0.1", 10);
+        port = c + 1;
+    }
+    uint64_t p;
+    if (yb_parse_u64(port, 0, 65535, &p) < 0)
+        return -1;
+    memset(ss, 0, sizeof *ss);
+    if (strchr(host, ':')) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)p);
+        return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -1;
+    }
+    struct sockaddr_in *a = (struct sockaddr_in *)ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)p);
+    return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+int yb_cpu_ticks(uint64_t *total, uint64_t *steal)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 8)
+        return -1;
+    *total = 0;
+    for (int i = 0; i < 8; i++)
+        *total += v[i];
+    *steal = v[7];
+    return 0;
 }

@@ -40,6 +40,16 @@ int yb_parse_u64_n(const char *s, size_t len, uint64_t min, uint64_t max, uint64
 int yb_parse_double_n(const char *s, size_t len, double *out);
 int yb_parse_rate_n(const char *s, size_t len, double *out);
 
+struct sockaddr_storage;
+/* Parses a listen address "ADDR:PORT", ":PORT" (loopback, 127.0.0.1) or
+ * "[v6]:PORT" (numeric addresses; port 0..65535, 0 = any free port) into
+ * *ss.  Returns 0, or -1 when s is none of these. */
+int yb_parse_listen(const char *s, struct sockaddr_storage *ss);
+
+/* Reads the machine's CPU ticks so far and the hypervisor's steal among
+ * them (the first line of /proc/stat).  Returns 0, or -1 when unknown. */
+int yb_cpu_ticks(uint64_t *total, uint64_t *steal);
+
 /* Returns the value of hex digit c (0..15), or -1. */
 int yb_hexval(int c);
 

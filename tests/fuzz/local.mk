@@ -39,3 +39,6 @@ EXTRA_DIST += tests/fuzz/fuzz_tmpl.c tests/fuzz/tmpl.dict
 ## run's rewrite rules (--rewrite-path, --set-header, --drop-header, --rewrite-body, --map-authority)
 FUZZ_TESTS += tests/fuzz/rewrite.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_rewrite.c tests/fuzz/rewrite.dict
+## The live metrics listener's request judge (--metrics-listen).
+FUZZ_TESTS += tests/fuzz/metrics_http.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_metrics_http.c tests/fuzz/metrics_http.dict
