@@ -107,11 +107,10 @@ is "SIGTERM ends --metrics-linger; the run's exit status stands" "$?" 0
 check "the listener is closed" bash -c "! (exec 3<>/dev/tcp/127.0.0.1/$MP) 2>/dev/null"
 
 # ---- a fleet of 3 with --metrics-max-series 2: two targets named, one other --
-P1=$(free_port)
-P2=$(free_port)
 yb_serve_stop
-yb_serve "$T/fleet.out" --devices 3 --restconf "127.0.0.1:$P1" --gnmi off \
+yb_serve "$T/fleet.out" --devices 3 --restconf 127.0.0.1:0 --gnmi off \
     --write-inventory "$T/fleet.yaml" || exit 1
+for i in $(seq 100); do grep -q 'devices ready' "$T/fleet.out" && break; sleep 0.1; done
 MP=$(free_port)
 "$YB" run -q "$RC_CORPUS" --targets "$T/fleet.yaml" --fan-out -n 60 -c 2 \
     --metrics-listen ":$MP" --metrics-max-series 2 --metrics-linger 30s \
