@@ -355,8 +355,6 @@ int yb_cmd_run(int argc, char **argv)
         goto out;
     }
     o.metrics = metrics;
-    if (!multi)
-        o.target_name = target; /* a fleet's pairs carry their targets' names */
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -482,6 +480,26 @@ int yb_cmd_run(int argc, char **argv)
     info.plan_open_loop = yb_planfile_open_loop(&pf);
     for (size_t i = 0; i < n_scopes; i++)
         scopes[i].rec = !multi ? &rec : i < 2 * fl->n ? &fl->rec[i / 2] : &pf.w[i - 2 * fl->n].rec;
+    /* the CSV's per-target rows: per pair of a plan (workload, target),
+     * per target of a fleet */
+    size_t n_parts = !multi ? 0 : ro.plan ? pf.n_pairs : fl->n;
+    const yb_recorder **parts = n_parts ? calloc(n_parts, sizeof *parts) : NULL;
+    const char **part_names = n_parts ? calloc(n_parts, sizeof *part_names) : NULL;
+    const char **part_wls = n_parts ? calloc(n_parts, sizeof *part_wls) : NULL;
+    if (parts && part_names && part_wls) {
+        for (size_t i = 0; i < n_parts; i++) {
+            parts[i] = ro.plan ? &pf.pair_rec[i] : &fl->rec[i];
+            part_names[i] = ro.plan ? pf.targets.label[pf.pair_tgt[i]] : fl->label[i];
+            part_wls[i] = ro.plan ? pf.w[pf.pair_wl[i]].name : NULL;
+        }
+        info.parts = parts;
+        info.part_names = part_names;
+        info.part_workloads = part_wls;
+        info.n_parts = n_parts;
+    } else if (n_parts && csv) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+    }
     size_t th_failed = yb_thresholds_eval(&ro.th, &rec, scopes, n_scopes);
     if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
@@ -528,6 +546,9 @@ int yb_cmd_run(int argc, char **argv)
         yb_errorf("%s", err);
         ret = YB_EXIT_RUNTIME;
     }
+    free(parts);
+    free(part_names);
+    free(part_wls);
     uint64_t errors = rec.completed - rec.ok;
     if (ret == YB_EXIT_OK && info.interrupted)
         ret = YB_EXIT_INTERRUPTED; /* never mistaken for a complete run */

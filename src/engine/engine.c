@@ -91,6 +91,48 @@ static void watch_loop(const yb_plan *plan, yb_worker **ws, unsigned n, uint64_t
     }
 }
 
+/* The workload's name in per-workload figures: its own, or its corpus
+ * file's. */
+static const char *workload_name(const yb_engine_opts *w)
+{
+    const char *slash;
+    if (w->workload_name)
+        return w->workload_name;
+    return (slash = strrchr(w->corpus_path, '/')) ? slash + 1 : w->corpus_path;
+}
+
+/* Has every lane of every worker tag its seconds "WORKLOAD/TARGET/" +
+ * operation (the target's name, or its authority; '/' inside either
+ * becomes '_', so a tag splits at its first two '/'). */
+static int tag_seconds(const yb_plan *plan, yb_worker **ws, unsigned nw, char *err,
+                       size_t errlen)
+{
+    for (unsigned i = 0; i < nw; i++)
+        for (size_t k = 0; k < yb_worker_lanes(ws[i]); k++) {
+            size_t pair = yb_worker_lane_pair(ws[i], k);
+            const yb_engine_opts *w = plan->pair[pair].workload;
+            const yb_target *t = plan->pair[pair].target;
+            char prefix[400];
+            snprintf(prefix, sizeof prefix, "%s", workload_name(w));
+            for (char *c = prefix; *c; c++)
+                if (*c == '/')
+                    *c = '_';
+            size_t at = strlen(prefix);
+            snprintf(prefix + at, sizeof prefix - at, "/%s",
+                     w->target_name ? w->target_name : t->authority);
+            for (char *c = prefix + at + 1; *c; c++)
+                if (*c == '/')
+                    *c = '_';
+            at = strlen(prefix);
+            snprintf(prefix + at, sizeof prefix - at, "/");
+            if (yb_worker_set_tag(ws[i], k, prefix) < 0) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+        }
+    return 0;
+}
+
 /* Gives every lane of every worker its lane of the live metrics, named
  * after its pair. */
 static int metrics_lanes(yb_metrics *m, const yb_plan *plan, yb_worker **ws, unsigned nw,
@@ -101,13 +143,11 @@ static int metrics_lanes(yb_metrics *m, const yb_plan *plan, yb_worker **ws, uns
             size_t pair = yb_worker_lane_pair(ws[i], k);
             const yb_engine_opts *w = plan->pair[pair].workload;
             const yb_target *t = plan->pair[pair].target;
-            const char *wl = w->workload_name, *slash;
-            if (!wl)
-                wl = (slash = strrchr(w->corpus_path, '/')) ? slash + 1 : w->corpus_path;
             char tn[320];
             snprintf(tn, sizeof tn, "%s://%s", t->scheme, t->authority);
-            yb_metrics_lane *l =
-                yb_metrics_lane_new(m, wl, w->target_name ? w->target_name : tn, err, errlen);
+            yb_metrics_lane *l = yb_metrics_lane_new(m, workload_name(w),
+                                                     w->target_name ? w->target_name : tn, err,
+                                                     errlen);
             if (!l || yb_worker_set_metrics(ws[i], k, l) < 0) {
                 if (l)
                     snprintf(err, errlen, "out of memory");
@@ -151,6 +191,8 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     if (o->stream && !rc && yb_stream_lanes(o->stream, nw, err, errlen) < 0)
         rc = -1;
     if (o->metrics && !rc && metrics_lanes(o->metrics, plan, ws, nw, err, errlen) < 0)
+        rc = -1;
+    if (yb_stream_tagged(o->stream) && !rc && tag_seconds(plan, ws, nw, err, errlen) < 0)
         rc = -1;
     /* one clock for every worker, read once they are all prepared */
     uint64_t start = uv_hrtime();

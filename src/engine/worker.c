@@ -41,6 +41,7 @@ typedef struct lane {
     yb_share share;      /* of the plan's pair: slots, budget, sessions, ... */
     yb_source *src;
     yb_metrics_lane *mlane; /* live metrics (NULL = none) */
+    uint32_t tag;        /* its tag in the worker recorder's seconds (yb_recorder_tag) */
     yb_pool *pool;       /* the target's sessions */
     yb_recorder *rec;    /* the pair's own figures (NULL = not wanted) */
     uint32_t *opmap;     /* worker operation index -> rec's index + 1 (0 = not yet) */
@@ -227,8 +228,8 @@ static uint32_t lane_op(lane *l, uint32_t idx)
 }
 
 /* Records a finished request in r (the worker's or the lane's own) as
- * operation op of r's table. */
-static void record(yb_recorder *r, const yb_exchange *x, uint32_t op)
+ * operation op of r's table, in tag `tag` of r's tagged seconds. */
+static void record(yb_recorder *r, const yb_exchange *x, uint32_t op, uint32_t tag)
 {
     /* started = written to a session (the pool sets send_start then); a
      * request that failed while it waited for one (backlog overflow, a
@@ -236,7 +237,7 @@ static void record(yb_recorder *r, const yb_exchange *x, uint32_t op)
     if (x->res.send_start)
         r->started++;
     yb_recorder_add(r, &x->res);
-    yb_recorder_add_op(r, op, &x->res);
+    yb_recorder_add_op_as(r, op, tag, &x->res);
     if (x->err_body_len) /* valid only now (see yb_exchange) */
         yb_recorder_error_body(r, &x->res, x->err_body, x->err_body_len);
 }
@@ -247,9 +248,9 @@ static void x_finish(lane *l, yb_exchange *x)
     worker *w = l->w;
     if (!x->res.done)
         x->res.done = uv_hrtime();
-    record(&w->rec, x, x->req->op);
+    record(&w->rec, x, x->req->op, l->tag);
     if (l->rec)
-        record(l->rec, x, lane_op(l, x->req->op));
+        record(l->rec, x, lane_op(l, x->req->op), 0);
     if (w->live_h)
         live_add(w, &x->res);
     if (yb_stream_logs(w->out)) {
@@ -986,6 +987,15 @@ int yb_worker_set_metrics(yb_worker *w, size_t i, yb_metrics_lane *m)
 size_t yb_worker_lane_pair(const yb_worker *w, size_t i)
 {
     return w->lanes[i].pair;
+}
+
+int yb_worker_set_tag(yb_worker *w, size_t i, const char *prefix)
+{
+    int t = yb_recorder_tag(&w->rec, prefix);
+    if (t < 0)
+        return -1;
+    w->lanes[i].tag = (uint32_t)t;
+    return 0;
 }
 
 void yb_worker_set_start(yb_worker *w, uint64_t start)

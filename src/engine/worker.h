@@ -62,6 +62,11 @@ void yb_worker_set_lane(yb_worker *w, struct yb_stream_lane *lane);
 int yb_worker_set_metrics(yb_worker *w, size_t i, struct yb_metrics_lane *m);
 /* The index in the plan of the pair lane i of w runs. */
 size_t yb_worker_lane_pair(const yb_worker *w, size_t i);
+/* Has the worker's recorder tag each second's end-to-end histogram of lane
+ * i's requests by operation, each tag named prefix + the operation
+ * (yb_recorder_tag).  Called before yb_worker_start.  Returns 0 or -1 (out
+ * of memory). */
+int yb_worker_set_tag(yb_worker *w, size_t i, const char *prefix);
 /* Starts the worker's thread.  Returns 0, or -1 when it could not start. */
 int yb_worker_start(yb_worker *w);
 /* Reads what a started worker publishes (any thread). */

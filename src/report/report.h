@@ -41,6 +41,13 @@ typedef struct {
      * sessions above are not theirs), and whether any is an open loop. */
     size_t plan_workloads;
     int plan_open_loop;
+    /* The run's parts when it had several targets or workloads: n_parts
+     * recorders with the name of each one's target (and workload), for the
+     * CSV's per-target operation rows; 0 = one target, info->target. */
+    const yb_recorder *const *parts;
+    const char *const *part_names;
+    const char *const *part_workloads; /* each part's workload (NULL: the corpus') */
+    size_t n_parts;
 } yb_run_info;
 
 /* The instrument's check on itself.  Open loop: send lateness has two
@@ -133,8 +140,10 @@ int yb_report_hlog(const char *path, const yb_recorder *r, double start_unix_s, 
                    size_t errlen);
 /* Its parts, for the writer that streams the log as the run goes (run
  * --hlog, report/stream.h), which so writes what yb_report_hlog writes:
- * the header (StartTime, legend), and the line of one second (nothing for
- * a second in which nothing completed).  Each returns 0 or -1. */
+ * the header (StartTime, legend), and the lines of one second (nothing for
+ * a second in which nothing completed): the untagged line (every success
+ * of that second), then one "Tag=WORKLOAD/TARGET/OPERATION," line per tag
+ * of iv (they add up to the untagged one).  Each returns 0 or -1. */
 int yb_report_hlog_header(FILE *f, double start_unix_s);
 int yb_report_hlog_interval(FILE *f, const yb_interval *iv);
 

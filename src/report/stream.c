@@ -388,6 +388,11 @@ static int acc_reach(yb_stream *s, uint64_t sec)
     return 0;
 }
 
+int yb_stream_tagged(const yb_stream *s)
+{
+    return s && s->hlog.f;
+}
+
 /* 1 when someone wants the sealed seconds. */
 static int wants_seconds(const yb_stream *s)
 {
@@ -406,7 +411,7 @@ static void acc_write(yb_stream *s, size_t k, int running)
             uv_hrtime() >= s->run_start + (s->acc[i].t + 1) * 1000000000ull)
             s->o.on_second(&s->acc[i], s->o.second_ud);
         write_second(s, &s->acc[i]);
-        free(s->acc[i].hist);
+        yb_interval_cleanup(&s->acc[i]);
     }
     memmove(s->acc, s->acc + k, (s->n_acc - k) * sizeof *s->acc);
     s->n_acc -= k;
@@ -432,7 +437,7 @@ static uint64_t take_seconds(yb_stream *s, yb_stream_lane *l)
         } else {
             s->oom = 1; /* cannot happen unless memory ran out */
         }
-        free(q[i].hist);
+        yb_interval_cleanup(&q[i]);
     }
     return bound;
 }
@@ -573,13 +578,9 @@ int yb_stream_second(yb_stream_lane *l, const yb_interval *iv)
         l->handed++; /* nobody wants seconds */
         return 0;
     }
-    yb_interval c = *iv;
-    c.hist = NULL;
-    if (iv->hist) {
-        if (!(c.hist = malloc(iv->hist_len)))
-            return -1;
-        memcpy(c.hist, iv->hist, iv->hist_len);
-    }
+    yb_interval c;
+    if (yb_interval_copy(&c, iv) < 0)
+        return -1;
     pthread_mutex_lock(&l->mu);
     int full = l->q_n == SECONDS_QUEUE;
     if (!full) {
@@ -588,7 +589,7 @@ int yb_stream_second(yb_stream_lane *l, const yb_interval *iv)
     }
     pthread_mutex_unlock(&l->mu);
     if (full)
-        free(c.hist);
+        yb_interval_cleanup(&c);
     return full ? -1 : 0;
 }
 
@@ -615,7 +616,7 @@ int yb_stream_end(yb_stream *s, const yb_recorder *merged, char *err, size_t err
             s->seconds_late++;
         }
     for (size_t i = 0; i < s->n_acc; i++)
-        free(s->acc[i].hist);
+        yb_interval_cleanup(&s->acc[i]);
     s->n_acc = 0;
     if (s->oom) {
         snprintf(err, errlen, "out of memory while writing the streamed outputs");
@@ -658,13 +659,13 @@ void yb_stream_free(yb_stream *s)
     for (unsigned i = 0; i < s->n_lanes; i++) {
         yb_stream_lane *l = &s->lanes[i];
         for (size_t k = 0; k < l->q_n; k++)
-            free(l->q[k].hist);
+            yb_interval_cleanup(&l->q[k]);
         free(l->ring);
         pthread_mutex_destroy(&l->mu);
     }
     free(s->lanes);
     for (size_t i = 0; i < s->n_acc; i++)
-        free(s->acc[i].hist);
+        yb_interval_cleanup(&s->acc[i]);
     free(s->acc);
     free(s);
 }

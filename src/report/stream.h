@@ -72,6 +72,10 @@ int yb_stream_lanes(yb_stream *s, unsigned workers, char *err, size_t errlen);
  * header), writes the header and starts the writer.  Returns 0, or -1
  * with err. */
 int yb_stream_start(yb_stream *s, uint64_t run_start, char *err, size_t errlen);
+/* 1 when the outputs include --hlog, whose seconds carry per-operation
+ * tags: the engine then has each worker's recorder tag them
+ * (yb_recorder_tag). */
+int yb_stream_tagged(const yb_stream *s);
 /* Worker `worker`'s lane (valid until yb_stream_free). */
 yb_stream_lane *yb_stream_lane_of(yb_stream *s, unsigned worker);
 /* 1 when the per-request log is on (the worker may skip its hand-over). */

@@ -117,6 +117,7 @@ int yb_recorder_init(yb_recorder *r)
 
     memset(r, 0, sizeof(*r));
     atomic_init(&r->reasons_pub, 0);
+    r->tag_pending = -1;
     for (i = 0; i < YB_H__COUNT; i++) {
         r->h[i] = yb_hdr_new_default();
         if (!r->h[i])
@@ -147,11 +148,15 @@ void yb_recorder_cleanup(yb_recorder *r)
     for (i = 0; i < YB_H__COUNT; i++)
         yb_hdr_free(r->h[i]);
     for (size_t k = 0; k < r->n_iv; k++)
-        free(r->iv[k].hist);
+        yb_interval_cleanup(&r->iv[k]);
     free(r->iv);
     yb_hdr_free(r->iv_h);
     yb_ops_free(&r->ops);
     free(r->live);
+    for (size_t k = 0; k < r->n_tag_prefix; k++)
+        free(r->tag_prefix[k]);
+    free(r->tag_prefix);
+    free(r->tag_vals);
     memset(r, 0, sizeof(*r));
 }
 
@@ -219,6 +224,55 @@ static int iv_store(yb_recorder *r, uint64_t sec, const yb_hdr *h)
     return iv_add_hist(&r->iv[sec], h);
 }
 
+/* Adds the compressed histogram (hist, len) into tag `name` of iv (a new
+ * tag at the end when iv has none of that name; name is copied).
+ * Returns 0 or -ENOMEM. */
+static int tag_add(yb_interval *iv, const char *name, const uint8_t *hist, size_t len)
+{
+    yb_interval_tag *t = NULL;
+    for (size_t i = 0; i < iv->n_tags && !t; i++)
+        if (!strcmp(iv->tags[i].tag, name))
+            t = &iv->tags[i];
+    yb_hdr *h = yb_hdr_decode_compressed(hist, len);
+    if (!h)
+        return -ENOMEM;
+    int rc = 0;
+    if (t) {
+        yb_hdr *sum = yb_hdr_decode_compressed(t->hist, t->hist_len);
+        if (!sum || yb_hdr_add(sum, h) < 0) {
+            rc = -ENOMEM;
+        } else {
+            yb_hdr_free(h);
+            h = sum;
+            sum = NULL;
+        }
+        yb_hdr_free(sum);
+    } else {
+        yb_interval_tag *v = realloc(iv->tags, (iv->n_tags + 1) * sizeof *v);
+        if (!v) {
+            rc = -ENOMEM;
+        } else {
+            iv->tags = v;
+            t = &v[iv->n_tags];
+            memset(t, 0, sizeof *t);
+            if (!(t->tag = strdup(name)))
+                rc = -ENOMEM;
+            else
+                iv->n_tags++;
+        }
+    }
+    uint8_t *buf;
+    size_t blen;
+    if (rc == 0 && (rc = yb_hdr_encode_compressed(h, &buf, &blen)) == 0) {
+        free(t->hist);
+        t->hist = buf;
+        t->hist_len = blen;
+        t->max_us = yb_hdr_max(h);
+    }
+    yb_hdr_free(h);
+    return rc == 0 ? 0 : -ENOMEM;
+}
+
 int yb_interval_add(yb_interval *dst, const yb_interval *src)
 {
     dst->requests += src->requests;
@@ -227,12 +281,116 @@ int yb_interval_add(yb_interval *dst, const yb_interval *src)
     dst->bytes_in += src->bytes_in;
     dst->notifications += src->notifications;
     dst->updates += src->updates;
+    for (size_t i = 0; i < src->n_tags; i++)
+        if (tag_add(dst, src->tags[i].tag, src->tags[i].hist, src->tags[i].hist_len) < 0)
+            return -ENOMEM;
     if (!src->hist)
         return 0;
     yb_hdr *h = yb_hdr_decode_compressed(src->hist, src->hist_len);
     int rc = h ? iv_add_hist(dst, h) : -ENOMEM;
     yb_hdr_free(h);
     return rc;
+}
+
+void yb_interval_cleanup(yb_interval *iv)
+{
+    for (size_t i = 0; i < iv->n_tags; i++) {
+        free(iv->tags[i].tag);
+        free(iv->tags[i].hist);
+    }
+    free(iv->tags);
+    free(iv->hist);
+    iv->tags = NULL;
+    iv->n_tags = 0;
+    iv->hist = NULL;
+    iv->hist_len = 0;
+}
+
+int yb_interval_copy(yb_interval *dst, const yb_interval *src)
+{
+    *dst = *src;
+    dst->hist = NULL;
+    dst->tags = NULL;
+    dst->n_tags = 0;
+    if (src->hist) {
+        if (!(dst->hist = malloc(src->hist_len)))
+            return -ENOMEM;
+        memcpy(dst->hist, src->hist, src->hist_len);
+    }
+    for (size_t i = 0; i < src->n_tags; i++)
+        if (tag_add(dst, src->tags[i].tag, src->tags[i].hist, src->tags[i].hist_len) < 0) {
+            yb_interval_cleanup(dst);
+            return -ENOMEM;
+        }
+    return 0;
+}
+
+/* The name of operation op of r, for a tag. */
+static const char *op_name(const yb_recorder *r, uint32_t op)
+{
+    if (op == YB_OP_NONE)
+        return "none";
+    return op < r->ops.n ? r->ops.op[op].name : "other";
+}
+
+static int cmp_tag_val(const void *a, const void *b)
+{
+    const struct yb_tag_val *x = a, *y = b;
+    if (x->tag != y->tag)
+        return x->tag < y->tag ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* Stores the open second's successes per operation as the tags of
+ * second sec (dropped when sec is past the series).  Returns 0 or
+ * -ENOMEM. */
+static int tags_store(yb_recorder *r, uint64_t sec)
+{
+    size_t n = r->n_tag_vals;
+    r->n_tag_vals = 0;
+    if (!n || sec >= r->n_iv)
+        return 0;
+    yb_hdr *h = yb_hdr_new_default();
+    if (!h)
+        return -ENOMEM;
+    qsort(r->tag_vals, n, sizeof *r->tag_vals, cmp_tag_val);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t j = i;
+        yb_hdr_reset(h);
+        for (; j < n && r->tag_vals[j].op == r->tag_vals[i].op &&
+               r->tag_vals[j].tag == r->tag_vals[i].tag;
+             j++)
+            yb_hdr_record(h, r->tag_vals[j].us);
+        char name[512];
+        int len = snprintf(name, sizeof name, "%s%s", r->tag_prefix[r->tag_vals[i].tag],
+                           op_name(r, r->tag_vals[i].op));
+        /* the log format splits on ',' and white space */
+        for (int k = 0; k < len && k < (int)sizeof name - 1; k++)
+            if (name[k] == ',' || name[k] == ' ' || (unsigned char)name[k] < 0x21 ||
+                (unsigned char)name[k] == 0x7f)
+                name[k] = '_';
+        uint8_t *buf;
+        size_t blen;
+        if ((rc = yb_hdr_encode_compressed(h, &buf, &blen)) == 0) {
+            rc = tag_add(&r->iv[sec], name, buf, blen);
+            free(buf);
+        }
+        i = j;
+    }
+    yb_hdr_free(h);
+    return rc == 0 ? 0 : -ENOMEM;
+}
+
+int yb_recorder_tag(yb_recorder *r, const char *prefix)
+{
+    char **v = realloc(r->tag_prefix, (r->n_tag_prefix + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    r->tag_prefix = v;
+    if (!(v[r->n_tag_prefix] = strdup(prefix)))
+        return -ENOMEM;
+    return (int)r->n_tag_prefix++;
 }
 
 /* The second (since run_start) that time t falls in. */
@@ -248,6 +406,8 @@ static int seal_to(yb_recorder *r, uint64_t upto)
     if (upto <= r->iv_sec)
         return 0;
     int rc = iv_store(r, r->iv_sec, r->iv_h);
+    if (tags_store(r, r->iv_sec) < 0)
+        rc = -ENOMEM;
     yb_hdr_reset(r->iv_h);
     r->iv_sec = upto;
     return rc;
@@ -272,6 +432,8 @@ int yb_recorder_finish(yb_recorder *r)
     if (!r->iv_h)
         return 0;
     int rc = iv_store(r, r->iv_sec, r->iv_h);
+    if (tags_store(r, r->iv_sec) < 0)
+        rc = -ENOMEM;
     yb_hdr_reset(r->iv_h);
     return rc;
 }
@@ -373,8 +535,33 @@ static void record_ns(yb_recorder *r, yb_hist_id id, uint64_t ns)
     hist_record(r, id, ns_to_us(ns));
 }
 
+/* Keeps the success yb_recorder_add just put in the open second for the
+ * tagged second: prefix `tag`, operation op. */
+static void tag_keep(yb_recorder *r, uint32_t op, uint32_t tag)
+{
+    int64_t us = r->tag_pending;
+    r->tag_pending = -1;
+    if (tag >= r->n_tag_prefix || us < 0)
+        return;
+    if (r->n_tag_vals == r->cap_tag_vals) {
+        size_t cap = r->cap_tag_vals ? 2 * r->cap_tag_vals : 256;
+        struct yb_tag_val *v = realloc(r->tag_vals, cap * sizeof *v);
+        if (!v)
+            return; /* the tags then miss it: only when memory ran out */
+        r->tag_vals = v;
+        r->cap_tag_vals = cap;
+    }
+    r->tag_vals[r->n_tag_vals++] = (struct yb_tag_val){tag, op, us};
+}
+
 void yb_recorder_add_op(yb_recorder *r, uint32_t op, const yb_result *res)
 {
+    yb_recorder_add_op_as(r, op, 0, res);
+}
+
+void yb_recorder_add_op_as(yb_recorder *r, uint32_t op, uint32_t tag, const yb_result *res)
+{
+    tag_keep(r, op, tag);
     uint64_t ns;
     int ok = res->err == YB_ERR_NONE;
     int64_t us = ok && yb_result_phase(res, YB_H_E2E, &ns) ? ns_to_us(ns) : -1;
@@ -391,6 +578,7 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
 
     if ((unsigned)err >= YB_ERR__COUNT)
         err = YB_ERR_OTHER;
+    r->tag_pending = -1;
     r->completed++;
     if (err == YB_ERR_NONE) {
         r->ok++;
@@ -476,6 +664,7 @@ static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err)
             if (err == YB_ERR_NONE && res->due && res->done >= res->due) {
                 uint64_t us = (res->done - res->due + 999) / 1000;
                 yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
+                r->tag_pending = us ? (int64_t)us : 1; /* for its operation's tag */
             }
         }
     }

@@ -81,6 +81,16 @@ const char *yb_hist_name(yb_hist_id id);
  * time has lateness 0), else returns 0.  Other ids return 0. */
 int yb_result_phase(const yb_result *res, yb_hist_id id, uint64_t *ns);
 
+/* One tagged part of a second (HdrHistogram log "Tag="): the end-to-end
+ * latency of the successful requests of one (workload, target, operation)
+ * completed in that second. */
+typedef struct {
+    char *tag;           /* "WORKLOAD/TARGET/OPERATION" (yb_recorder_tag) */
+    uint8_t *hist;       /* V2-compressed HdrHistogram (µs) */
+    size_t hist_len;
+    int64_t max_us;
+} yb_interval_tag;
+
 typedef struct {
     uint64_t t;          /* second index since the run started */
     uint64_t requests;   /* completed (ok or error) in that second */
@@ -93,6 +103,10 @@ typedef struct {
     uint8_t *hist;
     size_t hist_len;
     int64_t p50_us, p99_us, max_us;
+    /* With yb_recorder_tag: the same histogram split by tag (their sum is
+     * hist), in order of first appearance; NULL / 0 otherwise. */
+    yb_interval_tag *tags;
+    size_t n_tags;
 } yb_interval;
 
 #define YB_MAX_STATUS 600
@@ -187,6 +201,17 @@ typedef struct yb_recorder {
     /* Live fixed-bucket histograms (yb_recorder_keep_live), or NULL: a
      * worker's own, never merged. */
     yb_live_hist *live;
+    /* Tagged seconds (yb_recorder_tag): the prefixes, and the open
+     * second's successes as (prefix, operation, µs) until it is sealed. */
+    char **tag_prefix;
+    size_t n_tag_prefix;
+    struct yb_tag_val {
+        uint32_t tag, op;
+        int64_t us;
+    } *tag_vals;
+    size_t n_tag_vals, cap_tag_vals;
+    int64_t tag_pending;       /* µs of the success yb_recorder_add just put
+                                * in the open second (-1: none) */
 } yb_recorder;
 
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
@@ -214,10 +239,21 @@ int yb_recorder_keep_live(yb_recorder *r);
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* From now on splits each second's end-to-end histogram by tag: the
+ * sealed seconds carry one tag per (prefix, operation) that had successes
+ * in them, named prefix + the operation's name (r->ops; `other` beyond
+ * the cap) with ',' and white space replaced by '_'.  Each call adds a
+ * prefix (copied, e.g. "WORKLOAD/TARGET/"); yb_recorder_add_op_as says
+ * which one a request goes in (yb_recorder_add_op: the first).  Returns
+ * the prefix's index, or -ENOMEM. */
+int yb_recorder_tag(yb_recorder *r, const char *prefix);
 /* Counts finished request res (already given to yb_recorder_add) in
  * operation op of r->ops (an index from yb_ops_index on r->ops;
  * YB_OP_NONE: none), with its end-to-end latency when it succeeded. */
 void yb_recorder_add_op(yb_recorder *r, uint32_t op, const yb_result *res);
+/* The same, in prefix `tag` (an index from yb_recorder_tag) of r's tagged
+ * seconds. */
+void yb_recorder_add_op_as(yb_recorder *r, uint32_t op, uint32_t tag, const yb_result *res);
 /* Keeps the body of failed response res (its first YB_ERR_SAMPLE_BODY
  * bytes of body[0..len)) while fewer than YB_ERR_SAMPLES are kept; call it
  * besides yb_recorder_add.  Copies; never allocates. */
@@ -236,9 +272,15 @@ void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint6
  * notification timed in a sealed second counts in the open one.  So
  * iv[0 .. sealed) can be handed on as they are.  Returns 0 or -ENOMEM. */
 int yb_recorder_seal(yb_recorder *r, uint64_t now, int final);
-/* Adds interval src into dst (counts and histogram; dst->t is kept) and
- * refreshes dst's percentiles.  Returns 0 or -ENOMEM. */
+/* Adds interval src into dst (counts and histogram; dst->t is kept; tags
+ * added by name, new ones appended) and refreshes dst's percentiles.
+ * Returns 0 or -ENOMEM. */
 int yb_interval_add(yb_interval *dst, const yb_interval *src);
+/* Frees what iv owns (its histogram and tags; not iv itself). */
+void yb_interval_cleanup(yb_interval *iv);
+/* Makes *dst a deep copy of src.  Returns 0 or -ENOMEM (dst then owns
+ * nothing). */
+int yb_interval_copy(yb_interval *dst, const yb_interval *src);
 /* Closes the per-second histogram being filled (call once the last
  * result is in, before merging or reporting).  Returns 0 or -ENOMEM. */
 int yb_recorder_finish(yb_recorder *r);

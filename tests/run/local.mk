@@ -47,3 +47,6 @@ EXTRA_DIST += tests/run/templates.sh
 ## Rewrites at replay: captured corpora rewritten (paths, headers, bodies, authority) against nginx and serve.
 SH_TESTS += tests/run/rewrite.sh
 EXTRA_DIST += tests/run/rewrite.sh
+## Per-operation and per-target figures in the CSV and the .hlog (Tag= lines).
+SH_TESTS += tests/run/tags.sh
+EXTRA_DIST += tests/run/tags.sh

@@ -202,6 +202,67 @@ static void test_intervals(void **st)
     assert_int_equal(r->iv[130].bytes_in, 300);
 }
 
+/* The count of a tag's (or a second's) compressed histogram. */
+static int64_t hist_count(const uint8_t *hist, size_t len)
+{
+    yb_hdr *h = yb_hdr_decode_compressed(hist, len);
+    assert_non_null(h);
+    int64_t n = yb_hdr_count(h);
+    yb_hdr_free(h);
+    return n;
+}
+
+/* Tagged seconds: one tag per operation with successes, named prefix +
+ * operation (',' and spaces replaced), adding up to the second; failures
+ * in none; merged by name; copied and freed whole.  Live buckets count
+ * what the HdrHistograms count. */
+static void test_tags(void **st)
+{
+    yb_recorder *r = *st;
+    assert_int_equal(yb_recorder_tag(r, "w.ybc/sw1/"), 0); /* the first prefix */
+    assert_int_equal(yb_recorder_keep_live(r), 0);
+    uint32_t get = yb_ops_index(&r->ops, "Get");
+    uint32_t set = yb_ops_index(&r->ops, "PATCH /a={1},{2}");
+    uint64_t at[] = {0, 100 * MS, 200 * MS, 1200 * MS, 1300 * MS};
+    uint32_t op[] = {get, set, set, get, get};
+    for (size_t i = 0; i < 5; i++) {
+        yb_result res = reused(T0 + at[i]);
+        if (i == 4)
+            res.err = YB_ERR_STATUS; /* a failure: no latency, no tag */
+        yb_recorder_add(r, &res);
+        yb_recorder_add_op(r, op[i], &res);
+    }
+    assert_int_equal(yb_recorder_finish(r), 0);
+    assert_int_equal(r->n_iv, 2);
+    assert_int_equal(r->iv[0].n_tags, 2);
+    assert_string_equal(r->iv[0].tags[0].tag, "w.ybc/sw1/Get");
+    assert_string_equal(r->iv[0].tags[1].tag, "w.ybc/sw1/PATCH_/a={1}_{2}");
+    assert_int_equal(hist_count(r->iv[0].tags[0].hist, r->iv[0].tags[0].hist_len), 1);
+    assert_int_equal(hist_count(r->iv[0].tags[1].hist, r->iv[0].tags[1].hist_len), 2);
+    assert_int_equal(hist_count(r->iv[0].hist, r->iv[0].hist_len), 3);
+    assert_int_equal(r->iv[1].n_tags, 1);
+    assert_int_equal(hist_count(r->iv[1].tags[0].hist, r->iv[1].tags[0].hist_len), 1);
+    assert_in_range(r->iv[0].tags[1].max_us, 16000, 16016); /* within HdrHistogram precision */
+
+    /* the live buckets hold the HdrHistograms' values */
+    for (int h = 0; h < YB_H__COUNT; h++) {
+        uint64_t n = 0;
+        for (int b = 0; b <= YB_LIVE_BOUNDS; b++)
+            n += r->live->n[h][b];
+        assert_int_equal(n, yb_hdr_count(r->h[h]));
+    }
+    assert_int_equal(r->live->sum_us[YB_H_E2E], 4 * 16000);
+
+    yb_interval c;
+    assert_int_equal(yb_interval_copy(&c, &r->iv[0]), 0);
+    assert_int_equal(yb_interval_add(&c, &r->iv[1]), 0); /* Get joins Get */
+    assert_int_equal(c.n_tags, 2);
+    assert_int_equal(hist_count(c.tags[0].hist, c.tags[0].hist_len), 2);
+    assert_int_equal(hist_count(c.hist, c.hist_len), 4);
+    yb_interval_cleanup(&c);
+    assert_null(c.tags);
+}
+
 static void test_merge_different_start(void **st)
 {
     yb_recorder *a = *st, b;
@@ -430,6 +491,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_session_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intervals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_different_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_kept_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_bounded, setup, teardown),
