@@ -32,3 +32,6 @@ EXTRA_DIST += tests/report/html.sh tests/report/html_check.py tests/report/png_i
 ## Live metrics: curl scrapes during runs, checked by promtool and tests/report/metrics_check.py.
 SH_TESTS += tests/report/metrics.sh
 EXTRA_DIST += tests/report/metrics.sh tests/report/metrics_check.py
+## examples/ci/load-gate.yml run step by step as a CI runner would.
+SH_TESTS += tests/report/ci_example.sh
+EXTRA_DIST += tests/report/ci_example.sh examples/ci/load-gate.yml examples/ci/baseline.json
