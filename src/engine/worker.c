@@ -617,7 +617,9 @@ static void publish_metrics(worker *w, uint64_t now, int final)
             continue;
         uint64_t waiting = l->done ? 0 : yb_pool_waiting(l->pool);
         uint64_t flight = l->outstanding > waiting ? l->outstanding - waiting : 0;
-        yb_metrics_publish(l->mlane, l->rec ? l->rec : &w->rec, flight, waiting, now, final);
+        /* the first lane speaks for the thread (the self-check's count) */
+        yb_metrics_publish(l->mlane, l->rec ? l->rec : &w->rec, flight, waiting, i == 0, now,
+                           final);
     }
 }
 

@@ -33,6 +33,7 @@ typedef struct {
     uint64_t cut_off, unsent, retried, notifications, updates;
     uint64_t in_flight, backlog; /* gauges */
     uint64_t running;            /* 1 while the worker runs */
+    uint64_t threads;            /* the same, from one lane per worker only */
     yb_live_hist h;
 } snap;
 
@@ -178,7 +179,7 @@ yb_metrics_lane *yb_metrics_lane_new(yb_metrics *m, const char *workload, const 
 }
 
 void yb_metrics_publish(yb_metrics_lane *l, const yb_recorder *r, uint64_t in_flight,
-                        uint64_t backlog, uint64_t now, int final)
+                        uint64_t backlog, int thread, uint64_t now, int final)
 {
     if (!l || (!final && now < l->next_pub))
         return;
@@ -203,6 +204,7 @@ void yb_metrics_publish(yb_metrics_lane *l, const yb_recorder *r, uint64_t in_fl
     s->in_flight = final ? 0 : in_flight;
     s->backlog = final ? 0 : backlog;
     s->running = !final;
+    s->threads = thread && !final;
     if (r->live)
         s->h = *r->live;
     /* hand the filled buffer over, take the one the server left */
@@ -244,6 +246,7 @@ static void snap_add(snap *d, const snap *s)
     d->in_flight += s->in_flight;
     d->backlog += s->backlog;
     d->running += s->running;
+    d->threads += s->threads;
     for (size_t h = 0; h < YB_H__COUNT; h++) {
         for (size_t b = 0; b <= YB_LIVE_BOUNDS; b++)
             d->h.n[h][b] += s->h.n[h][b];
@@ -549,7 +552,7 @@ static void self_check(yb_metrics *m, sbuf *b, const snap *acc, size_t n, double
     above(acc, n, YB_H_SESSION_WAIT, k, &now.wait_above, &now.wait_n);
     uint64_t threads = 0;
     for (size_t i = 0; i < n; i++)
-        threads += acc[i].running;
+        threads += acc[i].threads;
     const selfcheck *p = &m->sc;
     double dt = (double)(now.t - p->t) / 1e9;
     if (dt >= 1.0 && threads) {

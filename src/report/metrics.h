@@ -17,6 +17,9 @@
  * (YB_METRICS_CONN_MS): a slow or hostile scraper costs a slot for a
  * bounded time and never the workers anything.
  *
+ * A lane is one worker's share of one (workload, target) pair (a worker
+ * runs one lane per pair it takes part in, engine/worker.h).
+ *
  * Per-target / per-workload labels: the first max_series distinct
  * (workload, target) pairs get their own series; the rest are added up
  * under workload="other", target="other", and counted in
@@ -64,9 +67,10 @@ yb_metrics_lane *yb_metrics_lane_new(yb_metrics *m, const char *workload, const 
  * requests in flight (written to a session, unanswered) and waiting for a
  * session (backlog), when YB_METRICS_PUBLISH_NS passed since the last
  * publication at now (uv_hrtime) or when final (the worker ended: also
- * marks the lane as no longer running). */
+ * marks the lane as no longer running).  thread: this lane speaks for its
+ * worker thread (one lane per worker does), which the self-check counts. */
 void yb_metrics_publish(yb_metrics_lane *l, const yb_recorder *r, uint64_t in_flight,
-                        uint64_t backlog, uint64_t now, int final);
+                        uint64_t backlog, int thread, uint64_t now, int final);
 
 /* The run's reports are written: the figures are final
  * (yangblast_report_written 1). */
