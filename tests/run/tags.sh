@@ -95,4 +95,51 @@ is "fleet CSV: one row per target and operation, adding up" \
 like "fleet CSV: rows name the targets" "$(cut -d, -f3 "$T/f.csv" | sort -u | tr '\n' ' ')" \
     'sw1 sw2'
 
+# ---- a plan: per workload, target and operation; live metrics per workload ------
+cat >"$T/plan.yaml" <<EOF
+defaults:
+  duration: 2s
+workloads:
+  - name: writers
+    synth: {protocol: restconf, op: create, method: PATCH, count: 50, rules: 1}
+    rate: 40
+    targets: [sw1, sw2]
+  - name: pollers
+    synth: {protocol: restconf, op: get, count: 5}
+    concurrency: 2
+    targets: sw2
+EOF
+MP=$(free_port)
+"$YB" run --plan "$T/plan.yaml" --targets "$T/fleet.yaml" -q --hlog "$T/p.hlog" --csv "$T/p.csv" \
+    --json "$T/p.json" --metrics-listen "127.0.0.1:$MP" --metrics-linger 30s >"$T/p.out" 2>&1 &
+RPID=$!
+for i in $(seq 150); do
+    sleep 0.2
+    curl -s --max-time 5 -o "$T/p.prom" "http://127.0.0.1:$MP/metrics" &&
+        grep -q '^yangblast_report_written 1' "$T/p.prom" && break
+done
+kill -TERM "$RPID"
+wait "$RPID"
+is "plan run: exit 0" "$?" 0
+sed 's/^/# /' "$T/p.out" | grep -i error | head -5
+"$HLOG_CHECK" "$T/p.hlog" >"$T/p.check" 2>&1
+is "plan: the tags add up" "$?" 0
+is "plan: one tag per workload, target and operation" \
+    "$(grep '^Tag=' "$T/p.hlog" | cut -d, -f1 | sed 's|\(/sw[0-9]*/[A-Z]*\).*|\1|' | sort -u | tr '\n' ' ')" \
+    "Tag=pollers/sw2/GET Tag=writers/sw1/PATCH Tag=writers/sw2/PATCH "
+is "plan: each workload's tagged total is its JSON figure" \
+    "$(awk '$1=="tag"{split($2,p,"/"); n[p[1]]+=$6} END{for (k in n) printf "%s=%d\n", k, n[k]}' "$T/p.check" | sort | tr '\n' ' ')" \
+    "$(jget "$T/p.json" '" ".join(sorted("%s=%d" % (w["name"], w["ok"]) for w in r["workloads"]))') "
+is "plan CSV: rows per workload and target, adding up" \
+    "$(csv_check "$T/p.csv" | sed -n 2p | cut -d' ' -f1-2) $($PY -c '
+import csv, sys
+print(sorted({(r["workload"], r["target"]) for r in csv.DictReader(open(sys.argv[1])) if r["operation"]}))' "$T/p.csv")" \
+    "True True [('pollers', 'sw2'), ('writers', 'sw1'), ('writers', 'sw2')]"
+$PY "$YB_SRCDIR/tests/report/metrics_check.py" final "$T/p.prom" "$T/p.json" >"$T/p.final"
+is "plan: the final scrape equals the JSON report" "$?" 0
+grep -v '^ok' "$T/p.final" | sed 's/^/# /'
+like "plan: live metrics labelled by workload" \
+    "$(grep '^yangblast_requests_started_total' "$T/p.prom" | sed 's/} .*//' | sort | tr '\n' ' ')" \
+    'workload="pollers",target="sw2".*workload="writers",target="sw1".*workload="writers",target="sw2"'
+
 done_testing
