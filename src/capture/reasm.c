@@ -46,6 +46,8 @@ typedef struct {
     uint64_t ooo_bytes;
     int fin_seen, fin_done;
     uint32_t fin_seq;
+    uint32_t acked_at;  /* next when the peer's ACKs began to cover a hole */
+    int hole_acks;      /* ... how many of them so far */
 } dirstate;
 
 typedef struct flow {
@@ -200,6 +202,11 @@ static void skip_hole(yb_cap_flows *t, flow *f, int side, uint64_t *dropped_coun
     drain(t, f, side);
 }
 
+/* ACKs of the peer that must cover a hole before it is given up: one
+ * could be captured just ahead of the segment it acknowledges (capture
+ * queues reorder), two in a row mean the capture lost it. */
+#define HOLE_ACKS 2
+
 /* The peer acknowledged direction side up to ack: what the capture still
  * lacks before it reached the receiver and will never be captured (the
  * capture lost it), so the holes up to there are given up now rather than
@@ -210,7 +217,16 @@ static void skip_hole(yb_cap_flows *t, flow *f, int side, uint64_t *dropped_coun
 static void peer_acked(yb_cap_flows *t, flow *f, int side, uint32_t ack)
 {
     dirstate *d = &f->d[side];
-    while (d->have_isn && d->ooo && (int32_t)(ack - d->next) > 0) {
+    if (!d->have_isn || !d->ooo || (int32_t)(ack - d->next) <= 0)
+        return;
+    if (d->acked_at != d->next || !d->hole_acks) {
+        d->acked_at = d->next;
+        d->hole_acks = 0;
+    }
+    if (++d->hole_acks < HOLE_ACKS)
+        return;
+    d->hole_acks = 0;
+    while (d->ooo && (int32_t)(ack - d->next) > 0) {
         if ((int32_t)(ack - d->ooo->seq) >= 0) {
             skip_hole(t, f, side, NULL);
         } else {

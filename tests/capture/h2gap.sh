@@ -90,6 +90,25 @@ like "DATA gaps: the text names them" "$(cat "$T/gap.err")" \
   conn 0 stream 1 request: gap in its DATA: the request is dropped
   conn 0 stream 3 response: gap in the response DATA: body lost, status kept'
 
+# The capture's own reordering: the server's ACK of client segment 1 is
+# captured before segment 1 itself (segment 2 already waiting): one ACK
+# is not taken as a loss, nothing is lost.
+/usr/bin/python3 - "$T/all.pcap" "$T/reorder.pcap" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+pk, off = [], 24
+while off + 16 <= len(b):
+    cl = struct.unpack("<I", b[off + 8:off + 12])[0]
+    pk.append(b[off:off + 16 + cl])
+    off += 16 + cl
+d = pk[3:12]                        # the 9 data segments, in order
+pk[3:12] = [d[0], d[2], d[3], d[1]] + d[4:]
+open(sys.argv[2], "wb").write(b[:24] + b"".join(pk))
+PY
+"$YB" capture -r "$T/reorder.pcap" -o "$T/reorder.ybc" --json "$T/reorder.json" 2>"$T/reorder.err"
+is "ACK captured ahead of its segment: no gap, nothing lost" \
+    "$(jget "$T/reorder.json" '[r["gaps"], r["http2_lost"]["requests"], r["requests"]["total"]]')" "[0,0,3]"
+
 # A hole that takes a frame header: the client direction's framing and
 # HPACK state are gone; the streams it leaves open are named.
 mk "$T/hdr.pcap" 2
