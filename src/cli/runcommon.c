@@ -179,11 +179,28 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
     *first_proto = YB_PROTO_UNSPECIFIED;
     const yb_request *q;
     int rc;
+    uint32_t chain_left = 0, chain_n = 0;
+    uint64_t chain_at = 0;
     while ((rc = yb_corpus_reader_next(r, &q, err, sizeof err)) == 1) {
         if (!total++)
             *first_proto = q->protocol;
         /* a protocol beyond the known ones counts as unspecified (HTTP/1.1) */
         n[(unsigned)q->protocol < YB_CENSUS_N ? q->protocol : YB_PROTO_UNSPECIFIED]++;
+        /* chains: whole, and none inside another (the source relies on it) */
+        if (q->chain && chain_left) {
+            snprintf(err, sizeof err, "%s: record %llu starts a chain inside the chain of %u "
+                     "records that starts at record %llu", path, (unsigned long long)(total - 1),
+                     chain_n, (unsigned long long)chain_at);
+            rc = -1;
+            break;
+        }
+        if (chain_left)
+            chain_left--;
+        else if (q->chain) {
+            chain_left = q->chain - 1;
+            chain_n = q->chain;
+            chain_at = total - 1;
+        }
         if (tc && (q->templated || tc->all)) {
             char terr[600];
             tc->templated++;
@@ -201,6 +218,11 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
     for (size_t i = 0; i < h->n_redactions && nr < rlen; i++)
         nr += (size_t)snprintf(redacted + nr, rlen - nr, "%s%s", i ? ", " : "", h->redactions[i]);
     yb_corpus_reader_close(r);
+    if (rc == 0 && chain_left) {
+        snprintf(err, sizeof err, "%s: the corpus ends inside the chain of %u records that "
+                 "starts at record %llu", path, chain_n, (unsigned long long)chain_at);
+        rc = -1;
+    }
     if (rc < 0) {
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;

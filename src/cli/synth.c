@@ -33,6 +33,8 @@ static void help(void)
            "      --name-prefix P     ACL set names P_000001... (default YB_ACL)\n"
            "      --unique            names P_000001_{{iter}}...: templated records whose\n"
            "                          sets never collide across passes over the corpus\n"
+           "      --lifecycle         per set a chain of create, get, delete run in order\n"
+           "                          on one session (the store ends as it began)\n"
            "      --authority HOST    recorded authority / Host (default localhost)\n"
            "      --scheme S          recorded scheme: https (default) or http\n"
            "  -h, --help              this help\n\n"
@@ -120,7 +122,7 @@ int yb_cmd_synth(int argc, char **argv)
 {
     enum {
         O_OP = 256, O_METHOD, O_MODE, O_SAMPLE, O_POLLS, O_PREFIX, O_AUTH, O_SCHEME, O_SETREQ,
-        O_ENCODING, O_UNIQUE, O_END
+        O_ENCODING, O_UNIQUE, O_LIFECYCLE, O_END
     };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"proto", required_argument, NULL, 'p'},
@@ -136,6 +138,7 @@ int yb_cmd_synth(int argc, char **argv)
         {"set-request", required_argument, NULL, O_SETREQ},
         {"encoding", required_argument, NULL, O_ENCODING},
         {"unique", no_argument, NULL, O_UNIQUE},
+        {"lifecycle", no_argument, NULL, O_LIFECYCLE},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     yb_synth_acl_opts o;
     yb_synth_acl_defaults(&o);
@@ -201,6 +204,7 @@ int yb_cmd_synth(int argc, char **argv)
             break;
         case O_SETREQ: set_request = optarg; break;
         case O_UNIQUE: o.unique = 1; break;
+        case O_LIFECYCLE: break; /* given[] says it */
         case O_ENCODING:
             if (yb_gnmi_enc_parse(optarg, &enc) < 0)
                 return yb_usage_error("synth", "--encoding must be json_ietf, json or ascii, "
@@ -226,7 +230,8 @@ int yb_cmd_synth(int argc, char **argv)
         } ACL_ONLY[] = {{'p', "--proto"},          {'r', "--rules"},     {'s', "--seed"},
                         {O_OP, "--op"},            {O_METHOD, "--method"}, {O_MODE, "--mode"},
                         {O_SAMPLE, "--sample-interval"}, {O_POLLS, "--polls"},
-                        {O_PREFIX, "--name-prefix"}, {O_UNIQUE, "--unique"}};
+                        {O_PREFIX, "--name-prefix"}, {O_UNIQUE, "--unique"},
+                        {O_LIFECYCLE, "--lifecycle"}};
         for (size_t i = 0; i < sizeof ACL_ONLY / sizeof ACL_ONLY[0]; i++)
             if (given[ACL_ONLY[i].code])
                 return yb_usage_error("synth", "%s applies to synth acl, not synth gnmi",
@@ -256,6 +261,9 @@ int yb_cmd_synth(int argc, char **argv)
         return yb_usage_error("synth", "%s sets the rules' content: it applies to --op create "
                               "and replace only, not --op %s", given['r'] ? "--rules" : "--seed",
                               OP_NAMES[o.op]);
+    if (given[O_LIFECYCLE] && given[O_OP])
+        return yb_usage_error("synth", "--lifecycle is its own operations (create, get, delete "
+                              "of each set): not with --op %s", OP_NAMES[o.op]);
     if (given[O_UNIQUE] && (o.op == YB_SYNTH_SUBSCRIBE || o.op == YB_SYNTH_CAPABILITIES))
         return yb_usage_error("synth", "--unique makes ACL set names unique per pass: --op %s "
                               "names no set", OP_NAMES[o.op]);
@@ -270,8 +278,9 @@ int yb_cmd_synth(int argc, char **argv)
     if (o.rules != YB_SYNTH_RULES_AUTO)
         snprintf(rules, sizeof rules, "%u", o.rules);
     snprintf(source, sizeof source, "synth acl --proto %s --op %s --count %llu --rules %s --seed %llu%s",
-             yb_proto_name(o.proto), OP_NAMES[o.op], (unsigned long long)o.count, rules,
-             (unsigned long long)o.seed, o.unique ? " --unique" : "");
+             yb_proto_name(o.proto), given[O_LIFECYCLE] ? "lifecycle" : OP_NAMES[o.op],
+             (unsigned long long)o.count, rules, (unsigned long long)o.seed,
+             o.unique ? " --unique" : "");
     h.producer = (char *)PACKAGE_NAME " " PACKAGE_VERSION " synth";
     h.source = source;
     char err[512];
@@ -280,10 +289,19 @@ int yb_cmd_synth(int argc, char **argv)
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
     }
-    for (uint64_t k = 0; k < o.count; k++) {
+    /* --lifecycle: per set a chain of three, create, get, delete */
+    static const yb_synth_op LIFE[] = {YB_SYNTH_CREATE, YB_SYNTH_GET, YB_SYNTH_DELETE};
+    unsigned steps = given[O_LIFECYCLE] ? 3 : 1;
+    for (uint64_t i = 0; i < o.count * steps; i++) {
+        uint64_t k = i / steps;
         yb_request r;
         yb_request_init(&r);
+        if (steps > 1)
+            o.op = LIFE[i % steps];
         int rc = yb_synth_acl_request(&o, k, &r);
+        r.conn_order = (uint32_t)i;
+        if (steps > 1 && i % steps == 0)
+            r.chain = steps;
         if (!rc)
             rc = yb_corpus_writer_add(w, &r);
         yb_request_cleanup(&r);

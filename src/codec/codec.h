@@ -61,6 +61,8 @@ typedef struct yb_prepared {
                            * request at submit), or NULL */
     int templated;        /* filled per request (HTTP/2 keeps its templates
                            * in its private part) */
+    struct yb_prepared *next_step; /* a chain's next record (owned by the
+                           * chain's first, which the source hands out) */
     unsigned refs;        /* engine bookkeeping: exchanges using it */
     int cached;           /* engine bookkeeping: kept by the source's cache */
 } yb_prepared;
@@ -126,6 +128,13 @@ typedef struct yb_exchange {
      * res.session, the pool's number, and workers) when it fills it. */
     yb_tmpl_vars tv;
     uint32_t workers;
+    /* A step of a chain (req->next_step or chain_head set; engine
+     * bookkeeping): the chain's first request (whose reference the chain
+     * holds), when the chain was due, and the session the step before ran
+     * on (the pool's number; 0 = any). */
+    const yb_prepared *chain_head;
+    uint64_t chain_due;
+    uint64_t pin_session;
 } yb_exchange;
 
 /* The values of x's placeholders (see yb_exchange.tv). */

@@ -191,7 +191,7 @@ int yb_request_equal(const yb_request *a, const yb_request *b)
         a->timestamp_ns != b->timestamp_ns || a->conn_id != b->conn_id ||
         a->conn_order != b->conn_order || a->expected_status != b->expected_status ||
         a->expected_grpc != b->expected_grpc || a->n_headers != b->n_headers ||
-        !a->templated != !b->templated ||
+        !a->templated != !b->templated || a->chain != b->chain ||
         a->n_accept_status != b->n_accept_status || a->n_accept_grpc != b->n_accept_grpc ||
         memcmp(a->accept_status, b->accept_status,
                (a->n_accept_status < YB_REQUEST_MAX_ACCEPT ? a->n_accept_status
@@ -308,6 +308,8 @@ const char *yb_request_problem_key(const yb_request *r, const char **key, size_t
     for (size_t i = 0; i < r->n_accept_grpc; i++)
         if (r->accept_grpc[i] > 16)
             return *key = "accept_grpc_status", "an accepted gRPC code is not in 0..16";
+    if (r->chain == 1 || r->chain > YB_CHAIN_MAX)
+        return *key = "chain", "a chain has 2 to 64 records";
     if (r->body_len > YB_CORPUS_MAX_ENTRY / 2)
         return *key = "body", "body too large for one corpus entry";
     return NULL;
@@ -515,6 +517,7 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
     pr.accept_status = acc_h;
     pr.n_accept_grpc_status = r->n_accept_grpc;
     pr.accept_grpc_status = acc_g;
+    pr.chain = r->chain;
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
@@ -879,6 +882,7 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
     for (size_t i = 0; i < p->n_accept_grpc_status && i < YB_REQUEST_MAX_ACCEPT; i++)
         r->req.accept_grpc[i] =
             p->accept_grpc_status[i] > 9999 ? 9999 : (uint16_t)p->accept_grpc_status[i];
+    r->req.chain = p->chain;
     return 0;
 }
 

@@ -62,7 +62,13 @@ typedef struct {
     size_t n_accept_status;
     uint16_t accept_grpc[YB_REQUEST_MAX_ACCEPT];
     size_t n_accept_grpc;
+    uint32_t chain;           /* >= 2: the first of a chain of this many records
+                               * (itself and the chain - 1 after it), each sent
+                               * when the one before it completed; 0 = none */
 } yb_request;
+
+/* Most records in one chain (yb_request.chain). */
+#define YB_CHAIN_MAX 64
 
 /* The value a redacted credential is replaced with (capture); the header's
  * redactions list names the headers that hold it. */

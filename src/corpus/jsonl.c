@@ -78,6 +78,8 @@ json_t *yb_jsonl_from_request(const yb_request *r)
         rc |= json_object_set_new(o, "template", json_true());
     rc |= set_codes(o, "accept_status", r->accept_status, r->n_accept_status);
     rc |= set_codes(o, "accept_grpc_status", r->accept_grpc, r->n_accept_grpc);
+    if (r->chain)
+        rc |= json_object_set_new(o, "chain", json_integer(r->chain));
     json_decref(hs);
     if (rc) {
         json_decref(o);
@@ -133,7 +135,7 @@ fail:
 static const char *const REQUEST_KEYS[] = {
     "protocol", "method", "scheme", "authority", "path", "headers", "body", "body_base64",
     "timestamp_ns", "conn_id", "conn_order", "expected_status", "expected_grpc_status",
-    "template", "accept_status", "accept_grpc_status", YB_JSONL_GRPC_KEY,
+    "template", "chain", "accept_status", "accept_grpc_status", YB_JSONL_GRPC_KEY,
     YB_JSONL_GRPC_WHY_KEY, NULL};
 
 static int known_key(const char *k, const char *const *keys)
@@ -342,13 +344,19 @@ int yb_jsonl_to_request(const json_t *obj, yb_request *r, char *err, size_t errl
     yb_request_take_body(r, bl ? b : NULL, bl);
     if (!bl)
         free(b);
-    uint64_t ts = 0, cid = 0, ord = 0, st = 0, gs = UINT64_MAX;
+    uint64_t ts = 0, cid = 0, ord = 0, st = 0, gs = UINT64_MAX, ch = 0;
     if (get_uint(obj, "timestamp_ns", INT64_MAX, &ts, err, errlen) ||
         get_uint(obj, "conn_id", INT64_MAX, &cid, err, errlen) ||
         get_uint(obj, "conn_order", UINT32_MAX, &ord, err, errlen) ||
         get_uint(obj, "expected_status", 999, &st, err, errlen) ||
-        get_uint(obj, "expected_grpc_status", 16, &gs, err, errlen))
+        get_uint(obj, "expected_grpc_status", 16, &gs, err, errlen) ||
+        get_uint(obj, "chain", YB_CHAIN_MAX, &ch, err, errlen))
         return -1;
+    if (ch == 1) {
+        seterr(err, errlen, "\"chain\" is the number of records in the chain: 2 or more");
+        return -1;
+    }
+    r->chain = (uint32_t)ch;
     r->timestamp_ns = ts;
     r->conn_id = cid;
     r->conn_order = (uint32_t)ord;

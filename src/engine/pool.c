@@ -634,6 +634,16 @@ void yb_pool_submit(yb_pool *p, yb_exchange *x)
             wait_push(p, x);
         return;
     }
+    if (x->pin_session) {
+        /* a chain's step: on the session of the step before it, which its
+         * completion has just freed; if that one closed or is full, as any */
+        for (session *s = p->sessions; s; s = s->next)
+            if (s->id == x->pin_session) {
+                if (sess_has_room(s) && sess_submit(s, x, now) == 0)
+                    return;
+                break;
+            }
+    }
     for (session *s = p->sessions; s; s = s->next) {
         if (sess_has_room(s)) {
             if (sess_submit(s, x, now) == 0)

@@ -73,8 +73,9 @@ yb_pool *yb_pool_new(const yb_pool_cfg *cfg, const yb_pool_host *host, void *ud,
 /* Frees the pool once every session has closed (the loop has run out). */
 void yb_pool_free(yb_pool *p);
 
-/* Runs x on a session with room, opens one (x pays its set-up phases) or
- * queues x until one frees.  x then belongs to the pool until it comes
+/* Runs x on a session with room (x->pin_session's first, a chain's
+ * step: the session the step before it ran on), opens one (x pays its
+ * set-up phases) or queues x until one frees.  x then belongs to the pool until it comes
  * back through host->done or host->drop (possibly before this returns,
  * e.g. on a connect failure or a full wait queue). */
 void yb_pool_submit(yb_pool *p, yb_exchange *x);

@@ -133,11 +133,16 @@ static int prepare(yb_source *s, const yb_request *r, yb_prepared *p, char *err,
     return rc;
 }
 
+/* Frees p and the steps linked behind it (a chain). */
 static void prepared_drop(yb_source *s, yb_prepared *p)
 {
-    s->ops->prepared_free(p);
-    free((yb_accept *)p->accept);
-    free(p);
+    while (p) {
+        yb_prepared *next = p->next_step;
+        s->ops->prepared_free(p);
+        free((yb_accept *)p->accept);
+        free(p);
+        p = next;
+    }
 }
 
 static void drop_cache(yb_source *s)
@@ -170,7 +175,9 @@ static int cache_add(yb_source *s, yb_prepared *p)
 {
     if (!s->caching)
         return 0;
-    uint64_t sz = p->wire_len + p->body_len + sizeof *p;
+    uint64_t sz = 0;
+    for (const yb_prepared *q = p; q; q = q->next_step)
+        sz += q->wire_len + q->body_len + sizeof *q;
     if (s->cached_bytes + sz > s->budget) {
         abandon_cache(s);
         return 0;
@@ -189,6 +196,70 @@ static int cache_add(yb_source *s, yb_prepared *p)
     s->cache[s->n_cache++] = p;
     s->cached_bytes += sz;
     return 1;
+}
+
+/* Prepares record r (index k) into a new *out: rewritten, named, with its
+ * own accepted statuses.  Returns 0, or -1 with err. */
+static int prepare_one(yb_source *s, const yb_request *r, uint64_t k, yb_prepared **out,
+                       char *err, size_t errlen)
+{
+    yb_prepared *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char why[700];
+    int rc = prepare(s, r, p, why, sizeof why);
+    if (rc == -EBADMSG) {
+        free(p);
+        snprintf(err, errlen, "record %llu: %s", (unsigned long long)k, why);
+        return -1;
+    }
+    if (rc < 0) {
+        /* A record the codec cannot send stops the run: skipping it
+         * would count a request that never started (the run checks the
+         * corpus' protocols before it starts, so this is a corpus that
+         * changed under it, or a field the codec refuses). */
+        free(p);
+        if (rc == -EPROTONOSUPPORT)
+            snprintf(err, errlen, "record %llu: a %s record cannot be sent by the %s codec",
+                     (unsigned long long)k, yb_proto_name(r->protocol), s->ops->name);
+        else
+            snprintf(err, errlen, "record %llu: cannot prepare the %s request: %s",
+                     (unsigned long long)k, yb_proto_name(r->protocol),
+                     rc == -EINVAL ? "a field would break the message framing"
+                                   : strerror(-rc));
+        return -1;
+    }
+    p->record = k;
+    p->conn_id = r->conn_id;
+    p->timestamp_ns = r->timestamp_ns;
+    p->expected_status = r->expected_status;
+    p->expected_grpc = r->expected_grpc;
+    if ((r->n_accept_status || r->n_accept_grpc) && !(p->accept = record_accept(r))) {
+        prepared_drop(s, p);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Reads past the steps of a chain of n records starting at record k that
+ * is not this source's.  Returns 0, or -1 with err. */
+static int skip_steps(yb_source *s, uint64_t k, uint32_t n, char *err, size_t errlen)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        const yb_request *r;
+        int rc = yb_corpus_reader_next(s->rd, &r, err, errlen);
+        if (rc <= 0) {
+            if (rc == 0)
+                snprintf(err, errlen, "record %llu: the corpus ends inside its chain of %u "
+                         "records", (unsigned long long)k, n);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t errlen)
@@ -230,52 +301,49 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
             continue;
         }
         uint64_t k = yb_corpus_reader_index(s->rd) - 1;
-        if (s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2))
-            continue; /* routed to another target's workload */
-        if (s->authmap && yb_authmap_find(s->authmap, r->scheme, r->authority) != s->auth_target)
-            continue; /* recorded for another target */
-        /* shared by the index among this workload's records, so that each
-         * worker's share is as even as the records allow */
-        uint64_t j = s->pass_taken++;
-        if ((s->by_conn ? r->conn_id : j) % s->n != s->worker)
+        uint32_t chain = r->chain;
+        /* routed to another target's workload, recorded for another
+         * target, or another worker's: a chain's steps go with its first */
+        int ours = !(s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2)) &&
+                   !(s->authmap &&
+                     yb_authmap_find(s->authmap, r->scheme, r->authority) != s->auth_target);
+        if (ours) {
+            /* shared by the index among this workload's records (a chain
+             * counts once), so that each worker's share is as even as the
+             * records allow */
+            uint64_t j = s->pass_taken++;
+            ours = (s->by_conn ? r->conn_id : j) % s->n == s->worker;
+        }
+        if (!ours) {
+            if (chain > 1 && skip_steps(s, k, chain, err, errlen) < 0)
+                return -1;
             continue;
-        yb_prepared *p = calloc(1, sizeof *p);
-        if (!p) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
         }
-        char why[700];
-        rc = prepare(s, r, p, why, sizeof why);
-        if (rc == -EBADMSG) {
-            free(p);
-            snprintf(err, errlen, "record %llu: %s", (unsigned long long)k, why);
+        yb_prepared *p;
+        if (prepare_one(s, r, k, &p, err, errlen) < 0)
             return -1;
-        }
-        if (rc < 0) {
-            /* A record the codec cannot send stops the run: skipping it
-             * would count a request that never started (the run checks the
-             * corpus' protocols before it starts, so this is a corpus that
-             * changed under it, or a field the codec refuses). */
-            free(p);
-            if (rc == -EPROTONOSUPPORT)
-                snprintf(err, errlen, "record %llu: a %s record cannot be sent by the %s codec",
-                         (unsigned long long)k, yb_proto_name(r->protocol), s->ops->name);
-            else
-                snprintf(err, errlen, "record %llu: cannot prepare the %s request: %s",
-                         (unsigned long long)k, yb_proto_name(r->protocol),
-                         rc == -EINVAL ? "a field would break the message framing"
-                                       : strerror(-rc));
-            return -1;
-        }
-        p->record = k;
-        p->conn_id = r->conn_id;
-        p->timestamp_ns = r->timestamp_ns;
-        p->expected_status = r->expected_status;
-        p->expected_grpc = r->expected_grpc;
-        if ((r->n_accept_status || r->n_accept_grpc) && !(p->accept = record_accept(r))) {
-            prepared_drop(s, p);
-            snprintf(err, errlen, "out of memory");
-            return -1;
+        /* a chain: its steps prepared now, linked behind it */
+        yb_prepared **tail = &p->next_step;
+        for (uint32_t i = 1; i < chain; i++) {
+            if ((rc = yb_corpus_reader_next(s->rd, &r, err, errlen)) <= 0) {
+                if (rc == 0)
+                    snprintf(err, errlen, "record %llu: the corpus ends inside its chain of %u "
+                             "records", (unsigned long long)k, chain);
+                prepared_drop(s, p);
+                return -1;
+            }
+            if (r->chain) {
+                snprintf(err, errlen, "record %llu: a chain inside the chain of %u records "
+                         "that starts at record %llu", (unsigned long long)(k + i), chain,
+                         (unsigned long long)k);
+                prepared_drop(s, p);
+                return -1;
+            }
+            if (prepare_one(s, r, k + i, tail, err, errlen) < 0) {
+                prepared_drop(s, p);
+                return -1;
+            }
+            tail = &(*tail)->next_step;
         }
         s->pass_yield++;
         cache_add(s, p);

@@ -63,6 +63,9 @@ typedef struct lane {
     uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
     int exhausted;       /* nothing more to issue */
     int done;            /* exhausted and nothing in flight: its sessions closed */
+    yb_exchange *steps, *steps_tail; /* chains: next steps to send (pump) */
+    uint64_t reserved;   /* chains: steps still to come of those started (a
+                          * chain starts only when -n has room for all of it) */
 } lane;
 
 struct yb_worker {
@@ -242,6 +245,52 @@ static void record(yb_recorder *r, const yb_exchange *x, uint32_t op, uint32_t t
         yb_recorder_error_body(r, &x->res, x->err_body, x->err_body_len);
 }
 
+/* Records the end of x's chain (ok: its last step succeeded) and gives
+ * back the chain's first request, which held the chain's records. */
+static void chain_end(lane *l, const yb_exchange *x, int ok)
+{
+    for (const yb_prepared *q = x->req->next_step; q; q = q->next_step)
+        l->reserved--; /* steps that will not be sent */
+    uint64_t ns = x->res.done > x->chain_due ? x->res.done - x->chain_due : 0;
+    yb_recorder_chain(&l->w->rec, ok, ns);
+    if (l->rec)
+        yb_recorder_chain(l->rec, ok, ns);
+    yb_source_release(l->src, (yb_prepared *)(x->chain_head ? x->chain_head : x->req));
+}
+
+/* x, a step of a chain, finished: the next step is queued for the pump
+ * (never sent from inside the codec's callback), on x's session, when x
+ * succeeded and the lane still issues; otherwise the chain ends here. */
+static void chain_next(lane *l, yb_exchange *x)
+{
+    const yb_prepared *next = x->req->next_step;
+    if (!next || x->res.err != YB_ERR_NONE || l->grace_end) {
+        chain_end(l, x, !next && x->res.err == YB_ERR_NONE);
+        return;
+    }
+    yb_exchange *nx = x_new(l->w, (yb_prepared *)next, uv_hrtime());
+    if (!nx) {
+        chain_end(l, x, 0);
+        return;
+    }
+    l->reserved--;
+    nx->chain_head = x->chain_head ? x->chain_head : x->req;
+    nx->chain_due = x->chain_due;
+    nx->pin_session = x->res.session;
+    nx->tv.iter = x->tv.iter; /* the pass of the chain, its own index */
+    nx->tv.index = l->issued * l->share.workers + l->share.worker;
+    nx->tv.worker = l->share.worker;
+    nx->workers = l->share.workers;
+    l->issued++;
+    l->outstanding++;
+    nx->next = NULL;
+    if (l->steps_tail)
+        l->steps_tail->next = nx;
+    else
+        l->steps = nx;
+    l->steps_tail = nx;
+}
+
 /* Records x and recycles it.  x must be on no list. */
 static void x_finish(lane *l, yb_exchange *x)
 {
@@ -261,7 +310,10 @@ static void x_finish(lane *l, yb_exchange *x)
         yb_stream_result(w->out, &x->res, x->req->record, sess, l->o->log_workload,
                          l->o->log_target);
     }
-    yb_source_release(l->src, (yb_prepared *)x->req);
+    if (x->chain_head || x->req->next_step)
+        chain_next(l, x);
+    else
+        yb_source_release(l->src, (yb_prepared *)x->req);
     l->outstanding--;
     x->next = w->free_x;
     w->free_x = x;
@@ -290,6 +342,8 @@ static void seal_seconds(worker *w, uint64_t now, int final)
 static void dispatch(lane *l, yb_exchange *x)
 {
     x->res.issued = uv_hrtime();
+    if (x->req->next_step && !x->chain_head)
+        x->chain_due = x->res.due; /* a chain's latency counts from its first due time */
     yb_pool_submit(l->pool, x);
 }
 
@@ -299,7 +353,7 @@ static void dispatch(lane *l, yb_exchange *x)
 static yb_exchange *take_request(lane *l, uint64_t due)
 {
     worker *w = l->w;
-    if (l->issued >= l->share.budget) {
+    if (l->issued + l->reserved >= l->share.budget) {
         l->exhausted = 1;
         return NULL;
     }
@@ -315,6 +369,15 @@ static yb_exchange *take_request(lane *l, uint64_t due)
         l->exhausted = 1;
         return NULL;
     }
+    uint64_t steps = 0; /* a chain's steps after this one */
+    for (const yb_prepared *q = p->next_step; q; q = q->next_step)
+        steps++;
+    if (steps && l->issued + l->reserved + 1 + steps > l->share.budget) {
+        /* -n has no room for the whole chain: it is not started */
+        yb_source_release(l->src, p);
+        l->exhausted = 1;
+        return NULL;
+    }
     yb_exchange *x = x_new(w, p, due);
     if (!x) {
         yb_source_release(l->src, p);
@@ -326,12 +389,12 @@ static yb_exchange *take_request(lane *l, uint64_t due)
         l->exhausted = 1;
         return NULL;
     }
-    if (p->templated) { /* what its placeholders are filled from (codec.h) */
-        x->tv.iter = yb_source_passes(l->src);
-        x->tv.index = l->issued * l->share.workers + l->share.worker;
-        x->tv.worker = l->share.worker;
-        x->workers = l->share.workers;
-    }
+    l->reserved += steps;
+    /* what its placeholders are filled from (codec.h), if it has any */
+    x->tv.iter = yb_source_passes(l->src);
+    x->tv.index = l->issued * l->share.workers + l->share.worker;
+    x->tv.worker = l->share.worker;
+    x->workers = l->share.workers;
     l->issued++;
     l->outstanding++;
     return x;
@@ -495,6 +558,7 @@ static void on_due(uv_poll_t *p, int status, int events)
 
 static void begin_stop(lane *l, uint64_t now);
 static void lane_end(lane *l);
+static void pool_drop(void *ud, yb_exchange *x);
 
 /* Moves lane l's waiting exchanges onto sessions, issues more, ends the
  * lane (and the worker with its last lane). */
@@ -508,6 +572,15 @@ static void pump(lane *l)
         uint64_t now = uv_hrtime();
         if (now >= l->deadline)
             begin_stop(l, now);
+    }
+    /* chains: the steps whose previous step completed go first, onto
+     * the session it ran on */
+    while (l->steps) {
+        yb_exchange *x = l->steps;
+        l->steps = x->next;
+        if (!l->steps)
+            l->steps_tail = NULL;
+        dispatch(l, x);
     }
     yb_pool_drain(l->pool);
     if (!l->share.open_loop)
@@ -558,6 +631,12 @@ static void begin_stop(lane *l, uint64_t now)
     l->grace_end = now + (o->grace_ns ? o->grace_ns : 1);
     lane_wake_at(l, 0);
     drop_readahead(l);
+    while (l->steps) { /* chain steps not sent yet: unsent, as withdrawn ones */
+        yb_exchange *x = l->steps;
+        l->steps = x->next;
+        pool_drop(l, x);
+    }
+    l->steps_tail = NULL;
     yb_pool_withdraw(l->pool);
     /* STREAM subscriptions end as ok: they ran as long as the run wanted
      * them to */
@@ -756,7 +835,10 @@ static void pool_drop(void *ud, yb_exchange *x)
             r[i]->unsent++;
         }
     }
-    yb_source_release(l->src, (yb_prepared *)x->req);
+    if (x->chain_head || x->req->next_step)
+        chain_end(l, x, 0);
+    else
+        yb_source_release(l->src, (yb_prepared *)x->req);
     l->outstanding--;
     free(x);
 }

@@ -21,6 +21,7 @@
 static const char *const PHASE_LABEL[YB_H__COUNT] = {
     "end-to-end", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
     "sample late", "failed e2e", " gen late", " wait", /* the two parts of lateness */
+    "chain",
 };
 
 double yb_report_duration_s(const yb_recorder *r)
@@ -249,8 +250,8 @@ static void text_latency(FILE *f, const yb_recorder *r)
     /* lateness' two parts right under it */
     static const yb_hist_id ORDER[] = {YB_H_E2E, YB_H_SERVICE, YB_H_CONNECT, YB_H_TLS, YB_H_H2,
                                        YB_H_WRITE, YB_H_TTFB, YB_H_LATENESS, YB_H_GEN_LATE,
-                                       YB_H_SESSION_WAIT, YB_H_E2E_FAILED, YB_H_SYNC,
-                                       YB_H_SAMPLE_LATENESS};
+                                       YB_H_SESSION_WAIT, YB_H_E2E_FAILED, YB_H_CHAIN,
+                                       YB_H_SYNC, YB_H_SAMPLE_LATENESS};
     _Static_assert(sizeof ORDER / sizeof ORDER[0] == YB_H__COUNT, "every histogram, once");
     for (size_t k = 0; k < YB_H__COUNT; k++) {
         yb_hist_id i = ORDER[k];
@@ -494,6 +495,10 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
     text_run(f, r, info);
     text_latency(f, r);
     text_subscribe(f, r);
+    if (r->chains_ok || r->chains_failed)
+        fprintf(f, "\nChains: %" PRIu64 " ok, %" PRIu64 " failed (the chain row above: first "
+                "request due to last done, ok chains; each step is an operation below)\n",
+                r->chains_ok, r->chains_failed);
     text_counts(f, r);
     text_ops(f, r);
     if (info)
@@ -817,6 +822,13 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
             json_real(s.duration_s > 0 ? (double)r->updates / s.duration_s : 0.0), &bad);
     }
     put(root, "subscribe", o, &bad);
+
+    o = json_object();
+    if (o) {
+        put(o, "ok", juint(r->chains_ok), &bad);
+        put(o, "failed", juint(r->chains_failed), &bad);
+    }
+    put(root, "chains", o, &bad);
 
     o = json_object();
     if (o) {

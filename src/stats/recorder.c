@@ -16,7 +16,7 @@
 
 static const char *const HIST_NAMES[YB_H__COUNT] = {
     "e2e", "service", "connect", "tls", "h2", "write", "ttfb", "lateness", "sync",
-    "sample_lateness", "e2e_failed", "generator_lateness", "session_wait",
+    "sample_lateness", "e2e_failed", "generator_lateness", "session_wait", "chain",
 };
 
 const char *yb_hist_name(yb_hist_id id)
@@ -670,6 +670,17 @@ static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err)
     }
 }
 
+void yb_recorder_chain(yb_recorder *r, int ok, uint64_t ns)
+{
+    if (!ok) {
+        r->chains_failed++;
+        return;
+    }
+    r->chains_ok++;
+    uint64_t us = ns / 1000;
+    yb_hdr_record(r->h[YB_H_CHAIN], us ? (int64_t)us : 1);
+}
+
 void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
 {
     r->notifications++;
@@ -769,6 +780,8 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->retried += src->retried;
     dst->notifications += src->notifications;
     dst->updates += src->updates;
+    dst->chains_ok += src->chains_ok;
+    dst->chains_failed += src->chains_failed;
     dst->run_start = base;
     if (src->run_end > dst->run_end)
         dst->run_end = src->run_end;

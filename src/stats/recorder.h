@@ -68,6 +68,7 @@ typedef enum {
     YB_H_E2E_FAILED, /* failed requests: done - due (the only figure they enter) */
     YB_H_GEN_LATE, /* issued - due: the generator was late */
     YB_H_SESSION_WAIT, /* send_start - issued: waited for a session / stream */
+    YB_H_CHAIN,    /* a chain of requests that all succeeded: its last done - its first due */
     YB_H__COUNT
 } yb_hist_id;
 
@@ -175,6 +176,8 @@ typedef struct yb_recorder {
     uint64_t retried;          /* re-run on another session (HTTP/2 refused / GOAWAY) */
     uint64_t notifications;    /* Subscribe notifications received */
     uint64_t updates;          /* updates inside them */
+    uint64_t chains_ok;        /* chains whose every request succeeded (yb_recorder_chain) */
+    uint64_t chains_failed;    /* chains that stopped at a failed, unsent or cut-off request */
     uint64_t run_start, run_end; /* uv_hrtime of the first due time and the last completion */
     yb_interval *iv;           /* per-second series, iv[i].t == i */
     size_t n_iv, cap_iv;
@@ -266,6 +269,10 @@ size_t yb_recorder_reasons_published(const yb_recorder *r);
  * series) and, when lateness_ns >= 0, records it in YB_H_SAMPLE_LATENESS
  * (rounded up to µs).  Never allocates except to grow the series. */
 void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
+/* Records the end of a chain of requests (corpus chain): ok = every step
+ * succeeded, then its latency ns (last step done - first step due) goes
+ * into YB_H_CHAIN; otherwise it counts in chains_failed. */
+void yb_recorder_chain(yb_recorder *r, int ok, uint64_t ns);
 /* Seals every second that ended by now (uv_hrtime), and with final the
  * second now falls in too: they exist in the series from then on (quiet
  * ones with zero counts) and never change again, since a later result or

@@ -50,3 +50,6 @@ EXTRA_DIST += tests/run/rewrite.sh
 ## Per-operation and per-target figures in the CSV and the .hlog (Tag= lines).
 SH_TESTS += tests/run/tags.sh
 EXTRA_DIST += tests/run/tags.sh
+## Chains: synth --lifecycle loops leave serve's store empty, steps in order on one session, a failed step ends its chain.
+SH_TESTS += tests/run/chains.sh
+EXTRA_DIST += tests/run/chains.sh
