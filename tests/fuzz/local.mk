@@ -14,6 +14,11 @@ EXTRA_DIST += $(FUZZ_TESTS) tests/fuzz/local.mk tests/fuzz/build.sh tests/fuzz/r
 	tests/fuzz/campaign.sh tests/fuzz/capture.fuzz tests/fuzz/fuzz_capture.c tests/fuzz/fuzz_ybc.c tests/fuzz/fuzz_jsonl.c tests/fuzz/jsonl.dict \
 	tests/fuzz/fuzz_h1.c tests/fuzz/fuzz_h2.c tests/fuzz/fuzz_gnmi_path.c \
 	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/stub_host.h tests/fuzz/h1.dict
+## build.sh caches the whole library built with the fuzzer flags here.
+clean-local: clean-fuzz-lib
+clean-fuzz-lib:
+	rm -rf fuzz-lib
+.PHONY: clean-fuzz-lib
 ## serve's RESTCONF and gNMI front ends over a stub transport (no sockets).
 FUZZ_TESTS += tests/fuzz/serve_restconf.fuzz tests/fuzz/serve_gnmi.fuzz
 EXTRA_DIST += tests/fuzz/serve_stub.c tests/fuzz/serve_stub.h tests/fuzz/fuzz_serve_restconf.c \
