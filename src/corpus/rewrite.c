@@ -735,11 +735,19 @@ static int rewrite_body(const yb_rewrite *rw, yb_request *r, uint64_t *hits, siz
     }
     json_t *msgs = yb_gnmi_body_to_json(r->path, r->body, r->body_len, why, sizeof why);
     if (!msgs) {
-        size_t first = 0;
-        while (rw->r[first].kind != YB_RW_BODY)
-            first++;
+        /* No text form: refused only when a rule would change its bytes
+         * (a rule meant for other records leaves such a body alone). */
+        uint64_t before[YB_REWRITE_MAX_RULES];
+        if (hits)
+            memcpy(before, hits, rw->n * sizeof *hits);
+        int n = apply_bodies(rw, r->body, r->body_len, limit, &nb, &nn, hits, last, err, errlen);
+        if (n <= 0)
+            return n;
+        free(nb);
+        if (hits)
+            memcpy(hits, before, rw->n * sizeof *hits);
         seterr(err, errlen, "--rewrite-body '%s': the gNMI body has no text form (%s)",
-               rw->r[first].spec, why);
+               rw->r[*last].spec, why);
         return -1;
     }
     char *text = json_dumps(msgs, JSON_COMPACT);

@@ -67,9 +67,9 @@ const char *yb_rewrite_describe(const yb_rewrite *rw, size_t i, char *buf, size_
  * its (new) authority rather than the target's.  hits, when not NULL,
  * has yb_rewrite_count entries: each is incremented when its rule changed
  * the record.  Returns 0, or -1 with err naming the rule and why the
- * record cannot be rewritten: a gNMI body that does not decode to text, a
- * rewritten gNMI text that is not JSON or does not encode, a gRPC body of
- * another service the rule would change, a body that would outgrow a
+ * record cannot be rewritten: a gNMI body without a text form, or a gRPC
+ * body of another service, whose bytes a rule would change; a rewritten
+ * gNMI text that is not JSON or does not encode; a body that would outgrow a
  * corpus entry, or a result the corpus would refuse (a path that no
  * longer starts with '/', ...). */
 int yb_rewrite_apply(const yb_rewrite *rw, const yb_request *in, yb_request *out,

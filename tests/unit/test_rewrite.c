@@ -333,10 +333,17 @@ static void test_gnmi(void **state)
     yb_request_cleanup(&out);
     assert_non_null(strstr(err, "does not encode"));
     yb_rewrite_free(rw);
-    /* a gNMI body that does not decode has no text form */
+    /* a gNMI body that does not decode has no text form: refused when a
+     * rule would change its bytes, left alone when none would */
     assert_int_equal(yb_request_set_body(&in, "\0\0\0\0\2\377\377", 7), 0);
     rw = yb_rewrite_new();
-    add(rw, YB_RW_BODY, "s/a/b/");
+    add(rw, YB_RW_BODY, "s/nowhere/b/");
+    apply_ok(rw, &in, &out, NULL, NULL);
+    assert_int_equal(out.body_len, 7);
+    yb_request_cleanup(&out);
+    yb_rewrite_free(rw);
+    rw = yb_rewrite_new();
+    add(rw, YB_RW_BODY, "s/\377/b/F");
     yb_request_init(&out);
     assert_int_equal(yb_rewrite_apply(rw, &in, &out, NULL, NULL, err, sizeof err), -1);
     yb_request_cleanup(&out);
