@@ -243,13 +243,8 @@ static int target_pair(const char *cmd, yb_runopts *ro, yb_fleet *f, size_t t, i
             snprintf(o->target.servername, sizeof o->target.servername, "%s",
                      it->tls_server_name);
     }
-    if (it->concurrency) {
-        if (it->concurrency < o->threads) {
-            yb_errorf("%sconcurrency %u is below -t %u", where, it->concurrency, o->threads);
-            return YB_EXIT_USAGE;
-        }
-        o->concurrency = it->concurrency;
-    }
+    if (it->concurrency)
+        o->concurrency = it->concurrency; /* below -t: on fewer threads (plan.h) */
     if (it->has_rate) {
         if (o->timing_original) {
             yb_errorf("%sa rate excludes --timing original", where);

@@ -294,9 +294,36 @@ int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
     return yb_run_plan_timed(&plan, rec, NULL, cpu_user_s, cpu_sys_s, err, errlen);
 }
 
+/* Makes room for the plan's sessions among the process's open files: one
+ * descriptor each (at most the concurrency of every pair open at once;
+ * per-request sessions: its requests in flight), plus a reserve for the
+ * loops, timers, corpus readers and outputs.  Returns 0, or -1 with a
+ * message in err when even the hard limit is too low. */
+static int room_for_sessions(const yb_plan *plan, char *err, size_t errlen)
+{
+    const uint64_t reserve = 64 + 4 * (uint64_t)plan->workers + plan->n_pairs;
+    uint64_t sessions = 0, hard;
+    for (size_t i = 0; i < plan->n_pairs; i++) {
+        const yb_engine_opts *o = plan->pair[i].workload;
+        uint64_t per = o->policy == YB_SESS_PER_REQUEST && o->streams ? o->streams : 1;
+        sessions += (uint64_t)o->concurrency * per;
+    }
+    uint64_t cur = yb_nofile_raise(sessions + reserve, &hard);
+    if (!cur || cur >= sessions + reserve)
+        return 0;
+    snprintf(err, errlen, "%llu sessions need about %llu open files, but RLIMIT_NOFILE is %llu "
+             "(hard limit %llu): raise the hard limit (ulimit -Hn, or LimitNOFILE= for a "
+             "service) or open fewer sessions", (unsigned long long)sessions,
+             (unsigned long long)(sessions + reserve), (unsigned long long)cur,
+             (unsigned long long)hard);
+    return -1;
+}
+
 int yb_run_plan_timed(const yb_plan *plan, yb_recorder *rec, yb_recorder *per_pair,
                       double *cpu_user_s, double *cpu_sys_s, char *err, size_t errlen)
 {
+    if (room_for_sessions(plan, err, errlen) < 0)
+        return -1;
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     int rc = yb_engine_run_plan(plan, rec, per_pair, err, errlen);

@@ -754,7 +754,9 @@ int yb_check_shared(const char *cmd, const yb_runopts *r)
     if (t->ciphers && t->min_version == TLS1_3_VERSION)
         return yb_usage_error(cmd, "--ciphers sets TLS 1.2 cipher suites: it does not apply "
                               "with --tls-min 1.3");
-    if (r->o.concurrency < r->o.threads)
+    /* with --fan-out, -c is per target and the targets share the threads
+     * (each thread runs a lane per target it serves) */
+    if (r->o.concurrency < r->o.threads && !r->fan_out)
         return yb_usage_error(cmd, "-c (%u) must be at least -t (%u)", r->o.concurrency,
                               r->o.threads);
     if (!r->telemetry && (r->given[YB_RO_TELE_INTERVAL] || r->given[YB_RO_TELE_BASELINE] ||

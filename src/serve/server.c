@@ -485,27 +485,20 @@ static void device_addr(const runner *r, int proto, unsigned k, struct sockaddr_
  * be scarce), or -EINVAL with a message when not even the listeners fit. */
 static int fd_budget(unsigned listeners, char *err, size_t errlen)
 {
-    const rlim_t reserve = 64; /* stdio, the loop's own descriptors, signals, files written */
-    rlim_t need = listeners + reserve, want = need + listeners;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+    const uint64_t reserve = 64; /* stdio, the loop's own descriptors, signals, files written */
+    uint64_t need = listeners + reserve, want = need + listeners, hard;
+    uint64_t cur = yb_nofile_raise(want, &hard);
+    if (!cur || cur >= want)
         return 0;
-    struct rlimit raised = rl;
-    raised.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-        rl.rlim_cur = rl.rlim_max;
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    if (cur < need) {
         snprintf(err, errlen, "%u listeners need at least %llu open files, but RLIMIT_NOFILE is "
                  "%llu (hard limit %llu): raise it (ulimit -n) or serve fewer devices", listeners,
-                 (unsigned long long)need, (unsigned long long)rl.rlim_cur,
-                 (unsigned long long)rl.rlim_max);
+                 (unsigned long long)need, (unsigned long long)cur, (unsigned long long)hard);
         return -EINVAL;
     }
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
-        fprintf(stderr, "yangblast serve: warning: RLIMIT_NOFILE %llu leaves room for only %llu "
-                "connections across %u listeners (ulimit -n raises it)\n",
-                (unsigned long long)rl.rlim_cur, (unsigned long long)(rl.rlim_cur - need),
-                listeners);
+    fprintf(stderr, "yangblast serve: warning: RLIMIT_NOFILE %llu leaves room for only %llu "
+            "connections across %u listeners (ulimit -n raises it)\n",
+            (unsigned long long)cur, (unsigned long long)(cur - need), listeners);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
+#include <sys/resource.h>
 
 int yb_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -306,4 +307,25 @@ int yb_cpu_ticks(uint64_t *total, uint64_t *steal)
         *total += v[i];
     *steal = v[7];
     return 0;
+}
+
+static uint64_t rlim_u64(rlim_t v)
+{
+    return v == RLIM_INFINITY ? UINT64_MAX : (uint64_t)v;
+}
+
+uint64_t yb_nofile_raise(uint64_t want, uint64_t *hard)
+{
+    struct rlimit rl;
+    *hard = 0;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    *hard = rlim_u64(rl.rlim_max);
+    if (rlim_u64(rl.rlim_cur) >= want)
+        return rlim_u64(rl.rlim_cur);
+    struct rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        rl.rlim_cur = rl.rlim_max;
+    return rlim_u64(rl.rlim_cur);
 }

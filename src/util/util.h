@@ -62,4 +62,10 @@ int yb_base64_decode(const char *s, size_t slen, uint8_t **out, size_t *outlen);
 /* Returns 1 when buf is valid UTF-8 without NUL bytes, else 0. */
 int yb_utf8_valid(const uint8_t *buf, size_t len);
 
+/* Open files for a process that needs `want` descriptors: raises the soft
+ * RLIMIT_NOFILE to the hard limit when it is below want.  Returns the
+ * soft limit in force afterwards (UINT64_MAX when unlimited) and the hard
+ * limit in *hard (UINT64_MAX when unlimited); 0 when unknown. */
+uint64_t yb_nofile_raise(uint64_t want, uint64_t *hard);
+
 #endif

@@ -133,4 +133,14 @@ yb run "$T/ronly.ybc" --target "$RURL" -k -q --json "$T/ronly.json"
 is "the suggested split: its restconf part runs, 2 started, 2 completed, 2 ok" \
     "$rc $(jget "$T/ronly.json" '[r["summary"]["requests_started"], r["summary"]["requests_completed"], r["summary"]["requests_ok"]]')" \
     "0 [2,2,2]"
+# ---- open files: room for every session, or a clear refusal before any traffic ----
+(ulimit -Sn 200 -Hn 200; exec timeout 60 "$YB" run "$T/ronly.ybc" --target http://127.0.0.1:1 \
+    -c 500 -n 1 -q) >"$T/out" 2>&1
+is "-c 500 with at most 200 open files: exit 2" "$?" 2
+like "... naming the sessions, the limit and the fix" "$(cat "$T/out")" \
+    "500 sessions need about [0-9]+ open files, but RLIMIT_NOFILE is 200 \(hard limit 200\): raise the hard limit"
+(ulimit -Sn 64; exec timeout 60 "$YB" run "$T/ronly.ybc" --target "$RURL" -k -c 100 -n 100 -q \
+    --json "$T/nofile.json") >"$T/out" 2>&1
+is "-c 100 with a soft limit of 64 below the hard one: raised, 100 ok" \
+    "$? $(jget "$T/nofile.json" 'r["summary"]["requests_ok"]')" "0 100"
 done_testing
