@@ -465,6 +465,12 @@ static int flush(yb_codec *c)
         return 0;
     uv_buf_t b = uv_buf_init((char *)c->out, (unsigned)c->out_len);
     int rc = c->host->write(c->hostdata, &b, 1);
+    /* the transport has taken a copy of what it could not write at once:
+     * the batch goes, so that a thousand mostly quiet sessions do not each
+     * keep 16 KB for their next one */
+    free(c->out);
+    c->out = NULL;
+    c->out_len = c->out_cap = 0;
     if (rc < 0) {
         c->dead = 1;
         return rc;

@@ -184,9 +184,8 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     unsigned started = 0;
     for (unsigned i = 0; i < nw && !rc; i++)
         /* live metrics label each pair's figures: lanes keep their own */
-        if (!(ws[i] = yb_worker_new(plan, i, o->progress != NULL,
-                                    per_pair != NULL || (o->metrics && plan->n_pairs > 1), err,
-                                    errlen)))
+        if (!(ws[i] = yb_worker_new(plan, i, o->progress != NULL, per_pair,
+                                    o->metrics && plan->n_pairs > 1, err, errlen)))
             rc = -1;
     if (o->stream && !rc && yb_stream_lanes(o->stream, nw, err, errlen) < 0)
         rc = -1;
@@ -253,9 +252,10 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
             rc = -1;
         }
         for (size_t k = 0; per_pair && k < yb_worker_lanes(ws[i]); k++) {
-            yb_recorder *lr = yb_worker_lane_recorder(ws[i], k, &pair);
+            int own;
+            yb_recorder *lr = yb_worker_lane_recorder(ws[i], k, &pair, &own);
             per_pair[pair].run_start = start;
-            if ((yb_recorder_finish(lr) < 0 || yb_recorder_merge(&per_pair[pair], lr) < 0) &&
+            if ((yb_recorder_finish(lr) < 0 || (own && yb_recorder_merge(&per_pair[pair], lr) < 0)) &&
                 !rc) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;

@@ -43,7 +43,8 @@ int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t e
  * each pair its own lanes, sources and sessions, all on one clock).  The run's own settings (stop,
  * progress, stream, reasons, grace) are read from the first pair's
  * workload.  per_pair, when not NULL, holds plan->n_pairs recorders (the
- * caller's, initialised) that get each pair's figures; *out gets them all. */
+ * caller's, initialised) that get each pair's figures (its per-second
+ * series counts only: series_counts_only is set); *out gets them all. */
 int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_pair, char *err,
                        size_t errlen);
 

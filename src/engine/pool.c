@@ -42,6 +42,7 @@ struct yb_pool {
     void *ud;
     yb_codec_host codec_host; /* what the sessions' codecs call */
     yb_tls_ctx *tls;          /* TLS targets: context and resumption cache */
+    int own_tls;              /* made here (else borrowed: cfg.tls_ctx) */
     unsigned n_persistent;
     uint64_t n_oneshot;       /* per-request sessions open */
     session *sessions;        /* most recently useful first */
@@ -56,7 +57,8 @@ struct yb_pool {
     uint64_t backoff_until;
     unsigned n_opening;
     uint64_t backoffs;
-    session *conn_map[CONN_BUCKETS]; /* --sessions original */
+    session **conn_map;       /* --sessions original only: CONN_BUCKETS chains
+                               * (8 KB a pool, and a fleet has a pool a target) */
 };
 
 /* ---- exchange lists ------------------------------------------------------ */
@@ -596,13 +598,23 @@ yb_pool *yb_pool_new(const yb_pool_cfg *cfg, const yb_pool_host *host, void *ud,
     p->codec_host.ready = host_ready;
     p->codec_host.notify = host->notify ? host_notify : NULL;
     p->codec_host.budget = cfg->budget;
-    if (cfg->target->tls) {
+    if (cfg->policy == YB_SESS_ORIGINAL &&
+        !(p->conn_map = calloc(CONN_BUCKETS, sizeof *p->conn_map))) {
+        snprintf(err, errlen, "out of memory");
+        free(p);
+        return NULL;
+    }
+    if (cfg->target->tls && cfg->tls_ctx) {
+        p->tls = cfg->tls_ctx;
+    } else if (cfg->target->tls) {
+        p->own_tls = 1;
         yb_tls_client_opts t = *cfg->tls;
         t.session_cache = cfg->tls_resume;
         if (!t.alpn)
             t.alpn = cfg->ops == &yb_h1_client_ops ? "http/1.1" : "h2";
         p->tls = yb_tls_client_ctx_new(&t, err, errlen);
         if (!p->tls) {
+            free(p->conn_map);
             free(p);
             return NULL;
         }
@@ -614,8 +626,15 @@ void yb_pool_free(yb_pool *p)
 {
     if (!p)
         return;
-    yb_tls_ctx_free(p->tls);
+    if (p->own_tls)
+        yb_tls_ctx_free(p->tls);
+    free(p->conn_map);
     free(p);
+}
+
+yb_tls_ctx *yb_pool_tls(const yb_pool *p)
+{
+    return p->tls;
 }
 
 void yb_pool_submit(yb_pool *p, yb_exchange *x)

@@ -54,6 +54,9 @@ typedef struct {
     const yb_codec_ops *ops;    /* codec of every session */
     const yb_codec_cfg *codec;  /* its settings (outlives the pool) */
     const yb_tls_client_opts *tls; /* client TLS settings (used when target->tls) */
+    yb_tls_ctx *tls_ctx;        /* a context to use instead of making one from
+                                 * tls (another pool's, yb_pool_tls; it must
+                                 * outlive the pool), or NULL */
     int tls_resume;             /* per-request sessions resume TLS (session cache) */
     uint64_t timeout_ns;        /* connect timeout; 0 = none */
     yb_sess_policy policy;
@@ -72,6 +75,9 @@ yb_pool *yb_pool_new(const yb_pool_cfg *cfg, const yb_pool_host *host, void *ud,
                      size_t errlen);
 /* Frees the pool once every session has closed (the loop has run out). */
 void yb_pool_free(yb_pool *p);
+/* The pool's TLS context (NULL for a plain target), for another pool of
+ * the same thread with the same TLS settings to share (yb_pool_cfg.tls_ctx). */
+yb_tls_ctx *yb_pool_tls(const yb_pool *p);
 
 /* Runs x on a session with room (x->pin_session's first, a chain's
  * step: the session the step before it ran on), opens one (x pays its

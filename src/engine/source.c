@@ -265,6 +265,8 @@ static int skip_steps(yb_source *s, uint64_t k, uint32_t n, char *err, size_t er
 int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t errlen)
 {
     if (s->cycling) {
+        if (s->n_cache == 0)
+            return 0; /* an empty share */
         if (s->pos == s->n_cache) {
             if (!cycle)
                 return 0;
@@ -381,6 +383,12 @@ int yb_source_warm(yb_source *s, char *err, size_t errlen)
         }
     }
     s->passes = 0; /* the warm-up read is not a pass of the run */
+    if (s->cycling) {
+        /* the whole share is prepared: the reader (its decompression
+         * window is the biggest part of a source) is not needed again */
+        yb_corpus_reader_close(s->rd);
+        s->rd = NULL;
+    }
     return 0;
 }
 

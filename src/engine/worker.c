@@ -43,7 +43,9 @@ typedef struct lane {
     yb_metrics_lane *mlane; /* live metrics (NULL = none) */
     uint32_t tag;        /* its tag in the worker recorder's seconds (yb_recorder_tag) */
     yb_pool *pool;       /* the target's sessions */
-    yb_recorder *rec;    /* the pair's own figures (NULL = not wanted) */
+    yb_recorder *rec;    /* the pair's figures (NULL = not wanted): the pair's
+                          * recorder itself, or (own_rec) this lane's part of it */
+    int own_rec;
     uint32_t *opmap;     /* worker operation index -> rec's index + 1 (0 = not yet) */
     size_t n_opmap;
     uint64_t issued;
@@ -886,11 +888,12 @@ static void worker_cleanup(worker *w)
     }
     if (w->tfd >= 0)
         close(w->tfd);
-    for (size_t i = 0; i < w->n_lanes; i++) {
+    /* last lane first: a lane may use the TLS context of an earlier one */
+    for (size_t i = w->n_lanes; i-- > 0;) {
         lane *l = &w->lanes[i];
         yb_source_free(l->src);
         yb_pool_free(l->pool);
-        if (l->rec) {
+        if (l->own_rec) {
             yb_recorder_cleanup(l->rec);
             free(l->rec);
         }
@@ -907,10 +910,42 @@ static void worker_cleanup(worker *w)
     yb_recorder_cleanup(&w->rec);
 }
 
+static int same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether lanes a and b would make identical client TLS contexts with no
+ * resumption cache (a cache shared by several targets could offer one
+ * target's session to another that has the same server name). */
+static int same_tls(const lane *a, const lane *b)
+{
+    const yb_engine_opts *x = a->o, *y = b->o;
+    const yb_tls_client_opts *s = &x->tls, *t = &y->tls;
+    return a->target->tls && b->target->tls && !x->tls_resume && !y->tls_resume &&
+           x->ops == y->ops && same_str(s->cacert, t->cacert) && s->insecure == t->insecure &&
+           same_str(s->cert, t->cert) && same_str(s->key, t->key) && same_str(s->alpn, t->alpn) &&
+           s->min_version == t->min_version && s->max_version == t->max_version &&
+           same_str(s->ciphers, t->ciphers) && same_str(s->ciphersuites, t->ciphersuites) &&
+           s->session_cache == t->session_cache && same_str(s->keylog, t->keylog);
+}
+
+/* A TLS context an earlier lane of this worker made with l's settings, or
+ * NULL: a thousand targets with one CA need one context (with its parsed
+ * CA store), not a thousand. */
+static yb_tls_ctx *shared_tls(const worker *w, const lane *l)
+{
+    for (const lane *e = w->lanes; e < l; e++)
+        if (same_tls(e, l))
+            return yb_pool_tls(e->pool);
+    return NULL;
+}
+
 /* Opens lane l's corpus share and pool (pair `pair`, this worker's place
  * in it: `place`).  Returns 0 or -1 with err. */
 static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsigned place,
-                     int per_pair, char *err, size_t errlen)
+                     size_t n_lanes, yb_recorder *per_pair, int lane_recs, char *err,
+                     size_t errlen)
 {
     const yb_engine_opts *o = plan->pair[pair].workload;
     l->w = w;
@@ -920,7 +955,14 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     yb_plan_share(plan, pair, place, &l->share);
     uv_timer_init(&w->loop, &l->begin);
     l->begin.data = l;
-    if (per_pair) {
+    if (per_pair && yb_plan_span(plan, pair) == 1) {
+        /* the pair's only lane: it records into the pair's recorder, which
+         * no other thread touches until the run has ended */
+        l->rec = &per_pair[pair];
+        l->rec->ops.cap = (size_t)o->max_ops;
+        l->rec->series_counts_only = 1; /* a pair's figures are totals */
+    } else if (per_pair || lane_recs) {
+        l->own_rec = 1;
         if (!(l->rec = calloc(1, sizeof *l->rec))) {
             snprintf(err, errlen, "out of memory");
             return -1;
@@ -932,10 +974,12 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
             return -1;
         }
         l->rec->ops.cap = (size_t)o->max_ops;
+        l->rec->series_counts_only = per_pair != NULL;
     }
     /* the share's worker index: with --split, one of span x parts */
+    /* the prepared-request cache is the worker's: its lanes share it */
     l->src = yb_source_new(o->corpus_path, l->share.worker, l->share.workers, l->share.by_conn,
-                           o->ops, &o->codec, o->cache_bytes, err, errlen);
+                           o->ops, &o->codec, o->cache_bytes / n_lanes, err, errlen);
     if (!l->src)
         return -1;
     yb_source_route(l->src, o->route);
@@ -945,8 +989,10 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     /* operations are named once, in the worker's table; a lane's own
      * recorder gets the same names (lane_op) */
     yb_source_ops(l->src, &w->rec.ops);
-    if (o->sched.kind != YB_SCHED_NONE) {
-        /* open loop: decode the corpus before the clock starts */
+    if (o->sched.kind != YB_SCHED_NONE || n_lanes > 1) {
+        /* open loop: decode the corpus before the clock starts; several
+         * lanes: so that a share that fits the cache frees its reader (a
+         * thousand targets would each keep a decompression window) */
         if (yb_source_warm(l->src, err, errlen) < 0)
             return -1;
     }
@@ -956,6 +1002,7 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
         .ops = o->ops,
         .codec = &o->codec,
         .tls = &o->tls,
+        .tls_ctx = shared_tls(w, l),
         .tls_resume = o->tls_resume,
         .timeout_ns = o->timeout_ns,
         .policy = o->policy,
@@ -973,8 +1020,8 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
 
 /* Opens worker `index`'s lanes (one per pair it takes part in) and its
  * loop.  Returns 0 or -1 with err (w is then cleaned up by the caller). */
-static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live, int per_pair,
-                       char *err, size_t errlen)
+static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live,
+                       yb_recorder *per_pair, int lane_recs, char *err, size_t errlen)
 {
     w->tfd = -1;
     w->o = plan->pair[0].workload;
@@ -1007,8 +1054,8 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live,
         int place = yb_plan_place(plan, i, index);
         if (place < 0)
             continue;
-        if (lane_init(w, &w->lanes[w->n_lanes++], plan, i, (unsigned)place, per_pair, err,
-                      errlen) < 0)
+        if (lane_init(w, &w->lanes[w->n_lanes++], plan, i, (unsigned)place, n, per_pair,
+                      lane_recs, err, errlen) < 0)
             return -1;
         const yb_engine_opts *o = plan->pair[i].workload;
         if (o->codec.max_body > max_body)
@@ -1034,15 +1081,15 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live,
     return 0;
 }
 
-yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, int per_pair, char *err,
-                         size_t errlen)
+yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, yb_recorder *per_pair,
+                         int lane_recs, char *err, size_t errlen)
 {
     worker *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (worker_init(w, p, index, live, per_pair, err, errlen) < 0) {
+    if (worker_init(w, p, index, live, per_pair, lane_recs, err, errlen) < 0) {
         worker_cleanup(w);
         free(w);
         return NULL;
@@ -1148,9 +1195,10 @@ size_t yb_worker_lanes(const yb_worker *w)
     return w->n_lanes;
 }
 
-yb_recorder *yb_worker_lane_recorder(yb_worker *w, size_t i, size_t *pair)
+yb_recorder *yb_worker_lane_recorder(yb_worker *w, size_t i, size_t *pair, int *own)
 {
     *pair = w->lanes[i].pair;
+    *own = w->lanes[i].own_rec;
     return w->lanes[i].rec;
 }
 

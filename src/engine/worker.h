@@ -39,11 +39,15 @@ typedef struct {
  * a lane for every pair with a place on it (each opens its corpus share
  * and pool with the target's TLS context; an open-loop lane reads its
  * share ahead).  live = 1 keeps the per-second figures of yb_worker_live;
- * per_pair = 1 gives each lane a recorder of its own besides the worker's
- * (yb_worker_lane_recorder).  p must outlive the worker.  Returns the
- * worker, or NULL with a message in err. */
-yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, int per_pair, char *err,
-                         size_t errlen);
+ * per_pair (NULL = none): the plan's per-pair recorders, which the lanes
+ * record into besides the worker's recorder: a pair's only lane into the
+ * pair's recorder itself, the lanes of a pair spread over several workers
+ * each into one of its own (yb_worker_lane_recorder); lane_recs = 1 gives
+ * each lane one of its own even without per_pair (live metrics per pair).
+ * p must outlive the worker.  Returns the worker, or NULL with a message
+ * in err. */
+yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, yb_recorder *per_pair,
+                         int lane_recs, char *err, size_t errlen);
 /* Sets the run's start (uv_hrtime), from which intervals count; each
  * lane's due times and deadline count from it plus its pair's start offset
  * (yb_share.start_ns), before which the lane issues nothing.  Called
@@ -85,9 +89,11 @@ const char *yb_worker_error(const yb_worker *w, size_t *pair);
 yb_recorder *yb_worker_recorder(yb_worker *w);
 /* The number of lanes the worker runs. */
 size_t yb_worker_lanes(const yb_worker *w);
-/* After the join: lane i's own recorder (NULL unless per_pair), with the
- * index of its pair in *pair (owned by the worker, as above). */
-yb_recorder *yb_worker_lane_recorder(yb_worker *w, size_t i, size_t *pair);
+/* After the join: lane i's recorder (NULL unless per_pair), with the
+ * index of its pair in *pair, and *own = 1 when it is the lane's own
+ * (owned by the worker, as above; to be merged into the pair's), 0 when it
+ * is the pair's recorder itself (the pair's only lane recorded there). */
+yb_recorder *yb_worker_lane_recorder(yb_worker *w, size_t i, size_t *pair, int *own);
 void yb_worker_free(yb_worker *w);
 
 #endif

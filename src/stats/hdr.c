@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 /* Cookies of the V2 encoding.  The low nibble of the second byte (0x10)
@@ -107,11 +108,24 @@ static int layout(yb_hdr *h, int64_t lowest, int64_t highest, int sigfigs)
     return 0;
 }
 
+static size_t alloc_size(int32_t counts_len)
+{
+    return sizeof(yb_hdr) + (size_t)counts_len * sizeof(int64_t);
+}
+
+/* A histogram's slots are mostly zero (a phase of a few requests writes a
+ * handful of its tens of thousands), so its memory comes straight from
+ * mmap, whose pages cost nothing until written, not from calloc, which may
+ * hand back used heap memory and zero all of it: a run keeps a recorder
+ * per target, and the unwritten pages of their histograms would otherwise
+ * be paid in RSS and in time. */
 static yb_hdr *alloc_layout(const yb_hdr *tmpl)
 {
-    yb_hdr *h = calloc(1, sizeof(*h) + (size_t)tmpl->counts_len * sizeof(int64_t));
+    void *m = mmap(NULL, alloc_size(tmpl->counts_len), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    yb_hdr *h = m;
 
-    if (!h)
+    if (m == MAP_FAILED)
         return NULL;
     memcpy(h, tmpl, sizeof(*h));
     h->total = 0;
@@ -138,14 +152,26 @@ yb_hdr *yb_hdr_new_default(void)
 
 void yb_hdr_free(yb_hdr *h)
 {
-    free(h);
+    if (h)
+        munmap(h, alloc_size(h->counts_len));
 }
+
+static int32_t counts_index_for(const yb_hdr *h, int64_t v);
 
 void yb_hdr_reset(yb_hdr *h)
 {
     if (!h)
         return;
-    memset(h->counts, 0, (size_t)h->counts_len * sizeof(int64_t));
+    if (h->total > 0) {
+        /* only the slots from the least to the greatest value are not zero */
+        int32_t lo = counts_index_for(h, h->min_value), hi = counts_index_for(h, h->max_value);
+        if (lo < 0)
+            lo = 0;
+        if (hi >= h->counts_len)
+            hi = h->counts_len - 1;
+        if (lo <= hi)
+            memset(&h->counts[lo], 0, (size_t)(hi - lo + 1) * sizeof(int64_t));
+    }
     h->total = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -271,8 +297,16 @@ int yb_hdr_add(yb_hdr *dst, const yb_hdr *src)
         dst->clamped += src->clamped;
         return 0;
     }
+    /* only the slots between src's smallest and largest value: the rest
+     * are zero, and a mostly empty histogram (a few phases of one target's
+     * requests) is merged without touching its untouched pages */
+    int32_t lo = counts_index_for(src, src->min_value), hi = counts_index_for(src, src->max_value);
+    if (lo < 0)
+        lo = 0;
+    if (hi >= src->counts_len)
+        hi = src->counts_len - 1;
     if (same_layout(dst, src)) {
-        for (int32_t i = 0; i < src->counts_len; i++)
+        for (int32_t i = lo; i <= hi; i++)
             dst->counts[i] += src->counts[i];
         dst->total += src->total;
         if (src->min_value < dst->min_value)
@@ -282,7 +316,7 @@ int yb_hdr_add(yb_hdr *dst, const yb_hdr *src)
     } else {
         /* Different layouts: re-record each slot at its lowest value, which
          * is what HdrHistogram's add does in this case. */
-        for (int32_t i = 0; i < src->counts_len; i++)
+        for (int32_t i = lo; i <= hi; i++)
             if (src->counts[i] > 0)
                 yb_hdr_record_n(dst, value_from_index(src, i), src->counts[i]);
     }
@@ -363,7 +397,9 @@ int64_t yb_hdr_percentile(const yb_hdr *h, double p)
     want = (int64_t)ceil(req / 100.0 * (double)h->total);
     if (want < 1)
         want = 1;
-    for (int32_t i = 0; i < h->counts_len; i++) {
+    /* the slots below the least value are zero: start there */
+    int32_t lo = counts_index_for(h, h->min_value);
+    for (int32_t i = lo > 0 ? lo : 0; i < h->counts_len; i++) {
         cum += h->counts[i];
         if (cum >= want) {
             int64_t v = value_from_index(h, i);
@@ -742,6 +778,6 @@ fail:
     if (zs_live)
         inflateEnd(&zs);
     free(payload);
-    free(h);
+    yb_hdr_free(h);
     return NULL;
 }

@@ -661,7 +661,8 @@ static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err)
             /* A second is sealed once a later one starts (completions come
              * in time order). */
             seal_to(r, sec);
-            if (err == YB_ERR_NONE && res->due && res->done >= res->due) {
+            if (err == YB_ERR_NONE && res->due && res->done >= res->due &&
+                !r->series_counts_only) {
                 uint64_t us = (res->done - res->due + 999) / 1000;
                 yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
                 r->tag_pending = us ? (int64_t)us : 1; /* for its operation's tag */

@@ -182,6 +182,10 @@ typedef struct yb_recorder {
     yb_interval *iv;           /* per-second series, iv[i].t == i */
     size_t n_iv, cap_iv;
     yb_hdr *iv_h;              /* end-to-end of the second being filled */
+    int series_counts_only;    /* 1 = the per-second series keeps counts, no
+                                * latency (set before the first add): the
+                                * per-target recorders of a fleet, which would
+                                * otherwise each compress a histogram a second */
     uint64_t iv_sec;           /* which second iv_h holds */
     uint64_t sealed;           /* seconds before it are sealed (yb_recorder_seal)
                                 * and never change again */

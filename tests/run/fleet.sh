@@ -181,6 +181,25 @@ is "each device counted exactly its requests (gNMI 9, RESTCONF 13)" \
 is "sessions: one per target (gNMI); 2, 3, 2 (RESTCONF)" \
     "$(dev lanes "[d['connections']['gnmi'], d['connections']['restconf']]")" "[[1,2],[1,3],[1,2]]"
 
+# ---- 50 devices (TLS, gNMI) on two threads: one session each, exact counts -------
+# bench/fleet.sh's correctness part: 50 targets share 2 worker threads (25
+# lanes each); every device must see exactly its requests on one session.
+"$YB" serve --devices 50 --restconf off --gnmi 127.0.0.1:0 --self-signed \
+    --write-cert "$T/f50.pem" --write-inventory "$T/f50.yaml" --stats "$T/f50.stats.json" \
+    >"$T/f50.out" 2>&1 &
+FPID=$!
+for i in $(seq 100); do grep -q 'devices ready' "$T/f50.out" && break; sleep 0.1; done
+timeout 120 "$YB" run "$T/gn.ybc" --targets "$T/f50.yaml" --fan-out -n 4 -c 1 -t 2 -q \
+    --json "$T/f50.json" >/dev/null 2>&1
+is "50 TLS gNMI targets on 2 threads: exit 0" "$?" 0
+is "JSON: 200 ok, each target 4 ok on 1 session" \
+    "$(jget "$T/f50.json" "[r['summary']['requests_ok'], sorted(set((t['ok'], t['sessions_opened']) for t in r['targets']))]")" \
+    "[200,[[4,1]]]"
+stop_fleet
+is "every device counted exactly 4 gNMI requests on 1 connection" \
+    "$(jget "$T/f50.stats.json" "sorted(set((d['requests']['gnmi']['total'], d['connections']['gnmi']) for d in r['devices'])) + [len(r['devices'])]")" \
+    "[[4,1],50]"
+
 # ---- routing: a mixed corpus to two --target URLs, and fanned out ---------------
 serve_fleet mix || { echo "Bail out! serve --devices did not start"; exit 1; }
 I=$T/mix.yaml

@@ -207,6 +207,24 @@ static void test_merge(void **st)
     assert_int_equal(yb_hdr_add(a, other), 0);
     assert_int_equal(yb_hdr_count(a), 1010);
     assert_int_equal(yb_hdr_add(NULL, a), -1);
+
+    /* Only the slots from src's least to its greatest value are added:
+     * values at both ends of the range (and a clamp) still count. */
+    yb_hdr *c = yb_hdr_new_default(), *d = yb_hdr_new_default();
+    yb_hdr_record(c, 1);
+    yb_hdr_record(c, INT64_C(3600000000));
+    yb_hdr_record(c, INT64_C(9000000000)); /* clamped to the highest */
+    yb_hdr_record(d, 5000);
+    assert_int_equal(yb_hdr_add(d, c), 0);
+    assert_int_equal(yb_hdr_count(d), 4);
+    assert_int_equal(yb_hdr_clamped(d), 1);
+    assert_int_equal(yb_hdr_min(d), 1);
+    assert_true(yb_hdr_max(d) >= INT64_C(3600000000));
+    assert_int_equal(yb_hdr_percentile(d, 25.0), 1);
+    assert_true(yb_hdr_percentile(d, 50.0) >= 4990 && yb_hdr_percentile(d, 50.0) <= 5010);
+    assert_true(yb_hdr_percentile(d, 100.0) >= INT64_C(3600000000));
+    yb_hdr_free(c);
+    yb_hdr_free(d);
     yb_hdr_free(a);
     yb_hdr_free(b);
     yb_hdr_free(other);

@@ -263,6 +263,27 @@ static void test_tags(void **st)
     assert_null(c.tags);
 }
 
+/* series_counts_only: the per-second series counts, with no latency
+ * histogram to compress each second; the totals keep their latency. */
+static void test_series_counts_only(void **st)
+{
+    yb_recorder *r = *st;
+    yb_result res;
+
+    r->series_counts_only = 1;
+    res = reused(T0);
+    yb_recorder_add(r, &res);
+    res = reused(T0 + 1500 * MS);
+    yb_recorder_add(r, &res);
+    assert_int_equal(yb_recorder_finish(r), 0);
+    assert_int_equal(r->n_iv, 2);
+    assert_int_equal(r->iv[0].requests, 1);
+    assert_int_equal(r->iv[1].requests, 1);
+    assert_null(r->iv[0].hist);
+    assert_null(r->iv[1].hist);
+    assert_int_equal(yb_hdr_count(r->h[YB_H_E2E]), 2);
+}
+
 static void test_merge_different_start(void **st)
 {
     yb_recorder *a = *st, b;
@@ -492,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intervals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_counts_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_different_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_kept_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_bounded, setup, teardown),
