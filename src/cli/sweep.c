@@ -438,8 +438,6 @@ int yb_cmd_sweep(int argc, char **argv)
         ro.o.concurrency = (unsigned)v;
         conc = NULL;
     }
-    if (ro.html)
-        FAIL("--html: the sweep's page is not drawn yet; --json FILE has every step");
     cfg.rate = rate != NULL;
     if (cfg.rate) {
         n_levels = parse_levels(rate, 1, levels);
@@ -602,6 +600,7 @@ report:
             yb_errorf("%s", err);
             ret = YB_EXIT_RUNTIME;
         }
+        /* the page renders the sweep's own JSON: one interface */
         const char *name = ro.json ? ro.json : "this sweep";
         if (j && ro.html && yb_html_report(ro.html, &j, &name, 1, NULL, err, sizeof err) < 0) {
             yb_errorf("%s", err);

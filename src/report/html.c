@@ -32,6 +32,7 @@ typedef struct {
     char label[200];
     json_t *j, *run, *summary, *latency, *intervals, *errors;
     json_t *rate_curve; /* run.target_rate_curve, or NULL */
+    json_t *telemetry;  /* telemetry (run --telemetry), or NULL */
     double ok, completed, nerr, duration, rate, mbps, data_bytes, rate_target;
     const char *protocol, *sessions, *load, *unit;
     int resume, interrupted;
@@ -268,6 +269,144 @@ static const char *const BREAKDOWNS[][2] = {
     {"targets", "Per target"}, {"workloads", "Per workload"}, {"operations", "Per operation"}};
 
 /* Checks report j (from name, keys prefixed with where) into r. */
+/* ---- device telemetry and sweeps: checking ------------------------------- */
+
+#define MAX_SWEEP_STEPS 256
+#define MAX_TM_DEVICES 4096
+#define MAX_TM_SECONDS 100000
+
+/* A finite number within +-1e9 at path.key (a second, which may be
+ * negative: the baseline before the load). */
+static int want_second(vctx *v, const json_t *o, const char *path, const char *key, double *out)
+{
+    json_t *x = json_object_get(o, key);
+    char full[200];
+    join_key(full, sizeof full, path, key);
+    if (!json_is_number(x) || !isfinite(json_number_value(x)) ||
+        fabs(json_number_value(x)) > 1e9)
+        return bad(v, full, "expected a number of seconds (-1e9..1e9), got %s",
+                   x ? yb_json_type_name(x) : "nothing");
+    *out = json_number_value(x);
+    return 0;
+}
+
+static int check_telemetry(vctx *v, const json_t *t)
+{
+    json_t *devs, *d;
+    size_t i;
+    double x;
+    if (want(v, t, "telemetry", "devices", JSON_ARRAY, 1, &devs) < 0)
+        return -1;
+    if (json_array_size(devs) > MAX_TM_DEVICES)
+        return bad(v, "telemetry.devices", "more than %d devices", MAX_TM_DEVICES);
+    json_array_foreach(devs, i, d) {
+        char path[64], sub[128];
+        const char *str;
+        int b;
+        json_t *arr, *e, *o;
+        size_t k;
+        snprintf(path, sizeof path, "telemetry.devices[%zu]", i);
+        if (!json_is_object(d))
+            return bad(v, path, "expected an object, got %s", yb_json_type_name(d));
+        if (want_str(v, d, path, "target", &str) < 0 || want_str(v, d, path, "note", &str) < 0 ||
+            want_str(v, d, path, "saturation", &str) < 0 ||
+            want_bool(v, d, path, "supported", &b) < 0 ||
+            want(v, d, path, "series", JSON_ARRAY, 0, &arr) < 0)
+            return -1;
+        if (!json_string_value(json_object_get(d, "target")))
+            return bad(v, path, "target: missing");
+        if (arr && json_array_size(arr) > MAX_TM_SECONDS)
+            return bad(v, path, "series: more than %d seconds", MAX_TM_SECONDS);
+        json_array_foreach(arr, k, e) {
+            snprintf(sub, sizeof sub, "%s.series[%zu]", path, k);
+            if (!json_is_object(e))
+                return bad(v, sub, "expected an object, got %s", yb_json_type_name(e));
+            if (want_second(v, e, sub, "t_s", &x) < 0 ||
+                want_num(v, e, sub, "cpu_pct", 0, &x) < 0 ||
+                want_num(v, e, sub, "mem_used_bytes", 0, &x) < 0 ||
+                want_num(v, e, sub, "requests", 0, &x) < 0 ||
+                want_num(v, e, sub, "p99_us", 0, &x) < 0 ||
+                want(v, e, sub, "top_process", JSON_OBJECT, 0, &o) < 0)
+                return -1;
+            char tp[160];
+            snprintf(tp, sizeof tp, "%s.top_process", sub);
+            if (o && (want_num(v, o, tp, "cpu_pct", 1, &x) < 0 ||
+                      want_str(v, o, tp, "name", &str) < 0))
+                return -1;
+        }
+        if (want(v, d, path, "top_processes", JSON_ARRAY, 0, &arr) < 0)
+            return -1;
+        json_array_foreach(arr, k, e) {
+            snprintf(sub, sizeof sub, "%s.top_processes[%zu]", path, k);
+            if (!json_is_object(e))
+                return bad(v, sub, "expected an object, got %s", yb_json_type_name(e));
+            if (want_str(v, e, sub, "name", &str) < 0 || want_num(v, e, sub, "pid", 1, &x) < 0 ||
+                want_num(v, e, sub, "cpu_pct_mean", 1, &x) < 0 ||
+                want_num(v, e, sub, "cpu_pct_max", 1, &x) < 0 ||
+                want_num(v, e, sub, "memory_bytes", 0, &x) < 0)
+                return -1;
+        }
+        static const char *const PARTS[] = {"baseline", "load"};
+        for (size_t p = 0; p < 2; p++) {
+            if (want(v, d, path, PARTS[p], JSON_OBJECT, 0, &o) < 0)
+                return -1;
+            snprintf(sub, sizeof sub, "%s.%s", path, PARTS[p]);
+            if (o && (want_num(v, o, sub, "cpu_pct_mean", 0, &x) < 0 ||
+                      want_num(v, o, sub, "cpu_pct_max", 0, &x) < 0 ||
+                      want_num(v, o, sub, "mem_used_bytes", 0, &x) < 0))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* One experiment sweep (yangblast-sweep/1), checked. */
+typedef struct {
+    const char *name;
+    const char *mode, *unit, *target;
+    json_t *steps, *knee;
+} sweep_view;
+
+static int check_sweep(vctx *v, const json_t *doc, sweep_view *sv)
+{
+    json_t *sw, *e;
+    size_t i;
+    double x;
+    memset(sv, 0, sizeof *sv);
+    sv->name = v->name;
+    if (want(v, doc, "", "sweep", JSON_OBJECT, 1, &sw) < 0 ||
+        want_str(v, sw, "sweep", "mode", &sv->mode) < 0 ||
+        want_str(v, sw, "sweep", "level_unit", &sv->unit) < 0 ||
+        want_str(v, sw, "sweep", "target", &sv->target) < 0 ||
+        want(v, sw, "sweep", "steps", JSON_ARRAY, 1, &sv->steps) < 0 ||
+        want(v, sw, "sweep", "knee", JSON_OBJECT, 0, &sv->knee) < 0)
+        return -1;
+    if (json_array_size(sv->steps) > MAX_SWEEP_STEPS)
+        return bad(v, "sweep.steps", "more than %d steps", MAX_SWEEP_STEPS);
+    static const char *const NUMS[] = {"level", "achieved_per_s", "p50_us", "p99_us", "p999_us",
+                                       "errors_pct"};
+    json_array_foreach(sv->steps, i, e) {
+        char path[48];
+        const char *why;
+        int b;
+        snprintf(path, sizeof path, "sweep.steps[%zu]", i);
+        if (!json_is_object(e))
+            return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
+        for (size_t k = 0; k < sizeof NUMS / sizeof NUMS[0]; k++)
+            if (want_num(v, e, path, NUMS[k], 1, &x) < 0)
+                return -1;
+        if (want_num(v, e, path, "device_cpu_pct", 0, &x) < 0 ||
+            want_bool(v, e, path, "pass", &b) < 0 || want_bool(v, e, path, "bisection", &b) < 0 ||
+            want_str(v, e, path, "why", &why) < 0)
+            return -1;
+    }
+    if (sv->knee && (want_num(v, sv->knee, "sweep.knee", "level", 1, &x) < 0 ||
+                     want_num(v, sv->knee, "sweep.knee", "achieved_per_s", 1, &x) < 0 ||
+                     want_num(v, sv->knee, "sweep.knee", "p99_us", 1, &x) < 0))
+        return -1;
+    return 0;
+}
+
 static int check_run(vctx *v, json_t *j, run_view *r)
 {
     json_t *x, *h;
@@ -342,6 +481,9 @@ static int check_run(vctx *v, json_t *j, run_view *r)
             return -1;
     if (want(v, j, "", "thresholds", JSON_ARRAY, 0, &x) < 0 || (x && check_thresholds(v, x) < 0))
         return -1;
+    if (want(v, j, "", "telemetry", JSON_OBJECT, 0, &r->telemetry) < 0 ||
+        (r->telemetry && check_telemetry(v, r->telemetry) < 0))
+        return -1;
     return 0;
 }
 
@@ -395,13 +537,15 @@ static void unique_labels(run_view *r, size_t n)
 
 /* Checks docs into views (*out, *n_out; caller frees *out). */
 static int index_docs(json_t *const *docs, const char *const *names, size_t n, run_view **out,
-                      size_t *n_out, char *err, size_t errlen)
+                      size_t *n_out, sweep_view **sw_out, size_t *nsw_out, char *err,
+                      size_t errlen)
 {
     run_view *r = calloc(MAX_RUNS, sizeof *r);
-    size_t nr = 0;
-    if (!r) {
+    sweep_view *sw = calloc(n ? n : 1, sizeof *sw);
+    size_t nr = 0, nsw = 0;
+    if (!r || !sw) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        goto fail;
     }
     for (size_t d = 0; d < n; d++) {
         vctx v = {names[d], "", err, errlen};
@@ -434,28 +578,38 @@ static int index_docs(json_t *const *docs, const char *const *names, size_t n, r
             bad(&v, "schema", "missing: not a yangblast report");
             goto fail;
         }
+        if (!strcmp(s, "yangblast-sweep/1")) {
+            if (check_sweep(&v, docs[d], &sw[nsw]) < 0)
+                goto fail;
+            nsw++;
+            continue;
+        }
         if (nr == MAX_RUNS) {
             snprintf(err, errlen, "%s: more than %d runs in one report", names[d], MAX_RUNS);
             goto fail;
         }
         if (strcmp(s, "yangblast-report/1")) {
-            bad(&v, "schema", "expected \"yangblast-report/1\" or \"yangblast-experiment/1\"");
+            bad(&v, "schema", "expected \"yangblast-report/1\", \"yangblast-experiment/1\" or "
+                              "\"yangblast-sweep/1\"");
             goto fail;
         }
         if (check_run(&v, docs[d], &r[nr]) < 0)
             goto fail;
         nr++;
     }
-    if (nr == 0) {
+    if (nr == 0 && nsw == 0) {
         snprintf(err, errlen, "no runs to report");
         goto fail;
     }
     unique_labels(r, nr);
     *out = r;
     *n_out = nr;
+    *sw_out = sw;
+    *nsw_out = nsw;
     return 0;
 fail:
     free(r);
+    free(sw);
     return -1;
 }
 
@@ -1266,13 +1420,210 @@ static void breakdown_tables(FILE *f, const run_view *r, size_t n)
 
 /* ---- the page -------------------------------------------------------------- */
 
+/* ---- device telemetry and sweeps: drawing -------------------------------- */
+
+/* Non-null numbers key (scaled) of the objects in arr against their t_s,
+ * at most MAX_POINTS (every k-th when more).  Returns the count. */
+static size_t tm_points(const json_t *arr, const char *obj, const char *key, double scale,
+                        double *x, double *y)
+{
+    size_t n = json_array_size(arr), step = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < MAX_POINTS; i += step) {
+        const json_t *e = json_array_get(arr, i);
+        const json_t *o = obj ? json_object_get(e, obj) : e;
+        const json_t *val = json_object_get(o, key);
+        if (!json_is_number(val))
+            continue;
+        x[m] = json_number_value(json_object_get(e, "t_s"));
+        y[m++] = json_number_value(val) * scale;
+    }
+    return m;
+}
+
+static int telemetry_section(FILE *f, const run_view *r, size_t idx)
+{
+    json_t *devs = json_object_get(r->telemetry, "devices"), *d;
+    size_t i;
+    double *x = malloc(4 * MAX_POINTS * sizeof *x);
+    if (!x)
+        return -1;
+    double *y = x + MAX_POINTS, *x2 = y + MAX_POINTS, *y2 = x2 + MAX_POINTS;
+    fprintf(f, "<h2 id=\"telemetry-%zu\">Device telemetry: ", idx);
+    E(r->label);
+    fprintf(f, "</h2>\n<p>The device's CPU (the ALL entry, else the mean of its CPUs) and its "
+               "busiest process per second, on the seconds of the run (0 is the load's first; "
+               "the baseline is negative), with the run's p99 latency of the same seconds.</p>\n");
+    json_array_foreach(devs, i, d) {
+        const char *target = json_string_value(json_object_get(d, "target"));
+        const char *note = json_string_value(json_object_get(d, "note"));
+        const char *sat = json_string_value(json_object_get(d, "saturation"));
+        json_t *ser = json_object_get(d, "series");
+        fprintf(f, "<h3>");
+        E(target);
+        fprintf(f, "</h3>\n");
+        if (!json_is_true(json_object_get(d, "supported"))) {
+            fprintf(f, "<p>");
+            E(note ? note : "no telemetry");
+            fprintf(f, "</p>\n");
+            continue;
+        }
+        size_t n1 = tm_points(ser, NULL, "cpu_pct", 1, x, y);
+        size_t n2 = tm_points(ser, "top_process", "cpu_pct", 1, x2, y2);
+        if (n1 || n2) {
+            double lo = n1 ? x[0] : x2[0], hi = n1 ? x[n1 - 1] : x2[n2 - 1];
+            if (n2 && x2[0] < lo)
+                lo = x2[0];
+            if (n2 && x2[n2 - 1] > hi)
+                hi = x2[n2 - 1];
+            double ym = max_of(y, n1), ym2 = max_of(y2, n2);
+            const char *names[] = {"device CPU %", "busiest process % of a core"};
+            char title[300];
+            snprintf(title, sizeof title, "Device CPU per second: %.200s", target);
+            yb_svg_plot_spec sp = {.kind = "telemetry-cpu", .title = title,
+                                   .xlabel = "time (s; 0 = the load's start)",
+                                   .ylabel = "percent", .xmin = lo, .xmax = hi > lo ? hi : lo + 1,
+                                   .ymax = ym2 > ym ? ym2 : ym > 0 ? ym : 100,
+                                   .legend = names, .n_legend = 2};
+            yb_svg_plot p;
+            fprintf(f, "<div data-run=\"%zu\">\n", idx);
+            yb_svg_plot_begin(&p, f, &sp);
+            yb_svg_series(&p, 0, names[0], x, y, n1);
+            yb_svg_series(&p, 1, names[1], x2, y2, n2);
+            yb_svg_plot_end(&p);
+            size_t n3 = tm_points(ser, NULL, "p99_us", 1e-3, x2, y2);
+            if (n3) {
+                const char *ln[] = {"p99"};
+                snprintf(title, sizeof title, "p99 latency of the same seconds: %.200s", target);
+                yb_svg_plot_spec sl = {.kind = "telemetry-latency", .title = title,
+                                       .xlabel = "time (s; 0 = the load's start)",
+                                       .ylabel = "latency (ms)", .xmin = lo,
+                                       .xmax = hi > lo ? hi : lo + 1, .ymax = max_of(y2, n3),
+                                       .legend = ln, .n_legend = 1};
+                yb_svg_plot_begin(&p, f, &sl);
+                yb_svg_series(&p, 0, "p99", x2, y2, n3);
+                yb_svg_plot_end(&p);
+            }
+            fprintf(f, "</div>\n");
+        }
+        json_t *top = json_object_get(d, "top_processes"), *e;
+        size_t k, rows = json_array_size(top);
+        if (rows) {
+            table_begin(f, "Top processes by CPU under load", rows);
+            fprintf(f, "<tr>");
+            th(f, "process");
+            th(f, "pid");
+            th(f, "CPU % mean");
+            th(f, "CPU % max");
+            th(f, "memory (MB)");
+            fprintf(f, "</tr>\n");
+            json_array_foreach(top, k, e) {
+                fprintf(f, "<tr>");
+                td_str(f, json_string_value(json_object_get(e, "name")));
+                td_num(f, 0, num(e, "pid"));
+                td_num(f, 1, num(e, "cpu_pct_mean"));
+                td_num(f, 1, num(e, "cpu_pct_max"));
+                td_num(f, 1, num(e, "memory_bytes") / 1e6);
+                fprintf(f, "</tr>\n");
+            }
+            table_end(f, rows);
+        }
+        if (sat) {
+            fprintf(f, "<p><strong>");
+            E(sat);
+            fprintf(f, "</strong></p>\n");
+        }
+    }
+    free(x);
+    return 0;
+}
+
+static int sweep_section(FILE *f, const sweep_view *sv, size_t idx)
+{
+    size_t n = json_array_size(sv->steps), order[MAX_SWEEP_STEPS];
+    double x[MAX_SWEEP_STEPS], y[3][MAX_SWEEP_STEPS];
+    for (size_t i = 0; i < n; i++) { /* level order: the curve as the load grew */
+        size_t k = i;
+        double lv = num(json_array_get(sv->steps, i), "level");
+        while (k > 0 && num(json_array_get(sv->steps, order[k - 1]), "level") > lv) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(sv->steps, order[i]);
+        x[i] = num(e, "achieved_per_s");
+        y[0][i] = num(e, "p50_us") / 1e3;
+        y[1][i] = num(e, "p99_us") / 1e3;
+        y[2][i] = num(e, "p999_us") / 1e3;
+    }
+    fprintf(f, "<h2 id=\"sweep-%zu\">Capacity sweep: ", idx);
+    E(sv->target ? sv->target : sv->name);
+    fprintf(f, "</h2>\n<p>");
+    if (sv->knee)
+        fprintf(f, "Knee: %.1f requests/s at %g %s (p99 %.2f ms): the most throughput meeting "
+                   "every SLO.",
+                num(sv->knee, "achieved_per_s"), num(sv->knee, "level"),
+                streq0(sv->unit, "req/s") ? "req/s offered" : "sessions",
+                num(sv->knee, "p99_us") / 1e3);
+    else
+        fprintf(f, "Knee: none: no step met every SLO.");
+    fprintf(f, "</p>\n");
+    if (n) {
+        const char *names[] = {"p50", "p99", "p99.9"};
+        yb_svg_plot_spec sp = {.kind = "sweep-curve", .title = "Throughput and latency, step by step",
+                               .xlabel = "achieved (successful requests per second)",
+                               .ylabel = "latency (ms)", .xmin = 0, .xmax = max_of(x, n) > 0 ? max_of(x, n) : 1,
+                               .ymax = max_of(y[2], n), .legend = names, .n_legend = 3};
+        yb_svg_plot p;
+        yb_svg_plot_begin(&p, f, &sp);
+        for (int s = 0; s < 3; s++)
+            yb_svg_series(&p, (size_t)s, names[s], x, y[s], n);
+        yb_svg_plot_end(&p);
+    }
+    table_begin(f, "Steps", n);
+    fprintf(f, "<tr>");
+    th(f, streq0(sv->unit, "req/s") ? "offered/s" : "sessions");
+    th(f, "achieved/s");
+    th(f, "p50 ms");
+    th(f, "p99 ms");
+    th(f, "p99.9 ms");
+    th(f, "errors %");
+    th(f, "device CPU %");
+    th(f, "verdict");
+    fprintf(f, "</tr>\n");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(sv->steps, order[i]);
+        const json_t *cpu = json_object_get(e, "device_cpu_pct");
+        fprintf(f, "<tr>");
+        td_num(f, streq0(sv->unit, "req/s") ? 1 : 0, num(e, "level"));
+        td_num(f, 1, x[i]);
+        td_num(f, 2, y[0][i]);
+        td_num(f, 2, y[1][i]);
+        td_num(f, 2, y[2][i]);
+        td_num(f, 3, num(e, "errors_pct"));
+        if (json_is_number(cpu))
+            td_num(f, 1, json_number_value(cpu));
+        else
+            td_str(f, "-");
+        td_str(f, json_is_true(json_object_get(e, "pass"))
+                      ? "ok"
+                      : json_string_value(json_object_get(e, "why")));
+        fprintf(f, "</tr>\n");
+    }
+    table_end(f, n);
+    return 0;
+}
+
 int yb_html_write(FILE *f, json_t *const *docs, const char *const *names, size_t n,
                   const char *title, char *err, size_t errlen)
 {
     run_view *r;
-    size_t nr;
+    sweep_view *sw;
+    size_t nr, nsw;
     int rc = 0;
-    if (index_docs(docs, names, n, &r, &nr, err, errlen) < 0)
+    if (index_docs(docs, names, n, &r, &nr, &sw, &nsw, err, errlen) < 0)
         return -1;
     if (!title)
         title = "yangblast report";
@@ -1283,30 +1634,43 @@ int yb_html_write(FILE *f, json_t *const *docs, const char *const *names, size_t
     E(title);
     fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", CSS);
     E(title);
-    fprintf(f, "</h1>\n<p class=\"sub\">%zu run%s from ", nr, nr == 1 ? "" : "s");
+    fprintf(f, "</h1>\n<p class=\"sub\">");
+    if (nr)
+        fprintf(f, "%zu run%s", nr, nr == 1 ? "" : "s");
+    if (nsw)
+        fprintf(f, "%s%zu sweep%s", nr ? ", " : "", nsw, nsw == 1 ? "" : "s");
+    fprintf(f, " from ");
     for (size_t d = 0; d < n; d++) {
         fprintf(f, "%s", d ? ", " : "");
         E(names[d]);
     }
     fprintf(f, ".</p>\n");
-    rc = study_tables(f, r, nr);
-    thresholds_section(f, r, nr);
-    settings_table(f, r, nr);
-    fprintf(f, "<h2 id=\"time\">Over time</h2>\n<p>Per second: requests completed (ok or not), "
-               "errors, and for an open loop the target rate; end-to-end latency p50, p99 and "
-               "maximum of the successful requests completed in that second.  The last second "
-               "is partial.</p>\n");
-    for (size_t i = 0; i < nr && rc == 0; i++)
-        rc = timeseries(f, &r[i], i);
-    if (rc == 0)
-        rc = percentile_plots(f, r, nr);
-    latency_table(f, r, nr);
-    phase_bars(f, r, nr);
-    errors_section(f, r, nr);
-    breakdown_tables(f, r, nr);
+    for (size_t i = 0; i < nsw && rc == 0; i++)
+        rc = sweep_section(f, &sw[i], i);
+    if (nr && rc == 0) {
+        rc = study_tables(f, r, nr);
+        thresholds_section(f, r, nr);
+        settings_table(f, r, nr);
+        fprintf(f, "<h2 id=\"time\">Over time</h2>\n<p>Per second: requests completed (ok or "
+                   "not), errors, and for an open loop the target rate; end-to-end latency p50, "
+                   "p99 and maximum of the successful requests completed in that second.  The "
+                   "last second is partial.</p>\n");
+        for (size_t i = 0; i < nr && rc == 0; i++)
+            rc = timeseries(f, &r[i], i);
+        for (size_t i = 0; i < nr && rc == 0; i++)
+            if (r[i].telemetry)
+                rc = telemetry_section(f, &r[i], i);
+        if (rc == 0)
+            rc = percentile_plots(f, r, nr);
+        latency_table(f, r, nr);
+        phase_bars(f, r, nr);
+        errors_section(f, r, nr);
+        breakdown_tables(f, r, nr);
+    }
     fprintf(f, "<p class=\"sub\">Generated by " PACKAGE_NAME " " PACKAGE_VERSION
                "; JSON schema: yangblast-report(5).</p>\n</body>\n</html>\n");
     free(r);
+    free(sw);
     if (rc < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -1347,10 +1711,12 @@ int yb_html_report(const char *path, json_t *const *docs, const char *const *nam
     char werr[512] = "";
     /* Checked before the output is opened: bad input leaves no file. */
     run_view *r;
-    size_t nr;
-    if (index_docs(docs, names, n, &r, &nr, err, errlen) < 0)
+    sweep_view *sw;
+    size_t nr, nsw;
+    if (index_docs(docs, names, n, &r, &nr, &sw, &nsw, err, errlen) < 0)
         return -1;
     free(r);
+    free(sw);
     if (yb_outfile_open(&o, path, 0, err, errlen) < 0)
         return -2;
     if (yb_html_write(o.f, docs, names, n, title, werr, sizeof werr) < 0) {

@@ -103,7 +103,7 @@ bad_case "a negative duration" b2 'r["summary"]["duration_s"] = -1' \
 bad_case "a curve point that is not a pair" b3 'r["latency_us"]["ttfb"]["percentile_curve"][1] = [1]' \
     "b3\\.json: latency_us\\.ttfb\\.percentile_curve\\[1\\]: expected \\[percentile, value\\]"
 bad_case "another schema" b4 'r["schema"] = "other/9"' \
-    'b4\.json: schema: expected "yangblast-report/1" or "yangblast-experiment/1"'
+    'b4\.json: schema: expected "yangblast-report/1", "yangblast-experiment/1" or "yangblast-sweep/1"'
 bad_case "no summary" b5 'del r["summary"]' "b5\\.json: summary: missing"
 bad_case "a reason that is a number" b6 'r["errors"]["reasons"] = [{"class": "tls", "reason": 5}]' \
     "b6\\.json: errors\\.reasons\\[0\\]\\.reason: expected a string, got a number"

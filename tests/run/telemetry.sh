@@ -20,7 +20,7 @@ check "serve starts" yb_serve "$T/serve.out" --restconf 127.0.0.1:0 --gnmi 127.0
     --workers 1 --service-time fixed:100ms
 check_rc "gNMI run with --telemetry" 0 "$YB" run "$GC" --target "$GURL" -c 8 -D 3s -q \
     --telemetry --telemetry-baseline 2s --telemetry-path /system/memory/state/free \
-    --json "$T/g.json"
+    --json "$T/g.json" --html "$T/g.html"
 cp "$T/.out" "$T/g.txt"
 J="r['telemetry']['devices'][0]"
 is "gNMI: supported, over gnmi" "$(jget "$T/g.json" "[$J['supported'], $J['protocol']]")" '[true,"gnmi"]'
@@ -41,6 +41,8 @@ like "the saturation sentence names the modelled process" "$(jget "$T/g.json" "$
      '^The device saturates: process serve-model-busy \(pid 0\) at >= 95% of a core in [0-9]+ of [0-9]+ s under load'
 like "text: the sentence" "$(cat "$T/g.txt")" 'The device saturates: process serve-model-busy'
 like "text: baseline vs under load" "$(cat "$T/g.txt")" 'CPU %: baseline mean [0-9.]+ max [0-9.]+; under load mean'
+like "--html: the device's CPU per second" "$(cat "$T/g.html")" 'data-kind="telemetry-cpu"'
+like "--html: the saturation sentence" "$(cat "$T/g.html")" 'The device saturates: process serve-model-busy'
 is "--telemetry-path: its leaf, baseline and load" \
    "$(jget "$T/g.json" "[(x['path'], x['baseline_mean'] > 0, x['load_mean'] > 0) for x in $J['extra']]")" \
    '[["/system/memory/state/free",true,true]]'
