@@ -38,7 +38,8 @@ is "concurrency: every step has its percentiles" \
    "$(jget "$T/c.json" "all(s['p50_us'] > 0 and s['p99_us'] >= s['p50_us'] and s['p999_us'] >= s['p99_us'] for s in r['sweep']['steps'])")" true
 
 check_rc "rate sweep runs" 0 "$YB" experiment sweep "$GC" --target "$GURL" --rate 10..30/+10 -c 8 \
-    --step 3s --warmup 1s --slo 'e2e.p99<1s' --slo 'errors<1%' --bisect 2 -q --json "$T/r.json"
+    --step 3s --warmup 1s --slo 'e2e.p99<1s' --slo 'errors<1%' --bisect 2 -q --json "$T/r.json" \
+    --telemetry --telemetry-baseline 1s
 cp "$T/.out" "$T/r.txt"
 is "rate: knee within 10% of $CAP/s" "$(within10 "$T/r.json")" 1
 [ "$(within10 "$T/r.json")" = 1 ] || diag "$(cat "$T/r.txt")"
@@ -50,4 +51,6 @@ like "--html: the throughput-latency curve" "$(cat "$T/c.html")" 'data-kind="swe
 like "--html: the knee" "$(cat "$T/c.html")" 'Knee: [0-9.]+ requests/s at [0-9]+ sessions'
 check "yangblast report renders a sweep's JSON" "$YB" report "$T/r.json" -o "$T/r.html"
 like "... with its curve" "$(cat "$T/r.html")" 'data-kind="sweep-curve"'
+is "rate with --telemetry: the device's CPU for every step" \
+   "$(jget "$T/r.json" "all(isinstance(s['device_cpu_pct'], float) for s in r['sweep']['steps'])")" true
 done_testing
