@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/fleet.h"
 #include "cli/plan.h"
+#include "cli/devtelemetry.h"
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"

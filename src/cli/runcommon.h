@@ -6,7 +6,6 @@
 
 #include <signal.h>
 #include "engine/engine.h"
-#include "telemetry/telemetry.h"
 
 struct yb_metrics; /* report/metrics.h */
 
@@ -92,18 +91,6 @@ int yb_run_timed(const yb_engine_opts *o, yb_recorder *rec, double *cpu_user_s,
 int yb_run_plan_timed(const yb_plan *plan, yb_recorder *rec, yb_recorder *per_pair,
                       double *cpu_user_s, double *cpu_sys_s, char *err, size_t errlen);
 
-/* --telemetry: starts the device telemetry (src/telemetry) for the n
- * workloads o[0..n) labelled label[0..n): one session per device, over
- * gNMI when the device has a gNMI workload, else RESTCONF.  A pair whose
- * label ends in "/restconf" is left out when "NAME/gnmi" is there; without
- * an inventory (routed), only the gNMI workload is watched.  interval,
- * baseline and paths come from the options.  tgs (n entries) and cfg are
- * filled and must outlive the telemetry.  Returns it, or NULL with a
- * message printed. */
-yb_telemetry *yb_telemetry_for(const char *cmd, uint64_t interval_ns, uint64_t baseline_ns,
-                               const char *const *paths, size_t n_paths,
-                               const yb_engine_opts *o, const char (*label)[80], size_t n,
-                               int routed_single, yb_tm_target *tgs, yb_tm_cfg *cfg);
 /* --metrics-listen: opens the live metrics at listen (NULL: none; *m =
  * NULL) with max_series label pairs (0 = default), the self-check judging
  * lateness as the report does for an open loop at a fixed rate (0 =

@@ -7,6 +7,7 @@
  * throughput meeting every SLO) in one line; --json and --html write them. */
 #include "config.h"
 #include "cli/cli.h"
+#include "cli/devtelemetry.h"
 #include "cli/runcommon.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
