@@ -39,6 +39,11 @@ void yb_cli_where(const char *where);
 /* Prints a usage error and the hint to run --help; returns YB_EXIT_USAGE. */
 int yb_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Installs handler for SIGINT and SIGTERM (a run's stop: reports are still
+ * written) and ignores SIGPIPE (a closed output or peer is an error where it
+ * is written, never a death). */
+void yb_cli_catch_stop(void (*handler)(int));
+
 /* Reports what getopt_long (with opterr = 0 and a short-option string
  * starting with ':') returned as c for a bad option: an unknown option or
  * one missing its value.  Returns YB_EXIT_USAGE. */

@@ -2,7 +2,9 @@
 #include "cli/cli.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <string.h>
 
 static const char *command;
 static const char *in_where;
@@ -56,4 +58,14 @@ int yb_bad_option(const char *cmd, int c, char **argv)
     if (optopt && optopt < 256 && (what[0] != '-' || what[1] != '-'))
         return yb_usage_error(cmd, "unknown option '-%c'", optopt);
     return yb_usage_error(cmd, "unknown option '%s'", what);
+}
+
+void yb_cli_catch_stop(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }

@@ -582,12 +582,7 @@ int yb_cmd_experiment(int argc, char **argv)
                                      &metrics)))
         goto out;
     st.metrics = metrics;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    yb_cli_catch_stop(on_signal);
 
     /* one device after the other: a study measures one device's sessions,
      * never the generator shared among several */

@@ -357,12 +357,7 @@ int yb_cmd_run(int argc, char **argv)
     }
     o.metrics = metrics;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    yb_cli_catch_stop(on_signal);
 
     /* --telemetry: its own sessions, up before the load for the baseline
      * and after it for the tail */

@@ -505,12 +505,7 @@ int yb_cmd_sweep(int argc, char **argv)
         ret = YB_EXIT_RUNTIME;
         goto out;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    yb_cli_catch_stop(on_signal);
 
     if (ro.telemetry) {
         char label[80];
