@@ -39,6 +39,12 @@
 #                     ticket and by session ID; the server's (test) key kept
 #                     as restconf-tls12-rsa.server-key.pem, the client's key
 #                     log of the first connection as restconf-tls12-rsa.keylog
+#   restconf-tls12-java  captures/RestconfClient.java (OpenJDK 17's JSSE,
+#                     HttpsURLConnection) -> nginx with an RSA key over TLS 1.2,
+#                     TLS_RSA_WITH_AES_128_CBC_SHA256 pinned: a POST with a JSON
+#                     body, then a GET on a second connection that resumes the
+#                     session; nginx's (test) key kept as
+#                     restconf-tls12-java.server-key.pem
 #   h1-frag           made from h1-keepalive.pcap by pcaptool.py frag 64:
 #                     every IPv4 packet over 64 bytes of payload in fragments
 #   h1-frag-ipv6      the same over IPv6 (pcaptool.py ipv6), fragments of
@@ -242,6 +248,26 @@ rec_restconf_tls12_rsa() {
     cp "$W/t12/client.keylog" "$HERE/restconf-tls12-rsa.keylog"
 }
 
+rec_restconf_tls12_java() {
+    command -v java >/dev/null || { echo "record.sh: java not installed" >&2; return 1; }
+    local p; p=$(free_port)
+    nginx_start "$W/nginx" "$p" tls-rsa || return 1
+    # A java.security override that re-enables the RSA key exchange suites
+    # for JDKs that list them in jdk.tls.disabledAlgorithms (OpenJDK 17 does
+    # not; later ones do): its value replaces the one in java.security.
+    printf 'jdk.tls.disabledAlgorithms=SSLv3, TLSv1, TLSv1.1, RC4, DES, MD5withRSA, anon, NULL\n' \
+        >"$W/java.security"
+    cap_start "$HERE/restconf-tls12-java.pcap" "$p" || return 1
+    timeout 60 java -Djava.security.properties="$W/java.security" \
+        -Djdk.tls.client.protocols=TLSv1.2 \
+        -Djdk.tls.client.cipherSuites=TLS_RSA_WITH_AES_128_CBC_SHA256 \
+        "$HERE/RestconfClient.java" "$(nginx_cert "$W/nginx")" "https://127.0.0.1:$p" \
+        >"$W/java.out" || { cat "$W/java.out" >&2; cap_stop; return 1; }
+    cap_stop
+    install -m 600 "$W/nginx/key.pem" "$HERE/restconf-tls12-java.server-key.pem"
+    nginx_stop "$W/nginx"
+}
+
 rec_h1_frag() {
     /usr/bin/python3 "$SRC/tests/capture/pcaptool.py" "$HERE/h1-keepalive.pcap" \
         "$HERE/h1-frag.pcap" frag 64
@@ -266,7 +292,7 @@ if [ "${1:-}" = --expected ]; then
     done
     exit 0
 fi
-names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa h1-frag h1-frag-ipv6 restconf-tls13-chromium}
+names=${*:-h1-keepalive h1-pipelined restconf-tls gnmi-h2c gnmi-interleaved gnmi-tls h1-rst-late restconf-tls13-alps restconf-tls12-rsa restconf-tls12-java h1-frag h1-frag-ipv6 restconf-tls13-chromium}
 for n in $names; do
     "rec_${n//-/_}" || { echo "record.sh: $n failed" >&2; exit 1; }
 done

@@ -1,16 +1,19 @@
 # tests/peers/nginx.sh -- nginx as a stand-in RESTCONF server for yangblast's
 # integration tests.  Source it (bash), then:
 #
-#   nginx_start DIR PORT [tls]  writes DIR/nginx.conf and starts nginx on
+#   nginx_start DIR PORT [tls|tls-rsa]  writes DIR/nginx.conf and starts nginx on
 #                               127.0.0.1:PORT (TLS when the third argument
-#                               is "tls"); returns once it accepts connections,
+#                               is "tls"; "tls-rsa": an RSA 2048 key instead
+#                               of EC, so that clients can negotiate RSA key
+#                               exchange); returns once it accepts connections,
 #                               non-zero (with the error log on stderr) if not
 #   nginx_stop DIR              stops it (by PID) and its slow upstream; safe
 #                               to call twice or when the start failed
 #   nginx_log DIR               prints the access log's path
 #   nginx_cert DIR              prints the certificate's path (for --cacert;
 #                               self-signed, CN=localhost, SAN DNS:localhost
-#                               and IP:127.0.0.1, EC P-256); key in DIR/key.pem
+#                               and IP:127.0.0.1, EC P-256 or RSA 2048); key
+#                               in DIR/key.pem
 #   nginx_pid DIR               prints the nginx master's PID
 #
 # Everything lives in DIR (config, pid, logs, temp paths, unix sockets, cert).
@@ -98,7 +101,7 @@ nginx_start() {
     local workers=${NGINX_WORKERS:-1} slow_ms=${NGINX_SLOW_MS:-200}
     local n listen user_line="" ssl_lines=""
     if [ -z "$dir" ] || [ -z "$port" ]; then
-        echo "usage: nginx_start DIR PORT [tls]" >&2; return 2
+        echo "usage: nginx_start DIR PORT [tls|tls-rsa]" >&2; return 2
     fi
     mkdir -p "$dir" || return 1
     dir=$(_nginx_abs "$dir")
@@ -113,8 +116,10 @@ nginx_start() {
         </dev/null >"$dir/slow.out" 2>&1 &
     echo $! >"$dir/slow.pid"
 
-    if [ "$tls" = tls ]; then
-        if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+    if [ "$tls" = tls ] || [ "$tls" = tls-rsa ]; then
+        local keyopts=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1)
+        [ "$tls" = tls-rsa ] && keyopts=(-newkey rsa:2048)
+        if ! openssl req -x509 "${keyopts[@]}" \
                 -nodes -keyout "$dir/key.pem" -out "$dir/cert.pem" -days 7 \
                 -subj "/CN=localhost" \
                 -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
