@@ -83,6 +83,18 @@ static int want_num(vctx *v, const json_t *o, const char *path, const char *key,
     return 0;
 }
 
+/* Each of the n keys at path is a number as want_num checks it (values not
+ * kept).  Returns 0 or -1 with the error in v. */
+static int want_nums(vctx *v, const json_t *o, const char *path, const char *const *keys,
+                     size_t n, int required)
+{
+    double d;
+    for (size_t i = 0; i < n; i++)
+        if (want_num(v, o, path, keys[i], required, &d) < 0)
+            return -1;
+    return 0;
+}
+
 /* A value of JSON type t (JSON_OBJECT, JSON_ARRAY, JSON_STRING) at
  * path.key, or NULL when absent or null and not required. */
 static int want(vctx *v, const json_t *o, const char *path, const char *key, json_type t,
@@ -143,14 +155,12 @@ static int check_phase(vctx *v, const json_t *h, const char *key)
     char path[200];
     static const char *const NUMS[] = {"count", "min", "p50", "p90", "p99", "p99_9", "max", "mean",
                                        "stddev"};
-    double d;
     json_t *curve;
     snprintf(path, sizeof path, "latency_us.%s", key);
     if (!json_is_object(h))
         return bad(v, path, "expected an object, got %s", yb_json_type_name(h));
-    for (size_t i = 0; i < sizeof NUMS / sizeof NUMS[0]; i++)
-        if (want_num(v, h, path, NUMS[i], 0, &d) < 0)
-            return -1;
+    if (want_nums(v, h, path, NUMS, sizeof NUMS / sizeof NUMS[0], 0) < 0)
+        return -1;
     if (want(v, h, path, "percentile_curve", JSON_ARRAY, 0, &curve) < 0)
         return -1;
     if (!curve)
@@ -183,9 +193,8 @@ static int check_intervals(vctx *v, const json_t *a)
             return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
         if (want_num(v, e, path, "t_s", 1, &d) < 0)
             return -1;
-        for (size_t k = 0; k < sizeof NUMS / sizeof NUMS[0]; k++)
-            if (want_num(v, e, path, NUMS[k], 0, &d) < 0)
-                return -1;
+        if (want_nums(v, e, path, NUMS, sizeof NUMS / sizeof NUMS[0], 0) < 0)
+            return -1;
     }
     return 0;
 }
@@ -392,9 +401,8 @@ static int check_sweep(vctx *v, const json_t *doc, sweep_view *sv)
         snprintf(path, sizeof path, "sweep.steps[%zu]", i);
         if (!json_is_object(e))
             return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
-        for (size_t k = 0; k < sizeof NUMS / sizeof NUMS[0]; k++)
-            if (want_num(v, e, path, NUMS[k], 1, &x) < 0)
-                return -1;
+        if (want_nums(v, e, path, NUMS, sizeof NUMS / sizeof NUMS[0], 1) < 0)
+            return -1;
         if (want_num(v, e, path, "device_cpu_pct", 0, &x) < 0 ||
             want_bool(v, e, path, "pass", &b) < 0 || want_bool(v, e, path, "bisection", &b) < 0 ||
             want_str(v, e, path, "why", &why) < 0)
