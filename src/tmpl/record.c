@@ -90,7 +90,7 @@ static int compile_msg(yb_tmpl *t, const ProtobufCMessageDescriptor *d, const ui
         where[wl] = 0;
         lit0 = off;
     }
-    return yb_tmpl_lit(t, b + lit0, n - lit0);
+    return n ? yb_tmpl_lit(t, b + lit0, n - lit0) : 0; /* b may be NULL when n is 0 */
 bad:
     snprintf(err, errlen, "%s%snot a valid %s message", where, *where ? ": " : "", d->name);
     return -EINVAL;

@@ -378,6 +378,8 @@ int yb_tmpl_text(yb_tmpl *t, const void *p, size_t n, char *err, size_t errlen)
 {
     const uint8_t *b = p;
     size_t i = 0, lit0 = 0;
+    if (!n) /* an empty field (p may be NULL): nothing to compile */
+        return 0;
     while (i + 1 < n) {
         if (b[i] != '{' || b[i + 1] != '{') {
             i++;

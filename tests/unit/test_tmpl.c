@@ -287,12 +287,36 @@ static void test_check_record(void **st)
     yb_request_cleanup(&r);
 }
 
+/* A field with no bytes (pointer NULL) compiles to nothing and fills empty. */
+static void test_empty(void **st)
+{
+    (void)st;
+    char err[256];
+    yb_tmpl *t = yb_tmpl_new();
+    assert_non_null(t);
+    assert_int_equal(yb_tmpl_text(t, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(yb_tmpl_fill(t, &(yb_tmpl_vars){0}, &out), 0);
+    assert_int_equal(out.len, 0);
+    yb_tmpl_free(t);
+    yb_request r;
+    yb_request_init(&r);
+    r.protocol = YB_PROTO_RESTCONF; /* a record with no body at all */
+    assert_int_equal(yb_request_set_str(&r.path, "/a/{{iter}}"), 0);
+    assert_null(r.body);
+    t = yb_tmpl_new();
+    assert_int_equal(yb_tmpl_body(t, &r, err, sizeof err), 0);
+    assert_int_equal(yb_tmpl_gaps(t), 0);
+    yb_tmpl_free(t);
+    yb_request_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values),   cmocka_unit_test(test_random_range),
         cmocka_unit_test(test_errors),   cmocka_unit_test(test_regions),
         cmocka_unit_test(test_gnmi_set), cmocka_unit_test(test_check_record),
+        cmocka_unit_test(test_empty),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(out.p);
