@@ -226,7 +226,14 @@ static int read_keys(const pctx *c, const yb_ynode *m, yb_plan_workload *w, int 
     for (size_t i = 0; i + 1 < m->n; i += 2) {
         const yb_ynode *k = m->kid[i], *v = m->kid[i + 1];
         int id = yb_runopts_id(YB_RO_PLAN, k->s);
-        if (id >= 0) {
+        if (id >= 0 && v->type == YB_YN_SEQ && yb_runopts_repeatable(id)) {
+            /* a rule per item, in order (after the defaults' own) */
+            if (!v->n)
+                rc = perr(c, v->line, "key '%s' %s: expected a value or a list of values",
+                          k->s, in);
+            for (size_t j = 0; j < v->n && !rc; j++)
+                rc = apply_option(c, id, k, v->kid[j], w, in);
+        } else if (id >= 0) {
             rc = apply_option(c, id, k, v, w, in);
         } else if (!strcmp(k->s, "name")) {
             rc = 0; /* read first */
@@ -250,7 +257,8 @@ static int read_keys(const pctx *c, const yb_ynode *m, yb_plan_workload *w, int 
                       "start, and the load and session options: requests, duration, "
                       "concurrency, streams, subscriptions, rate, timing, speed, spin, "
                       "max-backlog, sessions, tls-resume, timeout, max-body, accept, "
-                      "accept-grpc, expect)", k->s, in);
+                      "accept-grpc, expect, and the rewrites: rewrite-path, set-header, "
+                      "drop-header, rewrite-body, map-authority)", k->s, in);
         }
         if (rc)
             return rc;
@@ -429,6 +437,10 @@ static int prepare_workload(const pctx *c, yb_planfile *pf, size_t idx, const yb
     r->o.start_ns = w->start_ns;
     set_where(c, w->line, "workload", w->name);
     if ((rc = yb_runopts_load_model(c->cmd, r)) || (rc = yb_check_shared(c->cmd, r)))
+        goto out;
+    /* its rewrite rules, tried on each of its records now (every pair
+     * gets them with r->o) */
+    if ((rc = yb_runopts_rewrite(c->cmd, r, &r->o)))
         goto out;
     /* its targets: those it names, else the command line's */
     r->fan_out = 0;
@@ -703,6 +715,7 @@ void yb_planfile_free(yb_planfile *pf)
     for (size_t i = 0; pf->w && i < pf->n; i++) {
         yb_plan_workload *w = &pf->w[i];
         yb_fleet_free(&w->fleet);
+        yb_runopts_cleanup(&w->ro);
         if (w->rec_ok)
             yb_recorder_cleanup(&w->rec);
         if (w->synth_argc && w->corpus)

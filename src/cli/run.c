@@ -133,10 +133,6 @@ static int plan_applies(const yb_runopts *r, int n_args)
     if (r->inventory && r->n_targets)
         return yb_usage_error("run", "--targets and --target exclude each other (a workload "
                               "names URLs in its 'targets')");
-    if (r->n_rw)
-        return yb_usage_error("run", "the rewrite options (--rewrite-path, --set-header, "
-                              "--drop-header, --rewrite-body, --map-authority) do not apply "
-                              "with --plan");
     for (int id = 0; id < YB_RO_END; id++)
         if (r->given[id] && yb_runopts_applies(YB_RO_PLAN, id))
             return yb_usage_error("run", "%s does not apply with --plan: it is a key of each "

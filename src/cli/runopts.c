@@ -128,18 +128,18 @@ static const opt_def OPTS[] = {
      "seed of the random placeholders (random, choice,\nuuid): the same seed sends the same "
      "bytes\n(default: a new seed per run)"},
     {"Rewrites (applied once to each record before the run; yangblast(1)):", "rewrite-path",
-     YB_RO_REWRITE_PATH, required_argument, RUN, "    --rewrite-path F=T",
+     YB_RO_REWRITE_PATH, required_argument, RUN | PLAN, "    --rewrite-path F=T",
      "a path starting with F starts with T instead\n(both start with '/'; the first F that "
      "matches\nis used; repeatable)"},
-    {NULL, "set-header", YB_RO_SET_HEADER, required_argument, RUN, "    --set-header 'K: V'",
+    {NULL, "set-header", YB_RO_SET_HEADER, required_argument, RUN | PLAN, "    --set-header 'K: V'",
      "replace every recorded header K with one K: V\n(added when absent; repeatable)"},
-    {NULL, "drop-header", YB_RO_DROP_HEADER, required_argument, RUN, "    --drop-header K",
+    {NULL, "drop-header", YB_RO_DROP_HEADER, required_argument, RUN | PLAN, "    --drop-header K",
      "remove every recorded header K (repeatable)"},
-    {NULL, "rewrite-body", YB_RO_REWRITE_BODY, required_argument, RUN,
+    {NULL, "rewrite-body", YB_RO_REWRITE_BODY, required_argument, RUN | PLAN,
      "    --rewrite-body S", "substitute in bodies: s/REGEX/REPL/[gi] (POSIX\nextended; & and "
      "\\1..\\9 in REPL) or s/TEXT/REPL/F[gi]\n(fixed text); gNMI bodies in their text form "
      "(as\ncorpus cat --decode prints them); repeatable,\napplied in order"},
-    {NULL, "map-authority", YB_RO_MAP_AUTHORITY, required_argument, RUN,
+    {NULL, "map-authority", YB_RO_MAP_AUTHORITY, required_argument, RUN | PLAN,
      "    --map-authority A=B", "records recorded for authority A are sent for B\n(Host / "
      ":authority; others: the target's)"},
     {"Limits and output:", "timeout", YB_RO_TIMEOUT, required_argument, BOTH | PLAN, "    --timeout D",
@@ -395,6 +395,11 @@ static int rewrite_rule(const char *cmdname, int id, const char *arg, yb_runopts
         return yb_usage_error(cmdname, "out of memory");
     int rc = yb_rewrite_add(rw, k, arg, err, sizeof err);
     yb_rewrite_free(rw);
+    /* a header's value is not repeated: it may be a credential given by
+     * mistake (from a plan file, not only argv) */
+    if (rc < 0 && k == YB_RW_SET_HEADER && strchr(arg, ':'))
+        return yb_usage_error(cmdname, "%s '%.*s: ...': %s", yb_runopts_name(id),
+                              (int)(strchr(arg, ':') - arg), arg, err);
     if (rc < 0)
         return yb_usage_error(cmdname, "%s '%s': %s", yb_runopts_name(id), arg, err);
     if (r->n_rw == YB_REWRITE_MAX_RULES)
@@ -618,6 +623,11 @@ int yb_runopts_id(unsigned cmd, const char *name)
 int yb_runopts_applies(unsigned cmd, int id)
 {
     return find(cmd, id) != NULL;
+}
+
+int yb_runopts_repeatable(int id)
+{
+    return id >= YB_RO_REWRITE_PATH && id <= YB_RO_MAP_AUTHORITY;
 }
 
 int yb_runopts_load_model(const char *cmdname, yb_runopts *r)

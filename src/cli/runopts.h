@@ -112,6 +112,9 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
 int yb_runopts_id(unsigned cmd, const char *name);
 /* 1 when option id applies to cmd (YB_RO_PLAN: is a workload key). */
 int yb_runopts_applies(unsigned cmd, int id);
+/* 1 when option id adds to what it gave before each time it is given (the
+ * rewrite rules): a plan file's key may then hold a list of values. */
+int yb_runopts_repeatable(int id);
 
 /* Checks and completes the load model and session policy that r's
  * options set (cmdname names the command in messages): --sessions parsed

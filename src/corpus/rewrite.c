@@ -187,8 +187,8 @@ static int header_name_ok(const char *name, int set, char *err, size_t errlen)
                    i == 0   ? "the target's authority is sent; --map-authority or -H 'Host: "
                               "NAME' set another"
                    : i == 8 ? "yangblast sends its own; -H 'User-Agent: ...' replaces it"
-                   : i > 8  ? "credentials never come from the command line: --user, "
-                              "--token-file"
+                   : i > 8  ? "credentials never come from the command line or a "
+                              "plan file: --user, --token-file, an inventory's secret"
                             : "the codec writes the framing headers");
             return -1;
         }
