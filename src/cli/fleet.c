@@ -316,8 +316,24 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
                               "workloads", ro->inventory, inv->n, YB_PLAN_MAX_PAIRS);
     if (alloc_pairs(f, inv->n * per) < 0)
         return yb_usage_error(cmd, "out of memory");
-    for (size_t t = 0; t < inv->n; t++) {
+    /* --shard I/N: the targets are divided among the shards (target j of
+     * those the run sends to, in inventory order, is shard j mod N's), each
+     * with its whole load model; a plan's workloads divide their load
+     * instead (each pair keeps o.shard), so that a plan of a few targets
+     * shards too */
+    yb_shard by_target = ro->plan ? (yb_shard){0, 0} : ro->o.shard;
+    size_t n_picked = 0;
+    for (size_t t = 0; t < inv->n; t++)
+        n_picked += picked(ro, &inv->target[t]);
+    if (yb_shard_divides(&by_target) && n_picked < by_target.count)
+        return yb_usage_error(cmd, "%s: %zu shards, but --fan-out has %zu target%s to divide "
+                              "among them (target j goes to shard j mod N)",
+                              yb_runopts_name(ro->shard_opt), (size_t)by_target.count, n_picked,
+                              n_picked == 1 ? "" : "s");
+    for (size_t t = 0, j = 0; t < inv->n; t++) {
         if (!picked(ro, &inv->target[t]))
+            continue;
+        if (!yb_shard_takes(&by_target, j++))
             continue;
         char where[400];
         target_where(ro, &inv->target[t], where, sizeof where);
@@ -326,11 +342,18 @@ static int fan_out(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64_t 
             if (kind_n[k] && (rc = target_pair(cmd, ro, f, t, k, routed, kind_n[k], where,
                                                redacted, &tls_used)))
                 return rc;
+            else if (kind_n[k] && yb_shard_divides(&by_target))
+                f->o[f->n - 1].shard = (yb_shard){0, 0}; /* the whole load model */
         if (!tls_used && (rc = tls_unused(&inv->target[t], where)))
             return rc;
     }
-    snprintf(f->desc, sizeof f->desc, "%zu targets (%s)%s", ro->pick ? ro->n_pick : inv->n,
-             ro->inventory, ro->split ? ", load split" : "");
+    if (yb_shard_divides(&by_target))
+        snprintf(f->desc, sizeof f->desc, "%zu of %zu targets (%s, shard %u/%u)%s",
+                 (size_t)yb_shard_part(&by_target, n_picked), n_picked, ro->inventory,
+                 by_target.index, by_target.count, ro->split ? ", load split" : "");
+    else
+        snprintf(f->desc, sizeof f->desc, "%zu targets (%s)%s", ro->pick ? ro->n_pick : inv->n,
+                 ro->inventory, ro->split ? ", load split" : "");
     return 0;
 }
 
@@ -548,6 +571,8 @@ int yb_fleet_plan(yb_fleet *f, const yb_engine_opts *base, yb_plan *plan)
         o->on_reason = base->on_reason;
         o->reason_ud = base->reason_ud;
         o->stream = base->stream;
+        o->start_at_ns = base->start_at_ns;
+        o->started_unix_ns = base->started_unix_ns;
         o->metrics = base->metrics;
         o->target_name = f->label[i];
         o->codec.extra = base->codec.extra;

@@ -5,6 +5,7 @@
 #include "cli/plan.h"
 #include "cli/devtelemetry.h"
 #include "cli/runcommon.h"
+#include "cli/runid.h"
 #include "cli/runopts.h"
 #include "engine/engine.h"
 #include "report/html.h"
@@ -140,6 +141,25 @@ static int plan_applies(const yb_runopts *r, int n_args)
     return 0;
 }
 
+/* Refuses the pairs of a fleet or plan that cannot be divided among the
+ * shards (yb_check_shard_load; a --fan-out's pairs are whole, their
+ * targets divided instead).  Returns 0 or YB_EXIT_USAGE. */
+static int check_shard_pairs(const yb_runopts *r, const yb_fleet *fl, const yb_planfile *pf)
+{
+    int rc = 0;
+    if (r->plan)
+        for (size_t i = 0; i < pf->n && !rc; i++)
+            for (size_t k = 0; k < pf->w[i].fleet.n && !rc; k++) {
+                char what[100];
+                snprintf(what, sizeof what, "%s: workload '%s'", r->plan, pf->w[i].name);
+                rc = yb_check_shard_load("run", r, &pf->w[i].fleet.o[k], what);
+            }
+    else
+        for (size_t i = 0; i < fl->n && !rc; i++)
+            rc = yb_check_shard_load("run", r, &fl->o[i], fl->label[i]);
+    return rc;
+}
+
 static void free_targets(const yb_runopts *r, yb_fleet *fl, yb_planfile *pf)
 {
     if (r->plan)
@@ -188,15 +208,33 @@ int yb_cmd_run(int argc, char **argv)
             return yb_usage_error("run", "missing --target URL (or --targets FILE)");
         o.corpus_path = argv[optind];
     }
-    if ((rc = yb_runopts_load_model("run", &ro)) || (rc = check_applies(&ro)))
+    if ((rc = yb_runopts_load_model("run", &ro)) || (rc = check_applies(&ro)) ||
+        (rc = yb_runopts_shard("run", &ro)))
         return rc;
-    if (!ro.given[YB_RO_SEED])
-        o.codec.seed = yb_random_seed(); /* each run its own values */
+    /* the run's id: the same on every shard of it (cli/runid.h) */
+    char run_id[YB_RUN_ID_LEN + 1];
+    char err[512];
+    if (ro.run_id) {
+        snprintf(run_id, sizeof run_id, "%s", ro.run_id);
+    } else {
+        const char *inputs[] = {ro.plan ? NULL : o.corpus_path, ro.inventory, ro.plan};
+        if (yb_run_id(&ro, inputs, sizeof inputs / sizeof inputs[0], run_id, err,
+                      sizeof err) < 0) {
+            yb_errorf("%s", err);
+            return YB_EXIT_USAGE;
+        }
+    }
+    if (!ro.given[YB_RO_SEED]) /* each run its own values; every shard the run's */
+        o.codec.seed = ro.shard_opt ? yb_run_id_seed(run_id) : yb_random_seed();
+    /* the start, and where the engine says when it was: every pair's
+     * copy of the options carries them (the engine reads the first's) */
+    int64_t started_ns = 0;
+    o.start_at_ns = ro.start_at_ns;
+    o.started_unix_ns = &started_ns;
     if (ro.plan) /* each workload's concurrency is its own; at least -t by default */
         o.concurrency = o.threads;
     if ((rc = yb_check_shared("run", &ro)))
         return rc;
-    char err[512];
     const char *proto = "";
     char redacted[256];
     /* several targets: every one checked (and the inventory validated)
@@ -239,8 +277,13 @@ int yb_cmd_run(int argc, char **argv)
             return rc;
         int h2 = o.ops == &yb_h2_client_ops;
         if ((rc = yb_check_corpus_target("run", o.corpus_path, proto, h2, &o.target, target,
-                                         ro.given['m'] ? o.streams : 1)))
+                                         ro.given['m'] ? o.streams : 1)) ||
+            (rc = yb_check_shard_load("run", &ro, &o, NULL)))
             return rc;
+    }
+    if (multi && (rc = check_shard_pairs(&ro, fl, &pf))) {
+        free_targets(&ro, fl, &pf);
+        return rc;
     }
     /* the parts of the run a threshold's scope may name: each target, by
      * its name (an inventory's, "NAME/gnmi" when routed) or URL; their
@@ -314,7 +357,8 @@ int yb_cmd_run(int argc, char **argv)
 
     /* Outputs written as the run goes, opened now: a file that cannot be
      * opened stops the run before its first request. */
-    yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series, .hlog = hlog};
+    yb_stream_opts so = {.log = ro.log, .log_csv = ro.log_csv, .series = ro.series, .hlog = hlog,
+                         .shard = o.shard.index};
     yb_stream *stream = NULL;
     yb_telemetry *tm = NULL;          /* --telemetry */
     yb_tm_target *tm_tgs = NULL;
@@ -407,12 +451,28 @@ int yb_cmd_run(int argc, char **argv)
     yb_telemetry_stop(tm, (volatile const int *)&stop_flag);
     if (stream)
         ret = close_stream(stream, ro.log); /* flushed before any report is printed */
+    if (rc == YB_ENGINE_NOT_STARTED) { /* a signal during --start-at's wait */
+        yb_errorf("%s", err);
+        yb_recorder_cleanup(&rec);
+        ret = YB_EXIT_INTERRUPTED;
+        goto out;
+    }
     if (rc < 0) {
         yb_errorf("%s", err);
         yb_recorder_cleanup(&rec);
         ret = YB_EXIT_USAGE;
         goto out;
     }
+    /* this process's part of the run and its clock, for the reports */
+    char host[256] = "";
+    yb_run_shard shard = {.index = o.shard.index,
+                          .count = o.shard.count ? o.shard.count : 1,
+                          .host = host,
+                          .start_unix_ns = started_ns,
+                          .start_at_unix_ns = ro.start_at_ns};
+    if (gethostname(host, sizeof host - 1) < 0)
+        snprintf(host, sizeof host, "?");
+    yb_clock_read(&shard.clock);
     char load_desc[64];
     snprintf(load_desc, sizeof load_desc, "original timing x%g", o.speed);
     /* The target rate over the run for the reports (run.target_rate_curve):
@@ -468,6 +528,8 @@ int yb_cmd_run(int argc, char **argv)
         .rate_curve = n_curve ? curve : NULL,
         .n_rate_curve = n_curve,
         .plan_workloads = pf.n,
+        .run_id = run_id,
+        .shard = ro.shard_opt || ro.start_at ? &shard : NULL,
     };
     info.plan_open_loop = yb_planfile_open_loop(&pf);
     for (size_t i = 0; i < n_scopes; i++)

@@ -7,8 +7,10 @@
 #include "stats/ops.h"
 #include "util/outfile.h"
 #include "util/util.h"
+#include "util/walltime.h"
 
 #include <openssl/ssl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -188,6 +190,21 @@ static const opt_def OPTS[] = {
     {NULL, "abort-on-fail", YB_RO_ABORT_ON_FAIL, no_argument, RUN, "    --abort-on-fail",
      "check the thresholds each second on the figures\nso far (e2e.*, errors, rate) and stop "
      "the run\nearly when one fails"},
+    {"Scale-out (one run divided among processes; yangblast(1)):", "shard", YB_RO_SHARD,
+     required_argument, RUN, "    --shard I/N", "run shard I (0-based) of N of the run: request,\n"
+     "record, session, due time or --fan-out target k\nis shard k mod N's (N <= 1024)"},
+    {NULL, "shards", YB_RO_SHARDS, required_argument, RUN, "    --shards N",
+     "with --shard-from-env: N shards, this one's index"},
+    {NULL, "shard-from-env", YB_RO_SHARD_ENV, required_argument, RUN,
+     "    --shard-from-env VAR", "read from variable VAR (e.g. Kubernetes'\n"
+     "JOB_COMPLETION_INDEX)"},
+    {NULL, "start-at", YB_RO_START_AT, required_argument, RUN, "    --start-at TIME",
+     "prepare everything, then start the run's clock at\nwall-clock TIME: RFC 3339 "
+     "(2026-11-30T18:00:00Z)\nor Unix time (@1796061600); the report records\nthe "
+     "offset and the clock's NTP state"},
+    {NULL, "run-id", YB_RO_RUN_ID, required_argument, RUN, "    --run-id ID",
+     "the run's id in the report (default: a hash of\nthe options and inputs that define "
+     "the work, the\nsame on every shard)"},
     {"Device telemetry:", "telemetry", YB_RO_TELEMETRY, no_argument, RUN, "    --telemetry",
      "watch each target's CPU, memory and processes\n(openconfig-system) on a session of its "
      "own:\ngNMI STREAM SAMPLE, or RESTCONF GET polling"},
@@ -207,7 +224,9 @@ static int sweep_own(int id)
     static const int OWN[] = {'c', 'n', 'D', YB_RO_RATE, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SUBS,
                               YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL, YB_RO_TARGETS, YB_RO_FAN_OUT,
                               YB_RO_SPLIT, YB_RO_ROUTE, YB_RO_PLAN_FILE, YB_RO_LOG,
-                              YB_RO_LOG_FORMAT, YB_RO_SERIES, YB_RO_HLOG, YB_RO_HGRM, YB_RO_CSV};
+                              YB_RO_LOG_FORMAT, YB_RO_SERIES, YB_RO_HLOG, YB_RO_HGRM, YB_RO_CSV,
+                              YB_RO_SHARD, YB_RO_SHARDS, YB_RO_SHARD_ENV, YB_RO_START_AT,
+                              YB_RO_RUN_ID};
     for (size_t i = 0; i < sizeof OWN / sizeof OWN[0]; i++)
         if (OWN[i] == id)
             return 1;
@@ -457,6 +476,10 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     int rc = 0;
     if (r->given[id] < 255)
         r->given[id]++;
+    if (r->n_seen < YB_RO_MAX_SEEN) /* for the run id (cli/runid.h) */
+        r->seen[r->n_seen++] = (yb_ro_seen){id, arg};
+    else
+        r->seen_overflow = 1;
     switch (id) {
     case 'n': rc = count(cmdname, id, arg, 1, UINT64_MAX / 2, &o->requests); break;
     case 'D': rc = duration(cmdname, id, arg, 1, UINT64_MAX, &o->duration_ns); break;
@@ -605,6 +628,29 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
                                   sizeof r->tele_paths / sizeof r->tele_paths[0]);
         r->tele_paths[r->n_tele_paths++] = arg;
         break;
+    case YB_RO_SHARD:
+        if (yb_shard_parse(arg, &o->shard) < 0)
+            rc = bad(cmdname, id, arg, "I/N: shard I of N, 0 <= I < N <= 1024 (e.g. 0/3)");
+        r->shard_opt = id;
+        break;
+    case YB_RO_SHARDS: rc = count(cmdname, id, arg, 1, YB_SHARD_MAX, &r->shards); break;
+    case YB_RO_SHARD_ENV:
+        if (!*arg || strlen(arg) > 255 || arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                     "abcdefghijklmnopqrstuvwxyz0123456789_")])
+            rc = bad(cmdname, id, arg, "an environment variable's name (letters, digits, _)");
+        r->shard_env = arg;
+        break;
+    case YB_RO_START_AT:
+        if (yb_parse_walltime(arg, &r->start_at_ns) < 0)
+            rc = bad(cmdname, id, arg, YB_FORMS_WALLTIME);
+        r->start_at = arg;
+        break;
+    case YB_RO_RUN_ID:
+        if (!*arg || strlen(arg) > 64 || arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                     "abcdefghijklmnopqrstuvwxyz0123456789_.-")])
+            rc = bad(cmdname, id, arg, "1 to 64 letters, digits, '_', '.' or '-'");
+        r->run_id = arg;
+        break;
     case 'q': r->quiet = 1; break;
     case 'v': r->verbose = 1; break;
     default: return 1;
@@ -693,6 +739,60 @@ int yb_runopts_load_model(const char *cmdname, yb_runopts *r)
                                   (unsigned long long)r->subscriptions, o->streams);
         o->concurrency = (unsigned)(r->subscriptions / o->streams);
     }
+    return 0;
+}
+
+int yb_runopts_shard(const char *cmdname, yb_runopts *r)
+{
+    for (int id = YB_RO_SHARD; id <= YB_RO_RUN_ID; id++)
+        if (r->given[id] > 1)
+            return yb_usage_error(cmdname, "%s given twice", yb_runopts_name(id));
+    if (r->given[YB_RO_SHARD] && (r->given[YB_RO_SHARDS] || r->given[YB_RO_SHARD_ENV]))
+        return yb_usage_error(cmdname, "--shard I/N excludes --shards and --shard-from-env (give "
+                              "one: the index on the command line, or from the environment)");
+    if (r->given[YB_RO_SHARDS] != r->given[YB_RO_SHARD_ENV])
+        return yb_usage_error(cmdname, "%s", r->given[YB_RO_SHARDS]
+                                                 ? "--shards N goes with --shard-from-env VAR "
+                                                   "(or give --shard I/N)"
+                                                 : "--shard-from-env VAR needs --shards N (the "
+                                                   "number of shards)");
+    if (r->shard_env) {
+        const char *v = getenv(r->shard_env);
+        if (!v)
+            return yb_usage_error(cmdname, "--shard-from-env %s: the environment variable %s "
+                                  "is not set", r->shard_env, r->shard_env);
+        if (yb_shard_parse_index(v, (unsigned)r->shards, &r->o.shard) < 0)
+            return yb_usage_error(cmdname, "--shard-from-env %s: %s='%.40s' is not a shard "
+                                  "index (an integer 0..%llu for --shards %llu)", r->shard_env,
+                                  r->shard_env, v, (unsigned long long)r->shards - 1,
+                                  (unsigned long long)r->shards);
+        r->shard_opt = YB_RO_SHARD_ENV;
+    }
+    if (r->start_at) {
+        int64_t now = yb_walltime_now();
+        if (r->start_at_ns < now - 1000000000LL)
+            return yb_usage_error(cmdname, "--start-at '%s' is %.1f s in the past (the clock "
+                                  "reads %lld.%03lld)", r->start_at,
+                                  (double)(now - r->start_at_ns) / 1e9,
+                                  (long long)(now / 1000000000LL),
+                                  (long long)(now % 1000000000LL / 1000000));
+    }
+    return 0;
+}
+
+int yb_check_shard_load(const char *cmdname, const yb_runopts *r, const yb_engine_opts *o,
+                        const char *what)
+{
+    if (!yb_shard_divides(&o->shard))
+        return 0;
+    int open_loop = o->sched.kind != YB_SCHED_NONE || o->timing_original;
+    if (o->policy == YB_SESS_ORIGINAL && open_loop)
+        return 0; /* its sessions are the recorded connections, divided as records are */
+    if (o->concurrency < o->shard.count)
+        return yb_usage_error(cmdname, "%s%s%u sessions (-c) cannot be divided among %u shards "
+                              "(%s; session s is shard s mod N's): give -c %u or more",
+                              what ? what : "", what ? ": " : "", o->concurrency,
+                              o->shard.count, yb_runopts_name(r->shard_opt), o->shard.count);
     return 0;
 }
 

@@ -35,11 +35,20 @@ enum {
     YB_RO_REWRITE_PATH, YB_RO_SET_HEADER, YB_RO_DROP_HEADER, YB_RO_REWRITE_BODY,
     YB_RO_MAP_AUTHORITY,
     YB_RO_METRICS_LISTEN, YB_RO_METRICS_LINGER, YB_RO_METRICS_SERIES,
+    YB_RO_SHARD, YB_RO_SHARDS, YB_RO_SHARD_ENV, YB_RO_START_AT, YB_RO_RUN_ID,
     YB_RO_END, /* first id free for a command's own options */
 };
 
 #define YB_RO_MAX_HEADERS 64
 #define YB_RO_MAX_TARGETS 8 /* --target URLs (one per kind of record is routed) */
+
+#define YB_RO_MAX_SEEN 512
+
+/* One option as applied: its id and value (NULL for a flag). */
+typedef struct {
+    int id;
+    const char *arg;
+} yb_ro_seen;
 
 /* Everything the shared options set.  Strings point into argv. */
 typedef struct {
@@ -86,7 +95,19 @@ typedef struct {
     } rw[YB_REWRITE_MAX_RULES]; /* the rewrite options, in order (checked as given) */
     size_t n_rw;
     yb_rewrite *rewrite;     /* built by yb_runopts_rewrite, freed by yb_runopts_cleanup */
+    /* Scale-out (engine/shard.h): o.shard is set by --shard I/N, or by
+     * --shards N with --shard-from-env VAR once yb_runopts_shard has read
+     * VAR; shard_opt is the option to name in messages (0 = not sharded). */
+    uint64_t shards;         /* --shards N */
+    const char *shard_env;   /* --shard-from-env VAR */
+    int shard_opt;
+    int64_t start_at_ns;     /* --start-at, ns since the Unix epoch (0 = none) */
+    const char *start_at;    /* --start-at as given */
+    const char *run_id;      /* --run-id, or NULL: derived (yb_run_id) */
     unsigned char given[YB_RO_END]; /* option id -> times given */
+    yb_ro_seen seen[YB_RO_MAX_SEEN]; /* every option applied, in order */
+    size_t n_seen;
+    int seen_overflow;       /* more than YB_RO_MAX_SEEN (the run id refuses) */
 } yb_runopts;
 
 /* Sets the defaults (yb_engine_defaults, --sessions reuse). */
@@ -123,6 +144,21 @@ int yb_runopts_repeatable(int id);
  * loop of original sessions, --subscriptions (needs --duration; sets -c).
  * Returns 0 or YB_EXIT_USAGE with the reason printed. */
 int yb_runopts_load_model(const char *cmdname, yb_runopts *r);
+
+/* Completes the scale-out options once all are given: --shards with
+ * --shard-from-env (the index read from the environment variable, checked
+ * below N), neither with --shard, and --start-at not in the past by more
+ * than a second.  Returns 0 or YB_EXIT_USAGE with the reason printed
+ * (naming the option, and the variable). */
+int yb_runopts_shard(const char *cmdname, yb_runopts *r);
+
+/* Refuses (YB_EXIT_USAGE, reason printed) a workload o that cannot be
+ * divided among its shards: fewer sessions (-c) than shards, since session
+ * s is shard s mod N's (an open loop of recorded sessions, which has no
+ * -c, is exempt).  what (may be NULL) names the workload in the message.
+ * Returns 0 when o is not divided or divides. */
+int yb_check_shard_load(const char *cmdname, const yb_runopts *r, const yb_engine_opts *o,
+                        const char *what);
 
 /* Points o's codec settings at the -H headers: the extra headers, and a
  * Host (Host / :authority, instead of the target's) or User-Agent

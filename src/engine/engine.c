@@ -8,6 +8,7 @@
 #include "report/metrics.h"
 #include "report/stream.h"
 #include "util/util.h"
+#include "util/walltime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,8 +194,16 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
         rc = -1;
     if (yb_stream_tagged(o->stream) && !rc && tag_seconds(plan, ws, nw, err, errlen) < 0)
         rc = -1;
+    /* --start-at: everything is prepared; now the wall clock's instant
+     * (several processes meet there), unless a stop comes first */
+    if (!rc && o->start_at_ns && yb_walltime_sleep_until(o->start_at_ns, o->stop) < 0) {
+        snprintf(err, errlen, "stopped while waiting for the start time: nothing was sent");
+        rc = YB_ENGINE_NOT_STARTED;
+    }
     /* one clock for every worker, read once they are all prepared */
     uint64_t start = uv_hrtime();
+    if (o->started_unix_ns)
+        *o->started_unix_ns = yb_walltime_now();
     if (o->stream && !rc && yb_stream_start(o->stream, start, err, errlen) < 0)
         rc = -1;
     for (unsigned i = 0; i < nw && !rc; i++) {

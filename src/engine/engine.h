@@ -33,10 +33,16 @@ struct yb_progress {
     double p50_ms, p99_ms;  /* end-to-end, last second (p99: worst worker) */
 };
 
+/* yb_engine_run(_plan)'s return when the run was stopped while it waited
+ * for its start time (yb_engine_opts.start_at_ns): no request was sent. */
+#define YB_ENGINE_NOT_STARTED (-2)
+
 /* Runs the replay and merges every worker's recorder into *out (which the
  * caller has initialised).  Returns 0 when the run happened (per-request
  * errors are in *out), or -1 with a message in err for set-up failures
- * (unreadable corpus, bad TLS files, thread creation). */
+ * (unreadable corpus, bad TLS files, thread creation), or
+ * YB_ENGINE_NOT_STARTED (message in err) when a stop came before the
+ * start time. */
 int yb_engine_run(const yb_engine_opts *o, yb_recorder *out, char *err, size_t errlen);
 
 /* The same for a plan of several pairs (plan.h: they share the workers,

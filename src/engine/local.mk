@@ -6,6 +6,7 @@ libyangblast_a_SOURCES += \
 	src/engine/plan.c src/engine/plan.h \
 	src/engine/worker.c src/engine/worker.h \
 	src/engine/schedule.c src/engine/schedule.h \
+	src/engine/shard.c src/engine/shard.h \
 	src/engine/source.c src/engine/source.h \
 	src/engine/opname.c src/engine/opname.h \
 	src/engine/pool.c src/engine/pool.h \
@@ -19,6 +20,11 @@ TESTS += tests/unit/test_plan
 tests_unit_test_plan_SOURCES = tests/unit/test_plan.c
 tests_unit_test_plan_LDADD = $(UNIT_LDADD)
 tests_unit_test_plan_CFLAGS = $(UNIT_CFLAGS)
+check_PROGRAMS += tests/unit/test_shard
+TESTS += tests/unit/test_shard
+tests_unit_test_shard_SOURCES = tests/unit/test_shard.c
+tests_unit_test_shard_LDADD = $(UNIT_LDADD)
+tests_unit_test_shard_CFLAGS = $(UNIT_CFLAGS)
 check_PROGRAMS += tests/unit/test_inventory
 TESTS += tests/unit/test_inventory
 tests_unit_test_inventory_SOURCES = tests/unit/test_inventory.c

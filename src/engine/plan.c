@@ -31,9 +31,18 @@ int yb_plan_add(yb_plan *p, const yb_engine_opts *o)
     return 0;
 }
 
+/* The pair's sessions in this process: its shard's part of -c (shard.h),
+ * at least one (an open loop of recorded sessions has no -c of its own to
+ * divide; the commands refuse fewer sessions than shards elsewhere). */
+static unsigned sessions_of(const yb_engine_opts *o)
+{
+    uint64_t c = yb_shard_part(&o->shard, o->concurrency);
+    return c ? (unsigned)c : 1;
+}
+
 unsigned yb_plan_span(const yb_plan *p, size_t pair)
 {
-    unsigned c = p->pair[pair].workload->concurrency;
+    unsigned c = sessions_of(p->pair[pair].workload);
     unsigned n = c < p->workers ? c : p->workers;
     return n ? n : 1;
 }
@@ -74,7 +83,10 @@ double yb_plan_rate_at(const yb_plan *p, uint64_t t_ns, int *any)
                                       : yb_sched_length(&o->sched);
         if (t_ns < o->start_ns || (end && t_ns - o->start_ns >= end))
             continue;
-        sum += yb_sched_rate_at(&o->sched, t_ns - o->start_ns) / (o->split_n > 1 ? o->split_n : 1);
+        /* a --split part or a shard: every so-many-th due time */
+        double parts = (o->split_n > 1 ? o->split_n : 1) *
+                       (yb_shard_divides(&o->shard) ? o->shard.count : 1);
+        sum += yb_sched_rate_at(&o->sched, t_ns - o->start_ns) / parts;
     }
     return sum;
 }
@@ -90,12 +102,16 @@ void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
         worker = worker * o->split_n + o->split_i;
         n *= o->split_n;
     }
+    /* h2load's -c N -m M: N sessions, M requests in flight on each, so
+     * the closed loop keeps N x M in flight; a shard's sessions are its
+     * part of -c, shared among its own workers */
+    unsigned sessions = split(sessions_of(o), n, worker);
+    /* a shard's workers take the items of the whole run k * n' + worker'
+     * (shard.h), so that the shards interleave as the workers do */
+    yb_shard_lane(&o->shard, worker, n, &worker, &n);
     s->worker = worker;
     s->workers = n;
     s->by_conn = o->policy == YB_SESS_ORIGINAL;
-    /* h2load's -c N -m M: N sessions, M requests in flight on each, so
-     * the closed loop keeps N x M in flight */
-    unsigned sessions = split(o->concurrency, n, worker);
     s->slots = sessions * (o->streams ? o->streams : 1);
     switch (o->policy) {
     case YB_SESS_REUSE: s->sess_limit = sessions; break;

@@ -29,6 +29,7 @@
 #include "corpus/rewrite.h"
 #include "engine/pool.h"
 #include "engine/schedule.h"
+#include "engine/shard.h"
 #include "engine/target.h"
 #include "transport/transport.h"
 
@@ -67,6 +68,13 @@ typedef struct {
      * records, -n, -c and the schedule's due times are shared out as among
      * that many workers, so the parts add up to the whole exactly. */
     unsigned split_i, split_n;
+    /* --shard I/N: this process runs shard I of N of the workload
+     * (engine/shard.h): item k of it (due time, -n request, record,
+     * recorded connection, session of -c) is the shard's when k mod N = I.
+     * Its workers take their shares as workers place x N + I of span x N
+     * of the whole run (outside any --split), and its sessions are the
+     * shard's part of -c.  count 0 or 1 = the whole workload. */
+    yb_shard shard;
     uint64_t cache_bytes;    /* prepared-request cache per worker */
     yb_tls_client_opts tls;
     yb_codec_cfg codec;
@@ -91,6 +99,15 @@ typedef struct {
     void (*on_reason)(double t_s, yb_err_class cls, const char *reason, void *ud);
     void *reason_ud;
     uint64_t grace_ns;       /* in-flight grace period after a stop */
+    /* --start-at: the wall-clock instant (ns since the Unix epoch) that is
+     * the run's start; 0 = as soon as the workers are prepared.  The engine
+     * prepares every worker (sources read ahead, TLS contexts, pools) and
+     * then waits for it; a stop while it waits ends the run before any
+     * request (yb_engine_run_plan returns YB_ENGINE_NOT_STARTED). */
+    int64_t start_at_ns;
+    /* Set by the engine, when not NULL, to the wall clock of the run's
+     * start (ns since the Unix epoch), read as the clock starts. */
+    int64_t *started_unix_ns;
     /* Outputs written as the run goes (per-request log, per-second series,
      * .hlog), opened by the caller; the engine feeds them and ends them
      * with the merged recorder.  NULL = none. */

@@ -309,7 +309,7 @@ static void x_finish(lane *l, yb_exchange *x)
         uint64_t sess = x->res.session
                             ? (x->res.session - 1) * l->share.workers + l->share.worker + 1
                             : 0;
-        yb_stream_result(w->out, &x->res, x->req->record, sess, l->o->log_workload,
+        yb_stream_result(w->out, &x->res, x->req->record, x->tv.index, sess, l->o->log_workload,
                          l->o->log_target);
     }
     if (x->chain_head || x->req->next_step)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SCHEMA "yangblast-report/1"
@@ -214,8 +215,33 @@ static void text_accept(FILE *f, const yb_accept *a)
     fprintf(f, "\n");
 }
 
+/* The shard and its clock, one line: which part of the run this was and
+ * how far its start may be trusted against the other shards'. */
+static void text_shard(FILE *f, const yb_run_shard *s)
+{
+    char when[40] = "", off[64] = "", clk[96];
+    time_t t = (time_t)(s->start_unix_ns / 1000000000LL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (s->start_at_unix_ns)
+        snprintf(off, sizeof off, " (%+.3f ms from --start-at)",
+                 (double)(s->start_unix_ns - s->start_at_unix_ns) / 1e6);
+    if (!s->clock.known)
+        snprintf(clk, sizeof clk, "clock state unknown");
+    else
+        snprintf(clk, sizeof clk, "clock %s (max error %.3f ms, est. error %.3f ms)",
+                 s->clock.synchronised ? "synchronised" : "NOT synchronised",
+                 (double)s->clock.maxerror_us / 1e3, (double)s->clock.esterror_us / 1e3);
+    fprintf(f, "Shard: %u/%u on %s, started %s.%06lldZ%s, %s\n", s->index, s->count,
+            or_dash(s->host), when, (long long)(s->start_unix_ns % 1000000000LL / 1000), off,
+            clk);
+}
+
 static void text_run(FILE *f, const yb_recorder *r, const yb_run_info *info)
 {
+    if (info && info->shard)
+        text_shard(f, info->shard);
     if (info) {
         fprintf(f, "Run: corpus %s, target %s, protocol %s, sessions %s, TLS resumption %s\n",
                 or_dash(info->corpus), or_dash(info->target), or_dash(info->protocol),
@@ -581,6 +607,25 @@ static json_t *json_accept(const yb_accept *a, int *bad)
     return o;
 }
 
+static json_t *json_shard(const yb_run_shard *s, int *bad)
+{
+    json_t *c = !s->clock.known ? json_null()
+                : json_pack("{s:b, s:I, s:I}", "synchronised", s->clock.synchronised,
+                            "maxerror_us", (json_int_t)s->clock.maxerror_us, "esterror_us",
+                            (json_int_t)s->clock.esterror_us);
+    json_t *o = json_pack("{s:I, s:I, s:s?, s:I, s:o, s:I, s:o*}", "index", (json_int_t)s->index,
+                          "count", (json_int_t)s->count, "host", s->host, "start_unix_ns",
+                          (json_int_t)s->start_unix_ns, "start_at_unix_ns",
+                          s->start_at_unix_ns ? json_integer(s->start_at_unix_ns) : json_null(),
+                          "start_offset_ns",
+                          (json_int_t)(s->start_at_unix_ns ? s->start_unix_ns - s->start_at_unix_ns
+                                                           : 0),
+                          "clock", c);
+    if (!o)
+        *bad = 1;
+    return o;
+}
+
 static json_t *json_run(const yb_run_info *info, int *bad)
 {
     json_t *o = json_object();
@@ -785,6 +830,9 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
     if (!root)
         return NULL;
     put(root, "schema", json_string(SCHEMA), &bad);
+    put(root, "run_id", jstr(info ? info->run_id : NULL), &bad);
+    if (info && info->shard)
+        put(root, "shard", json_shard(info->shard, &bad), &bad);
     put(root, "run", json_run(info, &bad), &bad);
     put(root, "interrupted", json_boolean(info && info->interrupted), &bad);
     put(root, "interrupted_by", jstr(info ? info->interrupted : NULL), &bad);

@@ -8,6 +8,18 @@
 #include <stdio.h>
 #include "codec/accept.h"
 #include "stats/recorder.h"
+#include "util/walltime.h"
+
+/* One process's part of a run divided among several (--shard) or
+ * started at a wall-clock instant (--start-at): which shard, where, and
+ * when its clock started against the instant asked for. */
+typedef struct {
+    unsigned index, count;      /* shard index of count (0 of 1: not divided) */
+    const char *host;           /* gethostname */
+    int64_t start_unix_ns;      /* the run's t=0, wall clock (ns since the epoch) */
+    int64_t start_at_unix_ns;   /* --start-at, or 0: none */
+    yb_clock_state clock;       /* the host clock's state at the start (adjtimex) */
+} yb_run_shard;
 
 /* What the run was: printed beside the measurements. */
 typedef struct {
@@ -48,6 +60,8 @@ typedef struct {
     const char *const *part_names;
     const char *const *part_workloads; /* each part's workload (NULL: the corpus') */
     size_t n_parts;
+    const char *run_id;         /* the run's id (JSON run_id), or NULL */
+    const yb_run_shard *shard;  /* --shard / --start-at, or NULL */
 } yb_run_info;
 
 /* The instrument's check on itself.  Open loop: send lateness has two

@@ -31,7 +31,7 @@
 /* One finished request, as a worker hands it over. */
 typedef struct {
     yb_result res;       /* its reason included */
-    uint64_t record, session;
+    uint64_t record, index, session;
     unsigned workload, target;
 } log_entry;
 
@@ -171,7 +171,7 @@ static int out_close(out *o, char *err, size_t errlen)
 /* ---- the per-request log ------------------------------------------------- */
 
 static const char *const LOG_FIELDS[] = {
-    "record", "workload", "target", "worker", "session",
+    "record", "index", "shard", "workload", "target", "worker", "session",
     "t_due_ns", "t_start_ns", "t_sent_ns", "t_first_byte_ns", "t_done_ns",
     "e2e_ns", "service_ns", "lateness_ns", "gen_late_ns", "session_wait_ns", "connect_ns", "tls_ns", "h2_ns", "write_ns", "ttfb_ns",
     "bytes_out", "bytes_in", "status", "grpc_status", "notifications", "updates", "error",
@@ -271,6 +271,8 @@ static void format_entry(line *l, const yb_stream *s, const yb_stream_lane *lane
     } while (0)
     l->n = 0;
     KEY(); add(l, "%" PRIu64 "%s", e->record, sep);
+    KEY(); add(l, "%" PRIu64 "%s", e->index, sep);
+    KEY(); add(l, "%u%s", s->o.shard, sep);
     KEY(); add(l, "%u%s", e->workload, sep);
     KEY(); add(l, "%u%s", e->target, sep);
     KEY(); add(l, "%u%s", lane->worker, sep);
@@ -553,7 +555,7 @@ int yb_stream_logs(const yb_stream_lane *l)
 }
 
 void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
-                      uint64_t session, unsigned workload, unsigned target)
+                      uint64_t index, uint64_t session, unsigned workload, unsigned target)
 {
     if (!l->ring)
         return;
@@ -566,6 +568,7 @@ void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
     log_entry *e = &l->ring[head % YB_STREAM_RING];
     e->res = *res;
     e->record = record;
+    e->index = index;
     e->session = session;
     e->workload = workload;
     e->target = target;

@@ -41,6 +41,8 @@ typedef struct {
     int log_csv;         /* --log-format csv */
     const char *series;  /* --series FILE or NULL */
     const char *hlog;    /* --hlog FILE or NULL */
+    unsigned shard;      /* the run's shard index (--shard I/N; 0 when whole),
+                          * on every log line */
     /* Called on the writer's thread with each second once every worker
      * has sealed it, while the run goes on (never the last, partial
      * second, nor those written after the workers ended): run
@@ -84,11 +86,13 @@ int yb_stream_logs(const yb_stream_lane *l);
 /* Worker side (the lane's own worker thread only; never blocks).  Hands
  * over one finished request: res (times absolute, uv_hrtime; its reason
  * as yb_result_reason gives it), the corpus record it came from, its
- * run-wide session number (0 = none), and the workload and target of the
- * run it belonged to (yb_engine_opts.log_workload, .log_target).  A full
- * ring counts the line as dropped. */
+ * index among its pair's requests across the whole run (every shard's:
+ * engine/shard.h), its run-wide session number (0 = none), and the
+ * workload and target of the run it belonged to
+ * (yb_engine_opts.log_workload, .log_target).  A full ring counts the
+ * line as dropped. */
 void yb_stream_result(yb_stream_lane *l, const yb_result *res, uint64_t record,
-                      uint64_t session, unsigned workload, unsigned target);
+                      uint64_t index, uint64_t session, unsigned workload, unsigned target);
 /* Hands over the worker's next sealed second (iv->t must be the second
  * after the last one handed over; iv is copied).  Returns 0, or -1 when
  * the queue is full or memory short: hand it over again later. */

@@ -25,6 +25,10 @@ SH_TESTS += tests/run/fleet.sh
 EXTRA_DIST += tests/run/fleet.sh
 ## Plans: run --plan with writers, pollers, subscribers and a late workload against serve --devices, start offsets, plan errors before any traffic.
 SH_TESTS += tests/run/plan.sh
+## Shards: --shard I/N (and --shard-from-env) of an open loop, a closed loop, a corpus pass, a fan-out
+## and a plan, whose per-request logs add up to the single run's; run ids; --start-at; bad values.
+SH_TESTS += tests/run/shards.sh
+EXTRA_DIST += tests/run/shards.sh
 EXTRA_DIST += tests/run/plan.sh
 ## Pass/fail criteria: --threshold, --abort-on-fail (yangblast serve with a known service time).
 SH_TESTS += tests/run/thresholds.sh

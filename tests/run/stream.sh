@@ -20,7 +20,7 @@ checklog() {
     $PY - "$1" "$2" <<'PYEOF'
 import csv, json, sys
 path, fmt = sys.argv[1], sys.argv[2]
-FIELDS = ["record", "workload", "target", "worker", "session", "t_due_ns", "t_start_ns",
+FIELDS = ["record", "index", "shard", "workload", "target", "worker", "session", "t_due_ns", "t_start_ns",
           "t_sent_ns", "t_first_byte_ns", "t_done_ns", "e2e_ns", "service_ns", "lateness_ns",
           "gen_late_ns", "session_wait_ns", "connect_ns", "tls_ns", "h2_ns", "write_ns", "ttfb_ns", "bytes_out", "bytes_in",
           "status", "grpc_status", "notifications", "updates", "error", "reason"]

@@ -113,7 +113,7 @@ static void test_log_drops_counted(void **st)
     res.grpc_status = -1;
     uint64_t t0 = uv_hrtime();
     for (uint64_t i = 0; i < N; i++)
-        yb_stream_result(l, &res, i, 1, 0, 0);
+        yb_stream_result(l, &res, i, i, 1, 0, 0);
     /* handing over never waits for the disk (generous: 40k copies) */
     assert_true(uv_hrtime() - t0 < 2 * SEC);
     int fl = fcntl(rd.fd, F_GETFL);
@@ -162,7 +162,7 @@ static void test_log_hostile_reasons(void **st)
             res.grpc_status = -1;
             res.err = YB_ERR_STATUS;
             snprintf(res.reason, sizeof res.reason, "%s", REASONS[i]);
-            yb_stream_result(yb_stream_lane_of(s, 0), &res, i, 0, 0, 0);
+            yb_stream_result(yb_stream_lane_of(s, 0), &res, i, i, 0, 0, 0);
         }
         assert_int_equal(yb_stream_end(s, NULL, err, sizeof err), 0);
         yb_stream_stats sst;
