@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "codec/codec.h"
 #include "engine/route.h"
+#include "report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -620,6 +621,14 @@ int yb_fleet_report_json(json_t *report, const yb_fleet *f)
                               pct_ms(r, 50), "p99_ms", pct_ms(r, 99), "sessions_opened",
                               (json_int_t)r->sessions_opened, "reconnect_backoffs",
                               (json_int_t)r->reconnect_backoffs);
+        /* the exact end-to-end histogram, so merged shards' rows are exact */
+        static const char *const E2E[] = {"e2e"};
+        const yb_hdr *h[] = {r->h[YB_H_E2E]};
+        json_t *hs = t ? yb_report_hists_json(h, E2E, 1) : NULL;
+        if (t && (!hs || json_object_set_new(t, "histograms", hs) < 0)) {
+            json_decref(t); /* set_new freed hs */
+            t = NULL;
+        }
         if (!t || json_array_append_new(a, t) < 0) {
             json_decref(a);
             return -1;

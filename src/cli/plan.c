@@ -4,6 +4,7 @@
 #include "cli/plan.h"
 #include "cli/cli.h"
 #include "engine/inventory.h"
+#include "report/report.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -702,6 +703,15 @@ int yb_planfile_report_json(json_t *report, const yb_planfile *pf)
             pct_ms(r, YB_H_SYNC, 50), "sync_p99_ms", pct_ms(r, YB_H_SYNC, 99),
             "sample_lateness_p50_ms", pct_ms(r, YB_H_SAMPLE_LATENESS, 50),
             "sample_lateness_p99_ms", pct_ms(r, YB_H_SAMPLE_LATENESS, 99));
+        /* the exact histograms of the figures above, so merged shards'
+         * rows are exact */
+        static const char *const NAMES[] = {"e2e", "sync", "sample_lateness"};
+        const yb_hdr *h[] = {r->h[YB_H_E2E], r->h[YB_H_SYNC], r->h[YB_H_SAMPLE_LATENESS]};
+        json_t *hs = o ? yb_report_hists_json(h, NAMES, 3) : NULL;
+        if (o && (!hs || json_object_set_new(o, "histograms", hs) < 0)) {
+            json_decref(o); /* set_new freed hs */
+            o = NULL;
+        }
         if (!o || json_array_append_new(a, o) < 0) {
             json_decref(a);
             return -1;

@@ -1350,6 +1350,8 @@ static void leaf_columns(const json_t *e, const char *prefix, int depth, char (*
     json_object_foreach((json_t *)e, k, x) {
         char path[96];
         snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (depth == 0 && !strcmp(k, "histograms"))
+            continue; /* exact histograms (base64) are for merges, not for people */
         if (json_is_object(x)) {
             if (depth < 2)
                 leaf_columns(x, path, depth + 1, cols, nc);

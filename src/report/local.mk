@@ -29,6 +29,10 @@ endif
 SH_TESTS += tests/report/html.sh
 EXTRA_DIST += tests/report/html.sh tests/report/html_check.py tests/report/png_ink.py
 
+## The JSON report's exact histograms, decoded by an independent reader.
+SH_TESTS += tests/report/histograms.sh
+EXTRA_DIST += tests/report/histograms.sh tests/report/hdr_v2.py
+
 ## Live metrics: curl scrapes during runs, checked by promtool and tests/report/metrics_check.py.
 SH_TESTS += tests/report/metrics.sh
 EXTRA_DIST += tests/report/metrics.sh tests/report/metrics_check.py

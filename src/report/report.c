@@ -559,6 +559,47 @@ static void put(json_t *o, const char *key, json_t *v, int *bad)
         *bad = 1;
 }
 
+json_t *yb_report_hist_b64(const yb_hdr *h)
+{
+    uint8_t *enc = NULL;
+    size_t len = 0;
+    if (!h || yb_hdr_encode_compressed(h, &enc, &len) < 0)
+        return NULL;
+    char *b64 = yb_base64_encode(enc, len);
+    free(enc);
+    json_t *v = b64 ? json_string(b64) : NULL;
+    free(b64);
+    return v;
+}
+
+json_t *yb_report_hists_json(const yb_hdr *const *h, const char *const *names, size_t n)
+{
+    json_t *o = json_object();
+    int bad = !o;
+    for (size_t i = 0; o && i < n; i++)
+        if (h[i])
+            put(o, names[i], yb_report_hist_b64(h[i]), &bad);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* {"e2e": base64} of a second, or {} when nothing succeeded in it: the
+ * series' histogram is kept compressed already. */
+static json_t *json_interval_hists(const yb_interval *iv, int *bad)
+{
+    json_t *o = json_object();
+    char *b64 = iv->hist ? yb_base64_encode(iv->hist, iv->hist_len) : NULL;
+    if (!o || (iv->hist && !b64))
+        *bad = 1;
+    else if (b64)
+        put(o, "e2e", json_string(b64), bad);
+    free(b64);
+    return o;
+}
+
 json_t *yb_report_interval_json(const yb_interval *iv)
 {
     json_t *e = json_object();
@@ -576,6 +617,7 @@ json_t *yb_report_interval_json(const yb_interval *iv)
     put(e, "p50_us", juint((uint64_t)iv->p50_us), &bad);
     put(e, "p99_us", juint((uint64_t)iv->p99_us), &bad);
     put(e, "max_us", juint((uint64_t)iv->max_us), &bad);
+    put(e, "histograms", json_interval_hists(iv, &bad), &bad);
     if (bad) {
         json_decref(e);
         return NULL;
@@ -754,6 +796,11 @@ static json_t *json_op(const yb_op_stats *o, const char *name, int *bad)
     put(j, "p50_ms", json_real(op_ms(o, 50)), bad);
     put(j, "p99_ms", json_real(op_ms(o, 99)), bad);
     put(j, "max_ms", json_real(op_ms(o, 101)), bad);
+    {
+        static const char *const E2E[] = {"e2e"};
+        const yb_hdr *h[] = {o->e2e};
+        put(j, "histograms", yb_report_hists_json(h, E2E, 1), bad);
+    }
     return j;
 }
 
@@ -859,6 +906,15 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
     for (int i = 0; o && i < YB_H__COUNT; i++)
         put(o, yb_hist_name((yb_hist_id)i), json_hist(r->h[i], &bad), &bad);
     put(root, "latency_us", o, &bad);
+    {
+        const char *names[YB_H__COUNT];
+        const yb_hdr *hs[YB_H__COUNT];
+        for (int i = 0; i < YB_H__COUNT; i++) {
+            names[i] = yb_hist_name((yb_hist_id)i);
+            hs[i] = r->h[i];
+        }
+        put(root, "histograms", yb_report_hists_json(hs, names, YB_H__COUNT), &bad);
+    }
 
     o = json_object();
     if (o) {

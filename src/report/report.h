@@ -112,8 +112,16 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info);
 json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info);
 /* Returns one second of the series as the report's "intervals" hold it
  * (and --series streams it): t_s, requests, errors, bytes, notifications,
- * updates, p50/p99/max in µs.  Caller json_decref's; NULL on ENOMEM. */
+ * updates, p50/p99/max in µs, and its exact e2e histogram.  Caller json_decref's; NULL on ENOMEM. */
 json_t *yb_report_interval_json(const yb_interval *iv);
+
+/* The exact histogram h as the JSON reports carry it: a string, base64 of
+ * HdrHistogram's V2 compressed encoding (the .hlog encoding).  Caller
+ * json_decref's; NULL on ENOMEM or a NULL h. */
+json_t *yb_report_hist_b64(const yb_hdr *h);
+/* {names[i]: yb_report_hist_b64(h[i])} for the n histograms, a NULL one
+ * left out (a breakdown's "histograms" object).  NULL on ENOMEM. */
+json_t *yb_report_hists_json(const yb_hdr *const *h, const char *const *names, size_t n);
 
 /* Prints one study table titled `title` with a row per run:
  *   # Requests | Avg Speed (MB/s) | Data (MB) | Duration (s) | UNIT/s
