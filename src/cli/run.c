@@ -231,6 +231,11 @@ int yb_cmd_run(int argc, char **argv)
     int64_t started_ns = 0;
     o.start_at_ns = ro.start_at_ns;
     o.started_unix_ns = &started_ns;
+    /* a shard's reports describe its own part of a divided load model (its
+     * part of -c, -n and the rate: the shards' add up to the run's); a
+     * --fan-out divides targets, each whole */
+    const yb_shard load_shard = ro.fan_out ? (yb_shard){0, 0} : o.shard;
+    const double load_parts = yb_shard_divides(&load_shard) ? load_shard.count : 1;
     if (ro.plan) /* each workload's concurrency is its own; at least -t by default */
         o.concurrency = o.threads;
     if ((rc = yb_check_shared("run", &ro)))
@@ -390,7 +395,7 @@ int yb_cmd_run(int argc, char **argv)
     }
     if ((rc = yb_live_metrics_start("run", ro.metrics_listen, ro.metrics_series,
                                     rate || o.timing_original,
-                                    o.sched.kind == YB_SCHED_RATE ? o.sched.rate : 0,
+                                    o.sched.kind == YB_SCHED_RATE ? o.sched.rate / load_parts : 0,
                                     &metrics))) {
         ret = rc;
         goto out;
@@ -499,7 +504,7 @@ int yb_cmd_run(int argc, char **argv)
         for (; n_curve < RATE_CURVE_POINTS; n_curve++) {
             double t = d * (double)n_curve / (RATE_CURVE_POINTS - 1);
             curve[2 * n_curve] = t;
-            curve[2 * n_curve + 1] = yb_sched_rate_at(&o.sched, (uint64_t)(t * 1e9));
+            curve[2 * n_curve + 1] = yb_sched_rate_at(&o.sched, (uint64_t)(t * 1e9)) / load_parts;
         }
     }
     yb_run_info info = {
@@ -510,11 +515,11 @@ int yb_cmd_run(int argc, char **argv)
                     : o.policy == YB_SESS_REUSE ? "reuse"
                     : o.policy == YB_SESS_PER_REQUEST ? "per-request" : "original",
         .tls_resume = o.tls_resume,
-        .concurrency = o.concurrency,
+        .concurrency = (unsigned)yb_shard_part(&load_shard, o.concurrency),
         .threads = o.threads,
         .streams = o.streams,
         .unit = unit,
-        .rate = o.sched.kind == YB_SCHED_RATE ? o.sched.rate : 0,
+        .rate = o.sched.kind == YB_SCHED_RATE ? o.sched.rate / load_parts : 0,
         .load = o.timing_original ? load_desc : o.sched.kind > YB_SCHED_RATE ? rate : NULL,
         .cpu_user_s = cpu_user,
         .cpu_sys_s = cpu_sys,
@@ -523,7 +528,7 @@ int yb_cmd_run(int argc, char **argv)
                        : stop_flag == SIGTERM ? "SIGTERM"
                                               : NULL, /* (or a threshold: YB_TH_STOPPED) */
         .planned_duration_s = (double)(ro.plan ? pf.planned_ns : o.duration_ns) / 1e9,
-        .planned_requests = o.requests,
+        .planned_requests = yb_shard_part(&load_shard, o.requests),
         .accept = &o.codec.accept,
         .rate_curve = n_curve ? curve : NULL,
         .n_rate_curve = n_curve,

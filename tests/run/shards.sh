@@ -90,6 +90,9 @@ is "open loop: the shards took 30 each" \
     "$(for i in 0 1 2; do jget "$T/ol.$i.json" "r['summary']['requests_completed']"; done | tr '\n' ' ')" "30 30 30 "
 is "open loop: the server counted the single run plus the shards" \
     "$(served "$T/s1.stats.json" restconf)" "$((90 + $(sumj "r['summary']['requests_completed']" "$T"/ol.{0,1,2}.json)))"
+is "open loop: each shard's report gives its part of the rate and of -n and -c" \
+    "$(for i in 0 1 2; do jget "$T/ol.$i.json" "[round(r['run']['rate_target_per_s'], 6), r['run']['planned_requests'], r['run']['concurrency']]"; done | tr '\n' ' ')" \
+    "[133.333333,30,2] [133.333333,30,2] [133.333333,30,2] "
 is "the run id: the same on every shard and in the single run" \
     "$(for f in one 0 1 2; do jget "$T/ol.$f.json" "r['run_id']"; done | sort -u | wc -l)" 1
 like "the run id: 32 hex digits" "$(jget "$T/ol.0.json" "r['run_id']")" '^[0-9a-f]{32}$'
