@@ -1,6 +1,7 @@
 /* Two JSON reports side by side (see compare.h). */
 #include "config.h"
 #include "report/compare.h"
+#include "report/reader.h"
 #include "report/threshold.h"
 #include "stats/recorder.h"
 #include "util/json_type.h"
@@ -82,50 +83,6 @@ int yb_compare_add_limit(yb_compare_opts *o, const char *arg, char *err, size_t 
 
 /* ---- reading a report ---------------------------------------------------- */
 
-typedef struct {
-    FILE *f;
-    size_t total;
-    int too_big;
-} reader;
-
-static size_t read_cb(void *buf, size_t len, void *ud)
-{
-    reader *r = ud;
-    size_t n = fread(buf, 1, len, r->f);
-    r->total += n;
-    if (r->total > YB_CMP_MAX_BYTES) {
-        r->too_big = 1;
-        return (size_t)-1;
-    }
-    return n;
-}
-
-/* The member key of object o, which must be of type want (JSON_REAL
- * accepts any number) — else NULL with err "PATH: KEY: expected ...". */
-static json_t *member(const char *path, const json_t *o, const char *prefix, const char *key,
-                      json_type want, char *err, size_t errlen)
-{
-    json_t *v = json_object_get(o, key);
-    const char *what = want == JSON_OBJECT ? "an object" : want == JSON_STRING ? "a string"
-                                                                                : "a number";
-    if (!v) {
-        snprintf(err, errlen, "%s: %s%s: missing (expected %s)", path, prefix, key, what);
-        return NULL;
-    }
-    int ok = want == JSON_REAL ? json_is_number(v) : json_typeof(v) == want;
-    if (!ok) {
-        snprintf(err, errlen, "%s: %s%s: expected %s, found %s", path, prefix, key, what,
-                 yb_json_type_name(v));
-        return NULL;
-    }
-    if (want == JSON_REAL && !(json_number_value(v) >= 0)) {
-        snprintf(err, errlen, "%s: %s%s: expected a number >= 0, found %g", path, prefix, key,
-                 json_number_value(v));
-        return NULL;
-    }
-    return v;
-}
-
 int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen)
 {
     if (!json_is_object(j)) {
@@ -133,7 +90,7 @@ int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen
                  yb_json_type_name(j));
         return -1;
     }
-    json_t *schema = member(path, j, "", "schema", JSON_STRING, err, errlen);
+    json_t *schema = yb_report_member(path, j, "", "schema", JSON_STRING, err, errlen);
     if (!schema)
         return -1;
     if (strcmp(json_string_value(schema), SCHEMA)) {
@@ -146,17 +103,19 @@ int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen
     }
     static const char *const SUMMARY[] = {"rate_per_s", "requests_ok", "requests_completed",
                                           "requests_error", "duration_s"};
-    json_t *run = member(path, j, "", "run", JSON_OBJECT, err, errlen);
-    json_t *sum = member(path, j, "", "summary", JSON_OBJECT, err, errlen);
-    json_t *cpu = run && sum ? member(path, j, "", "cpu", JSON_OBJECT, err, errlen) : NULL;
-    json_t *lat = cpu ? member(path, j, "", "latency_us", JSON_OBJECT, err, errlen) : NULL;
+    json_t *run = yb_report_member(path, j, "", "run", JSON_OBJECT, err, errlen);
+    json_t *sum = yb_report_member(path, j, "", "summary", JSON_OBJECT, err, errlen);
+    json_t *cpu = run && sum ? yb_report_member(path, j, "", "cpu", JSON_OBJECT, err, errlen)
+                             : NULL;
+    json_t *lat = cpu ? yb_report_member(path, j, "", "latency_us", JSON_OBJECT, err, errlen)
+                      : NULL;
     if (!lat)
         return -1;
     for (size_t i = 0; i < sizeof SUMMARY / sizeof SUMMARY[0]; i++)
-        if (!member(path, sum, "summary.", SUMMARY[i], JSON_REAL, err, errlen))
+        if (!yb_report_member(path, sum, "summary.", SUMMARY[i], JSON_REAL, err, errlen))
             return -1;
-    if (!member(path, cpu, "cpu.", "per_request_us", JSON_REAL, err, errlen) ||
-        !member(path, lat, "latency_us.", "e2e", JSON_OBJECT, err, errlen))
+    if (!yb_report_member(path, cpu, "cpu.", "per_request_us", JSON_REAL, err, errlen) ||
+        !yb_report_member(path, lat, "latency_us.", "e2e", JSON_OBJECT, err, errlen))
         return -1;
     /* every phase compare knows, when present */
     for (int h = 0; h < YB_H__COUNT; h++) {
@@ -166,11 +125,11 @@ int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen
         json_t *ph = json_object_get(lat, name);
         if (!ph)
             continue;
-        if (!member(path, lat, "latency_us.", name, JSON_OBJECT, err, errlen) ||
-            !member(path, ph, prefix, "count", JSON_REAL, err, errlen))
+        if (!yb_report_member(path, lat, "latency_us.", name, JSON_OBJECT, err, errlen) ||
+            !yb_report_member(path, ph, prefix, "count", JSON_REAL, err, errlen))
             return -1;
         for (size_t s = 0; s < N_STATS; s++)
-            if (!member(path, ph, prefix, STATS[s].key, JSON_REAL, err, errlen))
+            if (!yb_report_member(path, ph, prefix, STATS[s].key, JSON_REAL, err, errlen))
                 return -1;
     }
     json_t *intr = json_object_get(j, "interrupted");
@@ -184,31 +143,8 @@ int yb_compare_check(const char *path, const json_t *j, char *err, size_t errlen
 
 json_t *yb_compare_load(const char *path, char *err, size_t errlen)
 {
-    reader r = {fopen(path, "rb"), 0, 0};
-    if (!r.f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    json_error_t je;
-    json_t *j = json_load_callback(read_cb, &r, JSON_REJECT_DUPLICATES, &je);
-    int rerr = ferror(r.f);
-    fclose(r.f);
-    if (r.too_big) {
-        json_decref(j);
-        snprintf(err, errlen, "%s: larger than %u MiB: not a report compare reads", path,
-                 YB_CMP_MAX_BYTES >> 20);
-        return NULL;
-    }
-    if (rerr) {
-        json_decref(j);
-        snprintf(err, errlen, "%s: read error", path);
-        return NULL;
-    }
-    if (!j) {
-        snprintf(err, errlen, "%s: line %d, column %d: %s", path, je.line, je.column, je.text);
-        return NULL;
-    }
-    if (yb_compare_check(path, j, err, errlen) < 0) {
+    json_t *j = yb_report_read(path, "compare", err, errlen);
+    if (j && yb_compare_check(path, j, err, errlen) < 0) {
         json_decref(j);
         return NULL;
     }

@@ -12,7 +12,6 @@
 #include <stdio.h>
 
 #define YB_CMP_MAX_LIMITS 32
-#define YB_CMP_MAX_BYTES (256u << 20) /* a report larger than this is refused */
 
 typedef struct {
     double global_pct;        /* --max-regression P%; < 0 = none */
@@ -30,7 +29,7 @@ void yb_compare_opts_init(yb_compare_opts *o);
  * "FIGURE=P%".  Returns 0, or -1 with what is accepted in err. */
 int yb_compare_add_limit(yb_compare_opts *o, const char *arg, char *err, size_t errlen);
 
-/* Reads the report at path (at most YB_CMP_MAX_BYTES) and checks what
+/* Reads the report at path (report/reader.h: at most YB_REPORT_MAX_BYTES) and checks what
  * compare uses of it.  Returns the document (caller json_decref's), or
  * NULL with a message naming path and the offending key (or line and
  * column) in err. */

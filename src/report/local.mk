@@ -4,6 +4,7 @@ libyangblast_a_SOURCES += src/report/report.c src/report/report.h \
 	src/report/stream.c src/report/stream.h \
 	src/report/threshold.c src/report/threshold.h \
 	src/report/compare.c src/report/compare.h \
+	src/report/reader.c src/report/reader.h \
 	src/report/html.c src/report/html.h src/report/svg.c src/report/svg.h \
 	src/report/metrics.c src/report/metrics.h src/report/metrics_http.c src/report/metrics_http.h
 dist_man_MANS += man/yangblast-report.5 man/yangblast-compare.1
