@@ -141,6 +141,26 @@ static int plan_applies(const yb_runopts *r, int n_args)
     return 0;
 }
 
+/* The run id of a plan (cli/runid.h): its options and the content of
+ * the plan file, the inventory and every corpus a workload names (a
+ * synthesized one is made from the plan file's own spec).  Returns 0 or
+ * YB_EXIT_USAGE with the reason printed. */
+static int plan_run_id(const yb_runopts *r, const yb_planfile *pf, char *run_id)
+{
+    const char *files[2 + YB_PLAN_MAX_WORKLOADS];
+    size_t n = 0;
+    char err[512];
+    files[n++] = r->plan;
+    files[n++] = r->inventory;
+    for (size_t i = 0; i < pf->n && n < sizeof files / sizeof files[0]; i++)
+        files[n++] = pf->w[i].synth_argc ? NULL : pf->w[i].corpus;
+    if (yb_run_id(r, files, n, run_id, err, sizeof err) < 0) {
+        yb_errorf("%s", err);
+        return YB_EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* Refuses the pairs of a fleet or plan that cannot be divided among the
  * shards (yb_check_shard_load; a --fan-out's pairs are whole, their
  * targets divided instead).  Returns 0 or YB_EXIT_USAGE. */
@@ -212,7 +232,7 @@ int yb_cmd_run(int argc, char **argv)
         (rc = yb_runopts_shard("run", &ro)))
         return rc;
     /* the run's id: the same on every shard of it (cli/runid.h) */
-    char run_id[YB_RUN_ID_LEN + 1];
+    char run_id[YB_RUN_ID_MAX + 1];
     char err[512];
     if (ro.run_id) {
         snprintf(run_id, sizeof run_id, "%s", ro.run_id);
@@ -259,6 +279,12 @@ int yb_cmd_run(int argc, char **argv)
     if (ro.plan) {
         if ((rc = yb_planfile_prepare("run", &ro, &pf)))
             return rc;
+        /* the id again, now with the corpora the plan's workloads name
+         * (the seed above had to be chosen before they were resolved) */
+        if (!ro.run_id && (rc = plan_run_id(&ro, &pf, run_id))) {
+            yb_planfile_free(&pf);
+            return rc;
+        }
         fl = &pf.targets;
         proto = pf.proto;
         target = pf.desc;

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include "cli/runopts.h"
 
-#define YB_RUN_ID_LEN 32 /* hex digits */
+#define YB_RUN_ID_LEN 32 /* hex digits of a derived id */
+#define YB_RUN_ID_MAX 64 /* characters of one given with --run-id */
 
 /* Derives the run id of r into out (YB_RUN_ID_LEN + 1 bytes): the first
  * 128 bits of SHA-256, in hex, over the options that define the work (as

@@ -3,6 +3,7 @@
 #include "cli/runopts.h"
 #include "cli/cli.h"
 #include "cli/runcommon.h"
+#include "cli/runid.h"
 #include "report/metrics.h"
 #include "stats/ops.h"
 #include "util/outfile.h"
@@ -646,7 +647,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         r->start_at = arg;
         break;
     case YB_RO_RUN_ID:
-        if (!*arg || strlen(arg) > 64 || arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        if (!*arg || strlen(arg) > YB_RUN_ID_MAX || arg[strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                                      "abcdefghijklmnopqrstuvwxyz0123456789_.-")])
             rc = bad(cmdname, id, arg, "1 to 64 letters, digits, '_', '.' or '-'");
         r->run_id = arg;

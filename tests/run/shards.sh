@@ -184,6 +184,15 @@ b=$(rid "$T/rc.ybc" --target "$dead" -n 4 -c 2 --max-errors 9)
 cp "$T/rc.ybc" "$T/copy.ybc"
 is "run id: the corpus' content, not its path" "$(rid "$T/copy.ybc" --target "$dead" -n 3 -c 2 --max-errors 9)" "$a"
 is "run id: --run-id names it" "$(rid "$T/rc.ybc" --target "$dead" -n 3 --max-errors 9 --run-id nightly-42)" nightly-42
+cp "$T/rc.ybc" "$T/pc.ybc"
+printf 'workloads:\n  - name: w\n    corpus: %s\n    requests: 2\n' "$T/pc.ybc" >"$T/idplan.yaml"
+a=$(rid --plan "$T/idplan.yaml" --target "$dead" --max-errors 9)
+"$YB" synth acl --proto restconf -n 31 -r 1 -o "$T/pc.ybc" >/dev/null
+b=$(rid --plan "$T/idplan.yaml" --target "$dead" --max-errors 9)
+[ -n "$a" ] && [ "$a" != ERR ] && [ "$a" != "$b" ] && ok "run id: a plan's corpus counts (changed in place, another id)" ||
+    not_ok "run id: a plan's corpus counts ($a $b)"
+long=$(printf 'r%.0s' $(seq 64))
+is "run id: --run-id of 64 characters, whole" "$(rid "$T/rc.ybc" --target "$dead" -n 3 --max-errors 9 --run-id "$long")" "$long"
 
 # ---- --start-at: prepare, wait, start at the instant -----------------------------------
 yb_serve "$T/s4.out" --restconf 127.0.0.1:0 --gnmi off || { echo "Bail out! serve did not start"; exit 1; }
@@ -249,6 +258,7 @@ bad "--start-at garbage" "^yangblast run: --start-at 'soon': expected RFC 3339" 
 bad "--start-at without a zone" "^yangblast run: --start-at '2030-01-01T00:00:00': expected RFC 3339" \
     --start-at 2030-01-01T00:00:00
 bad "--run-id with a space" "^yangblast run: --run-id 'a b': expected 1 to 64" --run-id 'a b'
+bad "--run-id of 65 characters" "^yangblast run: --run-id 'r{65}': expected 1 to 64" --run-id "${long}r"
 DEVICES=2 serve_fleet few || { echo "Bail out! serve --devices did not start"; exit 1; }
 "$YB" run "$T/rc.ybc" --targets "$T/few.yaml" --fan-out --shard 0/3 -q >"$T/out" 2>"$T/err"
 is "--fan-out with fewer targets than shards: exit 2" "$?" 2
