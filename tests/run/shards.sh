@@ -29,7 +29,7 @@ def load(path):
     for l in open(path):
         d = json.loads(l)
         t = names[d["target"]] if names else d["target"]
-        out.append(((d["workload"], t, d["index"]), d))
+        out.append(((d["workload"], t, d[os.environ.get("KEY", "index")]), d))
     return rep, out
 _, one = load(single)
 want = {k: d for k, d in one}
@@ -67,13 +67,13 @@ served() { jget "$1" "r['requests']['$2']['total']"; }
 sumj() { local e=$1; shift; local s=0 f; for f in "$@"; do s=$((s + $(jget "$f" "$e"))); done; echo $s; }
 
 # run_shards NAME N ARGS...: the single run NAME.one and shards NAME.0 ..
-# NAME.N-1 of `run ARGS`, each with --log and --json (shard 1 on -t 2).
+# NAME.N-1 of `run ARGS`, each with --log and --json (shard 1 on -t 2, or $T1).
 run_shards() {
     local name=$1 n=$2 i t; shift 2
     "$YB" run "$@" -q --log "$T/$name.one.jsonl" --json "$T/$name.one.json" >"$T/$name.one.out" 2>&1 ||
         { diag "single run failed: $(cat "$T/$name.one.out")"; return 1; }
     for i in $(seq 0 $((n - 1))); do
-        t=1; [ "$i" = 1 ] && t=2
+        t=1; [ "$i" = 1 ] && t=${T1:-2}
         "$YB" run "$@" -t $t --shard "$i/$n" -q --log "$T/$name.$i.jsonl" --json "$T/$name.$i.json" \
             >"$T/$name.$i.out" 2>&1 || { diag "shard $i failed: $(cat "$T/$name.$i.out")"; return 1; }
     done
@@ -135,6 +135,32 @@ yb_serve_stop
 is "corpus pass: the union is the single pass, records = indexes, record r in shard r mod 3" \
     "$(MOD=1 RECORD=1 union x "$T/cp.one.jsonl" "$T"/cp.{0,1,2}.jsonl)" "OK 12"
 is "corpus pass: the server counted two passes" "$(served "$T/s3.stats.json" gnmi)" 24
+
+# ---- recorded timing: each record at its recorded time; whole recorded connections ----
+"$YB" corpus cat "$T/rc.ybc" | $PY -c '
+import json, sys
+for i, l in enumerate(sys.stdin):
+    d = json.loads(l)
+    d["timestamp_ns"], d["conn_id"], d["conn_order"] = i * 7000000 + (i % 4) * 1300000, i % 5, i // 5
+    print(json.dumps(d))' >"$T/timed.jsonl" && "$YB" corpus import "$T/timed.jsonl" -o "$T/timed.ybc" >/dev/null ||
+    { echo "Bail out! timed corpus"; exit 1; }
+yb_serve "$T/s5.out" --restconf 127.0.0.1:0 --gnmi off --stats "$T/s5.stats.json" ||
+    { echo "Bail out! serve did not start"; exit 1; }
+run_shards to 3 "$T/timed.ybc" --target "$RURL" --timing original --speed 2 -c 6 || not_ok "timing original runs"
+T1=1 run_shards so 3 "$T/timed.ybc" --target "$RURL" --timing original --speed 2 --sessions original ||
+    not_ok "sessions original runs"
+yb_serve_stop
+is "--timing original: the union is the single pass, records = indexes, due times the recorded ones" \
+    "$(DUE=0 MOD=1 RECORD=1 union x "$T/to.one.jsonl" "$T"/to.{0,1,2}.jsonl)" "OK 30"
+is "--sessions original: whole recorded connections, the union of records is the single pass's" \
+    "$(KEY=record DUE=0 union x "$T/so.one.jsonl" "$T"/so.{0,1,2}.jsonl)" "OK 30"
+is "--sessions original: connection c (records r, r mod 5 = c) went to shard c mod 3" \
+    "$($PY -c '
+import json, sys
+bad = [(i, d["record"]) for i in range(3) for d in map(json.loads, open(sys.argv[1] + ".%d.jsonl" % i))
+       if d["record"] % 5 % 3 != i]
+print(bad or "OK")' "$T/so")" OK
+is "recorded timing: the server counted 4 passes" "$(served "$T/s5.stats.json" restconf)" 120
 
 # ---- --fan-out: targets divided among the shards -----------------------------------------
 DEVICES=4 serve_fleet fo || { echo "Bail out! serve --devices did not start"; exit 1; }
