@@ -504,6 +504,11 @@ int yb_cmd_run(int argc, char **argv)
     if (gethostname(host, sizeof host - 1) < 0)
         snprintf(host, sizeof host, "?");
     yb_clock_read(&shard.clock);
+    /* a start the preparation (or --telemetry's baseline) made late
+     * would skew the shards against each other: said, not hidden */
+    if (ro.start_at_ns && started_ns - ro.start_at_ns > 100000000LL)
+        yb_errorf("warning: the run started %.3f s after --start-at %s: preparing took longer "
+                  "than the time left", (double)(started_ns - ro.start_at_ns) / 1e9, ro.start_at);
     char load_desc[64];
     snprintf(load_desc, sizeof load_desc, "original timing x%g", o.speed);
     /* The target rate over the run for the reports (run.target_rate_curve):

@@ -237,6 +237,12 @@ for i in 0 1; do
 done
 is "--start-at: the two shards ran the corpus between them" \
     "$(sumj "r['summary']['requests_ok']" "$T"/sa.{0,1}.json)" 30
+# an instant just past (within the second allowed): at once, and said
+past=$($PY -c 'import time; print("%.3f" % (time.time() - 0.5))')
+"$YB" run "$T/rc.ybc" --target "$RURL" --start-at "$past" -q --json "$T/late.json" >/dev/null 2>"$T/late.err"
+is "--start-at half a second past: runs at once, offset in the report" \
+    "$(jget "$T/late.json" "[r['summary']['requests_ok'], r['shard']['start_offset_ns'] >= 5 * 10**8]")" "[30,true]"
+like "... and warns" "$(cat "$T/late.err")" "^yangblast run: warning: the run started [0-9.]+ s after --start-at $past"
 # a signal while waiting: exit 4, no report
 "$YB" run "$T/rc.ybc" --target "$RURL" --start-at "@$(( $(date +%s) + 60 ))" -q --json "$T/int.json" \
     >/dev/null 2>"$T/int.err" &
