@@ -81,8 +81,16 @@ struct yb_codec {
     const yb_codec_host *host;
     void *hostdata;
     nghttp2_session *ng;
-    uint8_t *out;             /* batch of mem_send output */
+    /* One write's worth of output, in order: pieces of `out` (what
+     * mem_send gave: HEADERS, SETTINGS, ..., and each DATA frame's 9-byte
+     * header) and, between them, DATA payloads pointing straight at the
+     * request bodies (nghttp2's no-copy DATA: bodies are not copied in
+     * user space on h2c; over TLS the transport's encryption is their
+     * one copy). */
+    uint8_t *out;
     size_t out_len, out_cap;
+    struct piece { const uint8_t *p; size_t off, len; } *pieces; /* p NULL: out + off */
+    unsigned n_pieces;
     int got_settings, got_ack, ready;
     int goaway;
     int dead;
@@ -130,9 +138,21 @@ static void stream_unlink(yb_codec *c, stream *st)
     c->active--;
 }
 
+static int write_batch(yb_codec *c);
+
+/* Before st's body may go: output gathered in this flush may point at
+ * it (a stream can close inside mem_send, once its last DATA is out), so
+ * the batch is written first. */
+static void stream_release_body(yb_codec *c)
+{
+    if (c->n_pieces)
+        write_batch(c); /* a failure marks the session dead */
+}
+
 /* Unlinks and frees st. */
 static void stream_free(yb_codec *c, stream *st)
 {
+    stream_release_body(c);
     stream_unlink(c, st);
     stream_drop_body(c, st);
     free(st->body_own);
@@ -144,6 +164,7 @@ static void stream_free(yb_codec *c, stream *st)
 static void stream_done(yb_codec *c, stream *st)
 {
     yb_exchange *x = st->x;
+    stream_release_body(c); /* before done: it may let the prepared body go */
     stream_unlink(c, st);
     x->stream_id = 0;
     c->host->done(c->hostdata, x);
@@ -430,13 +451,106 @@ static void h2_prepared_free(yb_prepared *p)
 
 /* ---- session plumbing ------------------------------------------------- */
 
-/* Serializes everything nghttp2 wants to send and writes it as one batch.
- * Returns 0 or < 0 (session dead). */
+/* Output pieces written at once: a write's iovecs, and a bound on the
+ * stack array built from them (more are written in several batches). */
+#define PIECES_MAX 64
+/* An output buffer larger than this is not kept between flushes. */
+#define OUT_KEEP_MAX 16384
+
+/* Writes the pieces gathered so far as one (gathering) write and empties
+ * the batch.  Returns 0 or < 0 (session dead). */
+static int write_batch(yb_codec *c)
+{
+    uv_buf_t b[PIECES_MAX];
+    unsigned n = c->n_pieces;
+    for (unsigned i = 0; i < n; i++) {
+        const struct piece *pc = &c->pieces[i];
+        b[i] = uv_buf_init((char *)(pc->p ? pc->p : c->out + pc->off), (unsigned)pc->len);
+    }
+    c->n_pieces = 0;
+    c->out_len = 0;
+    if (!n)
+        return 0;
+    /* the transport takes a copy of what the kernel does not take now, so
+     * the bodies pointed at may go once this returns */
+    int rc = c->host->write(c->hostdata, b, n);
+    if (rc < 0) {
+        c->dead = 1;
+        return rc;
+    }
+    return 0;
+}
+
+/* Appends a piece: len bytes at p, or (p NULL) the out bytes from off.
+ * A full batch is written first (never for out bytes: out_add makes room
+ * before it appends them).  Returns 0 or < 0. */
+static int piece_add(yb_codec *c, const uint8_t *p, size_t off, size_t len)
+{
+    if (c->n_pieces == PIECES_MAX) {
+        int rc = write_batch(c);
+        if (rc < 0)
+            return rc;
+    }
+    if (!c->pieces && !(c->pieces = malloc(PIECES_MAX * sizeof *c->pieces)))
+        return -ENOMEM;
+    c->pieces[c->n_pieces++] = (struct piece){p, off, len};
+    return 0;
+}
+
+/* Appends n bytes to out (a copy: mem_send's output is valid only until
+ * its next call), extending the last piece when it is out's too.
+ * Returns 0 or < 0. */
+static int out_add(yb_codec *c, const uint8_t *d, size_t n)
+{
+    int extend = c->n_pieces && !c->pieces[c->n_pieces - 1].p;
+    if (!extend && c->n_pieces == PIECES_MAX) {
+        int rc = write_batch(c); /* empties out too */
+        if (rc < 0)
+            return rc;
+    }
+    if (c->out_len + n > c->out_cap) {
+        size_t nc = c->out_cap ? c->out_cap : 1024;
+        while (nc < c->out_len + n)
+            nc *= 2;
+        uint8_t *nb = realloc(c->out, nc);
+        if (!nb)
+            return -ENOMEM;
+        c->out = nb;
+        c->out_cap = nc;
+    }
+    memcpy(c->out + c->out_len, d, n);
+    c->out_len += n;
+    if (extend) {
+        c->pieces[c->n_pieces - 1].len += n;
+        return 0;
+    }
+    return piece_add(c, NULL, c->out_len - n, n);
+}
+
+/* nghttp2's no-copy DATA: the frame header joins out, the payload goes as
+ * a piece pointing at the request body (read_body advanced body_off past
+ * it just before, in the same mem_send call). */
+static int send_data(nghttp2_session *ng, nghttp2_frame *f, const uint8_t *framehd,
+                     size_t length, nghttp2_data_source *src, void *ud)
+{
+    (void)ng;
+    yb_codec *c = ud;
+    const stream *st = src->ptr;
+    if (f->data.padlen) /* never asked for: no select_padding callback */
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (out_add(c, framehd, 9) < 0)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (length && piece_add(c, st->body + st->body_off - length, 0, length) < 0)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+/* Serializes everything nghttp2 wants to send and writes it as one
+ * gathering write.  Returns 0 or < 0 (session dead). */
 static int flush(yb_codec *c)
 {
     if (c->dead)
         return -EPIPE;
-    c->out_len = 0;
     for (;;) {
         const uint8_t *d;
         ssize_t n = nghttp2_session_mem_send(c->ng, &d);
@@ -446,36 +560,23 @@ static int flush(yb_codec *c)
         }
         if (n == 0)
             break;
-        if (c->out_len + (size_t)n > c->out_cap) {
-            size_t nc = c->out_cap ? c->out_cap : 16384;
-            while (nc < c->out_len + (size_t)n)
-                nc *= 2;
-            uint8_t *nb = realloc(c->out, nc);
-            if (!nb) {
-                c->dead = 1;
-                return -ENOMEM;
-            }
-            c->out = nb;
-            c->out_cap = nc;
+        int rc = out_add(c, d, (size_t)n);
+        if (rc < 0) {
+            c->dead = 1;
+            return rc;
         }
-        memcpy(c->out + c->out_len, d, (size_t)n);
-        c->out_len += (size_t)n;
     }
-    if (!c->out_len)
-        return 0;
-    uv_buf_t b = uv_buf_init((char *)c->out, (unsigned)c->out_len);
-    int rc = c->host->write(c->hostdata, &b, 1);
-    /* the transport has taken a copy of what it could not write at once:
-     * the batch goes, so that a thousand mostly quiet sessions do not each
-     * keep 16 KB for their next one */
-    free(c->out);
-    c->out = NULL;
-    c->out_len = c->out_cap = 0;
-    if (rc < 0) {
-        c->dead = 1;
-        return rc;
+    int rc = write_batch(c);
+    /* a quiet session keeps no output buffers (a thousand idle sessions
+     * would otherwise each keep theirs); a busy one keeps a small one */
+    if (!c->active || c->out_cap > OUT_KEEP_MAX) {
+        free(c->out);
+        free(c->pieces);
+        c->out = NULL;
+        c->pieces = NULL;
+        c->out_cap = 0;
     }
-    return 0;
+    return rc;
 }
 
 static int http_to_grpc(int status)
@@ -983,8 +1084,7 @@ static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t 
     size_t n = st->body_limit - st->body_off;
     if (n > len)
         n = len;
-    if (n)
-        memcpy(buf, st->body + st->body_off, n);
+    (void)buf;
     st->body_off += n;
     if (st->body_off == st->body_len && st->may_end) {
         *flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -994,6 +1094,8 @@ static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t 
         st->deferred = 1;
         return NGHTTP2_ERR_DEFERRED;
     }
+    /* nothing copied into buf: send_data hands the payload over as a piece */
+    *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
     return (ssize_t)n;
 }
 
@@ -1036,6 +1138,7 @@ static yb_codec *h2_create(const yb_codec_cfg *cfg, const yb_codec_host *host, v
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
+    nghttp2_session_callbacks_set_send_data_callback(cbs, send_data);
     nghttp2_option *opt = NULL;
     nghttp2_option_new(&opt);
     if (opt)
@@ -1060,6 +1163,7 @@ static void h2_destroy(yb_codec *c)
         stream_free(c, c->streams);
     nghttp2_session_del(c->ng);
     free(c->out);
+    free(c->pieces);
     free(c->fill.p);
     free(c->one.p);
     free(c->nv);

@@ -414,35 +414,59 @@ static void on_write_done(uv_write_t *req, int status)
     }
 }
 
-static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t total)
+static int ssl_write_all(yb_transport *t, const void *p, size_t len)
 {
-    uv_buf_t one;
+    size_t w;
+
+    ERR_clear_error();
+    if (!SSL_write_ex(t->ssl, p, len, &w)) {
+        yb_reason_fmt(t->errtext, sizeof t->errtext, "tls: write failed");
+        ERR_clear_error();
+        fail(t, YB_ERR_TLS);
+        return UV_EPROTO;
+    }
+    return 0;
+}
+
+/* Encrypts bufs in order, in records of up to COALESCE_MAX plaintext
+ * bytes: pieces are gathered into one staging buffer (a small piece -- a
+ * frame header -- would otherwise be a record of its own), except whole
+ * records' worth of a large piece met with the staging buffer empty,
+ * which are encrypted straight from the caller's buffer (as is a single
+ * buffer).  So every byte
+ * is copied at most once before the encrypting copy. */
+static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n)
+{
+    size_t o = 0;
     unsigned i;
 
-    if (n > 1 && total <= COALESCE_MAX) {
-        size_t o = 0;
-
-        for (i = 0; i < n; i++) {
-            memcpy(coalesce_buf + o, bufs[i].base, bufs[i].len);
-            o += bufs[i].len;
-        }
-        one = uv_buf_init((char *)coalesce_buf, (unsigned)o);
-        bufs = &one;
-        n = 1;
-    }
     for (i = 0; i < n; i++) {
-        size_t w;
+        const char *p = bufs[i].base;
+        size_t left = bufs[i].len;
 
-        if (bufs[i].len == 0)
-            continue;
-        ERR_clear_error();
-        if (!SSL_write_ex(t->ssl, bufs[i].base, bufs[i].len, &w)) {
-            yb_reason_fmt(t->errtext, sizeof t->errtext, "tls: write failed");
-            ERR_clear_error();
-            fail(t, YB_ERR_TLS);
-            return UV_EPROTO;
+        while (left) {
+            size_t k;
+
+            if (n == 1 || (o == 0 && left >= COALESCE_MAX)) {
+                k = n == 1 ? left : left - left % COALESCE_MAX;
+                if (ssl_write_all(t, p, k) < 0)
+                    return UV_EPROTO;
+            } else {
+                k = COALESCE_MAX - o < left ? COALESCE_MAX - o : left;
+                memcpy(coalesce_buf + o, p, k);
+                o += k;
+                if (o == COALESCE_MAX) {
+                    if (ssl_write_all(t, coalesce_buf, o) < 0)
+                        return UV_EPROTO;
+                    o = 0;
+                }
+            }
+            p += k;
+            left -= k;
         }
     }
+    if (o && ssl_write_all(t, coalesce_buf, o) < 0)
+        return UV_EPROTO;
     return flush_out(t);
 }
 
@@ -504,7 +528,7 @@ int yb_transport_write(yb_transport *t, const uv_buf_t *bufs, unsigned n)
         total += bufs[i].len;
     if (total == 0)
         return t->busy ? 0 : 1;
-    return t->ssl ? write_tls(t, bufs, n, total) : write_plain(t, bufs, n, total);
+    return t->ssl ? write_tls(t, bufs, n) : write_plain(t, bufs, n, total);
 }
 
 size_t yb_transport_queued(const yb_transport *t)
