@@ -14,7 +14,9 @@
 
 int yb_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+    /* digits only: strtoull would skip any leading white space (a tab, a
+     * form feed) and take a sign */
+    if (!s || *s < '0' || *s > '9')
         return -1;
     char *end;
     errno = 0;

@@ -47,3 +47,6 @@ EXTRA_DIST += tests/fuzz/fuzz_rewrite.c tests/fuzz/rewrite.dict
 ## The live metrics listener's request judge (--metrics-listen).
 FUZZ_TESTS += tests/fuzz/metrics_http.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_metrics_http.c tests/fuzz/metrics_http.dict
+## run's --start-at TIME and --shard I/N parsers (untrusted text).
+FUZZ_TESTS += tests/fuzz/walltime.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_walltime.c tests/fuzz/walltime.dict

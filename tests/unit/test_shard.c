@@ -31,7 +31,8 @@ static void test_parse(void **st)
     assert_false(yb_shard_divides(&s));
     static const char *const BAD[] = {"3/3", "0/0", "1/0", "0/1025", "-1/3", "+1/3", "1/+3",
                                       " 1/3", "1/3 ", "1/", "/3", "1", "", "1/3/4", "a/3",
-                                      "1.0/3", "0x1/3", "99999999999999999999/3", "1/3x"};
+                                      "1.0/3", "0x1/3", "99999999999999999999/3", "1/3x",
+                                      "\f3/4", "\t1/3", "1/\n3"};
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++)
         assert_int_equal(yb_shard_parse(BAD[i], &s), -1);
     assert_int_equal(yb_shard_parse(NULL, &s), -1);

@@ -100,6 +100,9 @@ static void test_double_and_u64(void **st)
     assert_int_equal(yb_parse_u64("10", 1, 10, &v), 0);
     assert_int_equal(yb_parse_u64("11", 1, 10, &v), -1);
     assert_int_equal(yb_parse_u64(" 1", 0, 10, &v), -1);
+    assert_int_equal(yb_parse_u64("\t1", 0, 10, &v), -1);
+    assert_int_equal(yb_parse_u64("\f3", 0, 10, &v), -1);
+    assert_int_equal(yb_parse_u64("\n1", 0, 10, &v), -1);
 }
 
 /* Reasons: printable, bounded, UTF-8 kept whole, grpc-message decoded. */
