@@ -2,9 +2,9 @@
 #include "synth/acl.h"
 #include "gnmi/gnmi_msg.h"
 #include "synth/gnmi_req.h"
+#include "util/util.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +46,11 @@ const char *yb_synth_acl_check(const yb_synth_acl_opts *o)
             return "--authority must not contain spaces or control characters";
     if (!*o->name_prefix || strpbrk(o->name_prefix, "/[]=,?#% \"\\"))
         return "--name-prefix must be non-empty and free of / [ ] = , ? # % space quote backslash";
+    /* names are JSON strings and fit set_name's buffer with the widest
+     * number and _{{iter}} */
+    if (strlen(o->name_prefix) > 96 ||
+        !yb_utf8_valid((const uint8_t *)o->name_prefix, strlen(o->name_prefix)))
+        return "--name-prefix must be valid UTF-8 of at most 96 bytes";
     return NULL;
 }
 
@@ -70,157 +75,286 @@ static void set_name(const yb_synth_acl_opts *o, uint64_t k, char *buf, size_t c
              o->unique ? "_{{iter}}" : "");
 }
 
-static int add(json_t *obj, const char *key, json_t *v)
+/* ---- the request JSON, written straight into one buffer ----
+ * The bytes are exactly what jansson's json_dumps(JSON_INDENT(4)) printed
+ * for the same objects (keys in insertion order), which this file used
+ * before: building a tree of objects per rule cost most of synth's time. */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+    unsigned depth; /* open containers */
+    int first;      /* nothing written yet in the innermost container */
+    int oom;
+} jbuf;
+
+/* Makes room for n more bytes and the final NUL; returns 0 or -1. */
+static int grow(jbuf *b, size_t n)
 {
-    return v ? json_object_set_new(obj, key, v) : -1;
+    if (b->oom)
+        return -1;
+    size_t cap = b->cap ? b->cap : 16384;
+    while (b->len + n + 1 > cap)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
 }
 
-static json_t *prefix_json(uint64_t *s, unsigned first)
+static void put(jbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap && grow(b, n) < 0)
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void puts_(jbuf *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+static void put_u(jbuf *b, uint64_t v)
+{
+    char d[20];
+    size_t i = sizeof d;
+    do
+        d[--i] = (char)('0' + v % 10);
+    while (v /= 10);
+    put(b, d + i, sizeof d - i);
+}
+
+/* A JSON string as jansson writes it: '"', '\\' and control characters
+ * escaped (\b \f \n \r \t, else \u00XX), everything else as it is (the
+ * text is valid UTF-8: checked with the options). */
+static void put_text(jbuf *b, const char *s)
+{
+    static const char HEX[] = "0123456789ABCDEF";
+    for (;;) {
+        size_t n = 0;
+        while ((unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+            n++;
+        put(b, s, n);
+        s += n;
+        if (!*s)
+            break;
+        unsigned char c = (unsigned char)*s++;
+        const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t" : NULL;
+        if (esc) {
+            put(b, esc, 2);
+        } else {
+            char u[6] = {'\\', 'u', '0', '0', HEX[c >> 4], HEX[c & 15]};
+            put(b, u, sizeof u);
+        }
+    }
+}
+
+static void put_indent(jbuf *b)
+{
+    static const char SP[] = "\n                                                                ";
+    size_t n = 4u * b->depth;
+    put(b, SP, 1);
+    for (; n > sizeof SP - 2; n -= sizeof SP - 2)
+        put(b, SP + 1, sizeof SP - 2);
+    put(b, SP + 1, n);
+}
+
+/* Starts the next member of the innermost container. */
+static void sep(jbuf *b)
+{
+    if (!b->first)
+        put(b, ",", 1);
+    put_indent(b);
+    b->first = 0;
+}
+
+/* "key": (a member of the innermost object) */
+static void key(jbuf *b, const char *k)
+{
+    sep(b);
+    put(b, "\"", 1);
+    puts_(b, k);
+    put(b, "\": ", 3);
+}
+
+static void open_(jbuf *b, char c)
+{
+    put(b, &c, 1);
+    b->depth++;
+    b->first = 1;
+}
+
+static void close_(jbuf *b, char c)
+{
+    b->depth--;
+    if (!b->first) /* an empty container stays {} or [] */
+        put_indent(b);
+    put(b, &c, 1);
+    b->first = 0;
+}
+
+static void kv_str(jbuf *b, const char *k, const char *v)
+{
+    key(b, k);
+    put(b, "\"", 1);
+    put_text(b, v);
+    put(b, "\"", 1);
+}
+
+static void kv_u(jbuf *b, const char *k, uint64_t v)
+{
+    key(b, k);
+    put_u(b, v);
+}
+
+static void kv_open(jbuf *b, const char *k, char c)
+{
+    key(b, k);
+    open_(b, c);
+}
+
+static void kv_prefix(jbuf *b, const char *k, uint64_t *s, unsigned first)
 {
     static const unsigned lens[] = {32, 32, 32, 24, 16};
     unsigned len = lens[pick(s, 5)];
     uint32_t a = (first << 24) | (uint32_t)(mix(s) & 0xffffff);
     if (len < 32)
         a &= ~((1u << (32 - len)) - 1);
-    char buf[24];
-    snprintf(buf, sizeof buf, "%u.%u.%u.%u/%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
-             len);
-    return json_string(buf);
-}
-
-/* One acl-entry with sequence id seq.  Returns a new object or NULL. */
-static json_t *rule_json(uint64_t *s, const char *name, unsigned seq)
-{
-    static const char *const protos[] = {"IP_TCP", "IP_UDP", "IP_ICMP"};
-    static const char *const actions[] = {"ACCEPT", "DROP", "REJECT"};
-    char buf[256];
-    json_t *e = json_object(), *cfg = json_object(), *ip = json_object(), *ipc = json_object();
-    json_t *act = json_object(), *actc = json_object();
-    if (!e || !cfg || !ip || !ipc || !act || !actc)
-        goto fail;
-    add(e, "sequence-id", json_integer(seq));
-    add(cfg, "sequence-id", json_integer(seq));
-    snprintf(buf, sizeof buf, "Description for %s Rule Seq %u", name, seq);
-    add(cfg, "description", json_string(buf));
-    add(e, "config", cfg);
-    cfg = NULL;
-    unsigned proto = pick(s, 3);
-    add(ipc, "source-address", prefix_json(s, 10 + pick(s, 40)));
-    add(ipc, "destination-address", prefix_json(s, 100 + pick(s, 100)));
-    add(ipc, "dscp", json_integer(pick(s, 64)));
-    snprintf(buf, sizeof buf, "openconfig-packet-match-types:%s", protos[proto]);
-    add(ipc, "protocol", json_string(buf));
-    add(ip, "config", ipc);
-    ipc = NULL;
-    add(e, "ipv4", ip);
-    ip = NULL;
-    if (proto != 2) {
-        json_t *tr = json_object(), *trc = json_object();
-        if (!tr || !trc) {
-            json_decref(tr);
-            json_decref(trc);
-            goto fail;
-        }
-        add(trc, "source-port", json_integer(1024 + pick(s, 64511)));
-        add(trc, "destination-port", json_integer(1 + pick(s, 1023)));
-        add(tr, "config", trc);
-        add(e, "transport", tr);
+    key(b, k);
+    put(b, "\"", 1);
+    for (int sh = 24; sh >= 0; sh -= 8) {
+        put_u(b, (a >> sh) & 255);
+        put(b, sh ? "." : "/", 1);
     }
-    snprintf(buf, sizeof buf, "openconfig-acl:%s", actions[pick(s, 3)]);
-    add(actc, "forwarding-action", json_string(buf));
-    add(act, "config", actc);
-    actc = NULL;
-    add(e, "actions", act);
-    return e;
-fail:
-    json_decref(e);
-    json_decref(cfg);
-    json_decref(ip);
-    json_decref(ipc);
-    json_decref(act);
-    json_decref(actc);
-    return NULL;
+    put_u(b, len);
+    put(b, "\"", 1);
 }
 
-/* The acl-set object for set k.  Returns a new object or NULL. */
-static json_t *set_obj(const yb_synth_acl_opts *o, uint64_t k)
+/* One acl-entry with sequence id seq. */
+static void rule_json(jbuf *b, uint64_t *s, const char *name, unsigned seq)
 {
-    char name[128], desc[192];
+    static const char *const protos[] = {"openconfig-packet-match-types:IP_TCP",
+                                         "openconfig-packet-match-types:IP_UDP",
+                                         "openconfig-packet-match-types:IP_ICMP"};
+    static const char *const actions[] = {"openconfig-acl:ACCEPT", "openconfig-acl:DROP",
+                                          "openconfig-acl:REJECT"};
+    sep(b);
+    open_(b, '{');
+    kv_u(b, "sequence-id", seq);
+    kv_open(b, "config", '{');
+    kv_u(b, "sequence-id", seq);
+    key(b, "description");
+    put(b, "\"Description for ", 17);
+    put_text(b, name);
+    put(b, " Rule Seq ", 10);
+    put_u(b, seq);
+    put(b, "\"", 1);
+    close_(b, '}');
+    unsigned proto = pick(s, 3);
+    kv_open(b, "ipv4", '{');
+    kv_open(b, "config", '{');
+    unsigned first = 10 + pick(s, 40);
+    kv_prefix(b, "source-address", s, first);
+    first = 100 + pick(s, 100);
+    kv_prefix(b, "destination-address", s, first);
+    kv_u(b, "dscp", pick(s, 64));
+    kv_str(b, "protocol", protos[proto]);
+    close_(b, '}');
+    close_(b, '}');
+    if (proto != 2) {
+        kv_open(b, "transport", '{');
+        kv_open(b, "config", '{');
+        kv_u(b, "source-port", 1024 + pick(s, 64511));
+        kv_u(b, "destination-port", 1 + pick(s, 1023));
+        close_(b, '}');
+        close_(b, '}');
+    }
+    kv_open(b, "actions", '{');
+    kv_open(b, "config", '{');
+    kv_str(b, "forwarding-action", actions[pick(s, 3)]);
+    close_(b, '}');
+    close_(b, '}');
+    close_(b, '}');
+}
+
+/* The acl-set object for set k, as the next member of the container
+ * open in b (or at the top when none is). */
+static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
+{
+    char name[128];
     set_name(o, k, name, sizeof name);
     uint64_t s = o->seed * 0x100000001b3ull ^ (k + 1) * 0x9e3779b97f4a7c15ull;
-    json_t *set = json_object(), *cfg = json_object(), *entries = json_object(),
-           *list = json_array();
-    if (!set || !cfg || !entries || !list)
-        goto fail;
-    add(set, "name", json_string(name));
-    add(set, "type", json_string("openconfig-acl:ACL_IPV4"));
-    add(cfg, "name", json_string(name));
-    add(cfg, "type", json_string("openconfig-acl:ACL_IPV4"));
-    snprintf(desc, sizeof desc, "Description for %s", name);
-    add(cfg, "description", json_string(desc));
-    add(set, "config", cfg);
-    cfg = NULL;
+    if (b->depth)
+        sep(b);
+    open_(b, '{');
+    kv_str(b, "name", name);
+    kv_str(b, "type", "openconfig-acl:ACL_IPV4");
+    kv_open(b, "config", '{');
+    kv_str(b, "name", name);
+    kv_str(b, "type", "openconfig-acl:ACL_IPV4");
+    key(b, "description");
+    put(b, "\"Description for ", 17);
+    put_text(b, name);
+    put(b, "\"", 1);
+    close_(b, '}');
+    kv_open(b, "acl-entries", '{');
+    kv_open(b, "acl-entry", '[');
     unsigned rules = o->rules;
     if (rules == YB_SYNTH_RULES_AUTO)
         rules = o->proto == YB_PROTO_GNMI ? YB_SYNTH_DEFAULT_RULES_GNMI
                                           : YB_SYNTH_DEFAULT_RULES_RESTCONF;
-    for (unsigned i = 1; i <= rules; i++) {
-        json_t *r = rule_json(&s, name, i);
-        if (!r || json_array_append_new(list, r))
-            goto fail;
-    }
-    add(entries, "acl-entry", list);
-    list = NULL;
-    add(set, "acl-entries", entries);
-    return set;
-fail:
-    json_decref(set);
-    json_decref(cfg);
-    json_decref(entries);
-    json_decref(list);
-    return NULL;
+    for (unsigned i = 1; i <= rules; i++)
+        rule_json(b, &s, name, i);
+    close_(b, ']');
+    close_(b, '}');
+    close_(b, '}');
 }
 
-/* Pretty-printed (4-space indent, like SONiC's test payloads), keys in
- * insertion order. */
-static char *dump(json_t *j)
+/* Returns b's text (the caller frees it), or NULL when it ran out of
+ * memory. */
+static char *jb_done(jbuf *b)
 {
-    char *s = json_dumps(j, JSON_INDENT(4));
-    json_decref(j);
-    return s;
+    if (b->oom || !b->p) {
+        free(b->p);
+        return NULL;
+    }
+    b->p[b->len] = 0; /* (grow keeps room for it) */
+    return b->p;
 }
 
 char *yb_synth_acl_set_json(const yb_synth_acl_opts *o, uint64_t k)
 {
-    json_t *set = set_obj(o, k);
-    return set ? dump(set) : NULL;
+    jbuf b = {0};
+    set_obj(&b, o, k);
+    return jb_done(&b);
 }
 
 /* Wraps set k as {"KEY": [set]} (or {"KEY": {"acl-set": [set]}} when inner
  * is non-NULL).  Returns a malloc'd string or NULL. */
-static char *wrapped_json(const yb_synth_acl_opts *o, uint64_t k, const char *key,
+static char *wrapped_json(const yb_synth_acl_opts *o, uint64_t k, const char *key_,
                           const char *inner)
 {
-    json_t *set = set_obj(o, k), *arr = json_array(), *top = json_object();
-    if (!set || !arr || !top || json_array_append_new(arr, set)) {
-        json_decref(arr);
-        json_decref(top);
-        return NULL;
-    }
+    jbuf b = {0};
+    open_(&b, '{');
     if (inner) {
-        json_t *mid = json_object();
-        if (!mid || json_object_set_new(mid, inner, arr)) {
-            json_decref(mid);
-            json_decref(top);
-            return NULL;
-        }
-        arr = mid;
+        kv_open(&b, key_, '{');
+        kv_open(&b, inner, '[');
+    } else {
+        kv_open(&b, key_, '[');
     }
-    if (json_object_set_new(top, key, arr)) {
-        json_decref(top);
-        return NULL;
-    }
-    return dump(top);
+    set_obj(&b, o, k);
+    close_(&b, ']');
+    if (inner)
+        close_(&b, '}');
+    close_(&b, '}');
+    return jb_done(&b);
 }
 
 static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)

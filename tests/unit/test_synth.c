@@ -133,6 +133,18 @@ static void test_defaults_and_check(void **state)
     b = o;
     b.authority = "a b";
     assert_non_null(yb_synth_acl_check(&b));
+    /* set names are JSON strings: UTF-8 only, and short enough for the
+     * widest number and _{{iter}} */
+    b = o;
+    b.name_prefix = "A\xff";
+    assert_non_null(yb_synth_acl_check(&b));
+    char longp[98];
+    memset(longp, 'x', sizeof longp - 1);
+    longp[97] = 0;
+    b.name_prefix = longp;
+    assert_non_null(yb_synth_acl_check(&b));
+    longp[96] = 0;
+    assert_null(yb_synth_acl_check(&b));
 }
 
 static void test_restconf_shape(void **state)
@@ -283,6 +295,61 @@ static void test_determinism(void **state)
     json_decref(j);
     free(s1);
     free(s2);
+}
+
+/* The bodies are written without a JSON library: every body is byte for
+ * byte what jansson prints for the same document with JSON_INDENT(4) (the
+ * bundled corpora were made that way), escapes in names included. */
+static void test_json_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *prefix;
+        unsigned rules;
+        yb_synth_op op;
+        const char *method;
+    } cases[] = {
+        {"YB_ACL", YB_SYNTH_RULES_AUTO, YB_SYNTH_CREATE, "PATCH"},
+        {"P\x01q\x1f\t\x7f\xc3\xa9\xe2\x82\xac<'&>", 3, YB_SYNTH_CREATE, "POST"},
+        {"Z", 0, YB_SYNTH_CREATE, "PUT"},
+        {"Z", 1, YB_SYNTH_REPLACE, "PATCH"},
+        {"B\bF\fN\nR\r", 2, YB_SYNTH_CREATE, "PATCH"},
+        {"W", 40, YB_SYNTH_CREATE, "PATCH"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int unique = 0; unique < 2; unique++)
+            for (uint64_t k = 0; k < 3; k++) {
+                yb_synth_acl_opts o;
+                yb_synth_acl_defaults(&o);
+                o.name_prefix = cases[c].prefix;
+                o.rules = cases[c].rules;
+                o.op = cases[c].op;
+                o.method = cases[c].method;
+                o.unique = unique;
+                o.seed = 77 + k;
+                assert_null(yb_synth_acl_check(&o));
+                yb_request r;
+                gen(&o, k * 1000, &r);
+                json_t *j = parse_body(&r);
+                char *want = json_dumps(j, JSON_INDENT(4));
+                assert_non_null(want);
+                if (strlen(want) != r.body_len || memcmp(want, r.body, r.body_len))
+                    fail_msg("case %zu unique %d k %llu: body differs from jansson's\n%s\n---\n%.*s",
+                             c, unique, (unsigned long long)k, want, (int)r.body_len,
+                             (const char *)r.body);
+                free(want);
+                json_decref(j);
+                yb_request_cleanup(&r);
+                char *set = yb_synth_acl_set_json(&o, k);
+                assert_non_null(set);
+                j = json_loads(set, 0, NULL);
+                assert_non_null(j);
+                want = json_dumps(j, JSON_INDENT(4));
+                assert_string_equal(want, set);
+                free(want);
+                free(set);
+                json_decref(j);
+            }
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -726,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_restconf_shape),
         cmocka_unit_test(test_restconf_methods_and_ops),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_json_bytes),
         cmocka_unit_test(test_unique_names_and_sizes),
         cmocka_unit_test(test_gnmi_set),
         cmocka_unit_test(test_gnmi_get_and_capabilities),
