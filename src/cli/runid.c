@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Options that do not define the work, or differ between the shards of
  * one run, or name files whose content (or secret) is not the work's. */
@@ -34,8 +35,15 @@ static int by_id(const void *a, const void *b)
     return x < y ? -1 : x > y; /* stable: repeated options keep their order */
 }
 
+/* Hashes the content of the regular file at path; anything else (a name
+ * that does not exist, a directory, standard input, a FIFO a reader would
+ * drain) by its name, so that reading it stays the corpus reader's, with
+ * its own messages. */
 static int hash_file(EVP_MD_CTX *md, const char *path, char *err, size_t errlen)
 {
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+        return EVP_DigestUpdate(md, path, strlen(path) + 1) ? 0 : -1;
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));

@@ -15,7 +15,8 @@
  * applied, sorted by option so their order on the command line does not
  * matter, repeated ones in their order) and the content of the files
  * named in files[0..n) (NULLs skipped: the corpus, the inventory, the
- * plan file), excluding what differs between the shards of one run or
+ * plan file; a name that is not a regular file counts by its name),
+ * excluding what differs between the shards of one run or
  * does not change the work: --shard, --shards, --shard-from-env,
  * --start-at, --run-id, -t, the outputs and their formats, thresholds,
  * -q/-v, live metrics, and every TLS or credential file (secrets, and
