@@ -64,6 +64,16 @@ print(json.dumps(v, sort_keys=True, separators=(",", ":")) if isinstance(v, (dic
 PYEOF
 }
 
+# acl_count URL: the number of ACL sets in the datastore of the serve at
+# URL (its RESTCONF URL), or ERR.
+acl_count() {
+    /usr/bin/python3 -c '
+import json, sys, urllib.request
+d = json.load(urllib.request.urlopen(sys.argv[1] + "/restconf/data/openconfig-acl:acl/acl-sets"))
+print(len(d.get("openconfig-acl:acl-sets", {}).get("acl-set", [])))
+' "$1" 2>/dev/null || echo ERR
+}
+
 # free_port: prints a TCP port free on 127.0.0.1 right now.
 free_port() {
     /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "cli/runcommon.h"
 #include "cli/cli.h"
+#include "tmpl/pick.h"
 #include "tmpl/tmpl.h"
 #include "report/metrics.h"
 #include "util/util.h"
@@ -186,6 +187,7 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
             *first_proto = q->protocol;
         /* a protocol beyond the known ones counts as unspecified (HTTP/1.1) */
         n[(unsigned)q->protocol < YB_CENSUS_N ? q->protocol : YB_PROTO_UNSPECIFIED]++;
+        int later_step = chain_left > 0; /* a chain's second or later record */
         /* chains: whole, and none inside another (the source relies on it) */
         if (q->chain && chain_left) {
             snprintf(err, sizeof err, "%s: record %llu starts a chain inside the chain of %u "
@@ -207,6 +209,14 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
             if (yb_tmpl_check(q, terr, sizeof terr) < 0) {
                 snprintf(err, sizeof err, "%s: record %llu: template %s", path,
                          (unsigned long long)(total - 1), terr);
+                rc = -1;
+                break;
+            }
+            if (!later_step && yb_pick_wanted(q)) {
+                snprintf(err, sizeof err, "%s: record %llu: template: its {{prev....}} "
+                         "placeholders take values from the response of the step before, but "
+                         "it is not a later step of a chain (field \"chain\" on the chain's "
+                         "first record)", path, (unsigned long long)(total - 1));
                 rc = -1;
                 break;
             }

@@ -15,6 +15,7 @@
 #include "tmpl/tmpl.h"
 
 struct Gnmi__Notification; /* gnmi/gnmi.pb-c.h */
+struct yb_pick;            /* tmpl/pick.h */
 
 /* Settings shared by the codecs of a run (read-only during the run). */
 typedef struct {
@@ -63,6 +64,12 @@ typedef struct yb_prepared {
                            * in its private part) */
     struct yb_prepared *next_step; /* a chain's next record (owned by the
                            * chain's first, which the source hands out) */
+    struct yb_pick *pick; /* a chain step's {{prev....}} values, taken from
+                           * the response of the step before (tmpl/pick.h;
+                           * owned), or NULL */
+    int keep_resp;        /* the next step picks from this one's response:
+                           * the codec keeps its body and head for host->done
+                           * (yb_exchange.body, .head) */
     unsigned refs;        /* engine bookkeeping: exchanges using it */
     int cached;           /* engine bookkeeping: kept by the source's cache */
 } yb_prepared;
@@ -115,9 +122,18 @@ typedef struct yb_exchange {
     const uint8_t *err_body;
     size_t err_body_len;
     /* With yb_codec_cfg.keep_body (HTTP/1.1): a successful response's first
-     * bytes, owned by the codec, valid only while host->done runs. */
+     * bytes, owned by the codec, valid only while host->done runs.  With
+     * req->keep_resp, a successful response's body (HTTP/1.1) or unary
+     * gRPC message (body_grpc), at most YB_PICK_BODY_MAX bytes (body_whole:
+     * all of it), and its header fields ("name: value\n", names in lower
+     * case; at most YB_PICK_HEAD_MAX bytes), for the next step's values. */
     const uint8_t *body;
     size_t body_len;
+    int body_whole, body_grpc;
+    const uint8_t *head;
+    size_t head_len;
+    struct yb_pick_vals *got;   /* this step's {{prev....}} values (the
+                               * engine's: tv.got points into it) */
     struct yb_exchange *next, *prev; /* owner's lists */
     void *owner;                     /* the session it runs on */
     uint32_t stream_id;              /* HTTP/2 */

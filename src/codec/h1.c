@@ -303,12 +303,97 @@ struct yb_h1_resp {
     /* yb_h1_resp_keep_body: the first keep_cap bytes of a 2xx body */
     uint8_t *keep;
     size_t keep_cap, keep_len;
+    /* yb_h1_resp_keep_all: this response's head and whole body */
+    int all;
+    size_t all_body_cap, all_head_cap;
+    int all_cut;            /* the body outgrew its cap (or memory) */
+    int head_cut;           /* the head did: it ends at its last whole field */
+    int in_value;           /* the head: last bytes were a value's */
+    uint8_t *all_body, *all_head;
+    size_t all_body_len, all_head_len, all_body_alloc, all_head_alloc;
 };
+
+/* Appends n bytes to the growable *buf (at most cap in all).  Returns 0,
+ * or -1 when they do not fit (nothing appended). */
+static int keep_append(uint8_t **buf, size_t *len, size_t *alloc, size_t cap, const void *d,
+                       size_t n)
+{
+    if (n > cap - *len)
+        return -1;
+    if (*len + n > *alloc) {
+        size_t na = *alloc ? *alloc : 1024;
+        while (na < *len + n)
+            na *= 2;
+        if (na > cap)
+            na = cap;
+        uint8_t *nb = realloc(*buf, na);
+        if (!nb)
+            return -1;
+        *buf = nb;
+        *alloc = na;
+    }
+    memcpy(*buf + *len, d, n);
+    *len += n;
+    return 0;
+}
+
+/* Appends to the kept head; once a field does not fit, the head ends at
+ * the last whole field (a cut value is never read as the value). */
+static void head_append(yb_h1_resp *p, const void *d, size_t n)
+{
+    if (p->head_cut)
+        return;
+    if (keep_append(&p->all_head, &p->all_head_len, &p->all_head_alloc, p->all_head_cap, d, n) <
+        0) {
+        p->head_cut = 1;
+        while (p->all_head_len && p->all_head[p->all_head_len - 1] != '\n')
+            p->all_head_len--;
+    }
+}
+
+/* The head of a kept response: "name: value\n" per field, names lowered. */
+static int resp_on_header_field(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_resp *p = hp->data;
+    if (!p->all)
+        return 0;
+    if (p->in_value) {
+        head_append(p, "\n", 1);
+        p->in_value = 0;
+    }
+    char low[256];
+    while (len) {
+        size_t n = len < sizeof low ? len : sizeof low;
+        for (size_t i = 0; i < n; i++)
+            low[i] = at[i] >= 'A' && at[i] <= 'Z' ? (char)(at[i] - 'A' + 'a') : at[i];
+        head_append(p, low, n);
+        at += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int resp_on_header_value(http_parser *hp, const char *at, size_t len)
+{
+    yb_h1_resp *p = hp->data;
+    if (!p->all)
+        return 0;
+    if (!p->in_value) {
+        head_append(p, ": ", 2);
+        p->in_value = 1;
+    }
+    head_append(p, at, len);
+    return 0;
+}
 
 static int resp_on_headers_complete(http_parser *hp)
 {
     yb_h1_resp *p = hp->data;
     int st = (int)hp->status_code;
+    if (p->all && p->in_value) {
+        head_append(p, "\n", 1);
+        p->in_value = 0;
+    }
     p->status = st;
     if (st < 100) { /* http_parser takes any three digits */
         p->err = "invalid HTTP status code";
@@ -351,6 +436,10 @@ static int resp_on_body(http_parser *hp, const char *at, size_t len)
         memcpy(p->err_head + p->head_len, at, n < len ? n : len);
         p->head_len += n < len ? n : len;
     }
+    if (p->all && p->status / 100 == 2 && !p->all_cut &&
+        keep_append(&p->all_body, &p->all_body_len, &p->all_body_alloc, p->all_body_cap, at,
+                    len) < 0)
+        p->all_cut = 1;
     if (p->keep && p->status / 100 == 2 && p->keep_len < p->keep_cap) {
         size_t n = p->keep_cap - p->keep_len;
         memcpy(p->keep + p->keep_len, at, n < len ? n : len);
@@ -368,6 +457,8 @@ static int resp_on_message_complete(http_parser *hp)
         p->body_len = 0;
         p->head_len = 0;
         p->status = 0;
+        p->all_head_len = p->all_body_len = 0;
+        p->in_value = p->head_cut = 0;
         return 0;
     }
     p->complete = 1;
@@ -377,6 +468,8 @@ static int resp_on_message_complete(http_parser *hp)
 }
 
 static const http_parser_settings resp_settings = {
+    .on_header_field = resp_on_header_field,
+    .on_header_value = resp_on_header_value,
     .on_headers_complete = resp_on_headers_complete,
     .on_body = resp_on_body,
     .on_message_complete = resp_on_message_complete,
@@ -394,9 +487,29 @@ yb_h1_resp *yb_h1_resp_new(uint64_t max_body)
 
 void yb_h1_resp_free(yb_h1_resp *p)
 {
-    if (p)
+    if (p) {
         free(p->keep);
+        free(p->all_body);
+        free(p->all_head);
+    }
     free(p);
+}
+
+void yb_h1_resp_keep_all(yb_h1_resp *p, size_t body_cap, size_t head_cap)
+{
+    p->all = 1;
+    p->all_body_cap = body_cap;
+    p->all_head_cap = head_cap;
+}
+
+void yb_h1_resp_kept(const yb_h1_resp *p, const uint8_t **body, size_t *body_len, int *whole,
+                     const uint8_t **head, size_t *head_len)
+{
+    *body = p->all_body_len ? p->all_body : NULL;
+    *body_len = p->all_body_len;
+    *whole = p->all && !p->all_cut;
+    *head = p->all_head_len ? p->all_head : NULL;
+    *head_len = p->all_head_len;
 }
 
 int yb_h1_resp_keep_body(yb_h1_resp *p, size_t cap)
@@ -432,6 +545,14 @@ void yb_h1_resp_reset(yb_h1_resp *p, int head)
     p->head_len = 0;
     p->head_done = 0;
     p->err = NULL;
+    /* a kept response's buffers stay for the next one, unless large */
+    if (p->all_body_alloc > (64u << 10)) {
+        free(p->all_body);
+        p->all_body = NULL;
+        p->all_body_alloc = 0;
+    }
+    p->all = p->all_cut = p->head_cut = p->in_value = 0;
+    p->all_body_len = p->all_head_len = 0;
 }
 
 yb_h1_rc yb_h1_resp_feed(yb_h1_resp *p, const uint8_t *data, size_t len, size_t *used)

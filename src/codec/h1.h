@@ -82,6 +82,18 @@ int yb_h1_resp_keep_body(yb_h1_resp *p, size_t cap);
  * their count.  Owned by p, valid until the next reset. */
 const uint8_t *yb_h1_resp_body(const yb_h1_resp *p, size_t *len);
 
+/* For the current response only (call after reset): keep its header
+ * fields (at most head_cap bytes) and its 2xx body (at most body_cap
+ * bytes) whole, for a chain step that reads them (tmpl/pick.h).  The
+ * buffers grow as bytes arrive and are reused by later responses. */
+void yb_h1_resp_keep_all(yb_h1_resp *p, size_t body_cap, size_t head_cap);
+/* What yb_h1_resp_keep_all kept: the body (*whole = 0 when it was cut at
+ * its cap or memory ran out) and the head ("name: value\n" per field,
+ * names in lower case; cut at its cap).  Owned by p, valid until the next
+ * reset. */
+void yb_h1_resp_kept(const yb_h1_resp *p, const uint8_t **body, size_t *body_len, int *whole,
+                     const uint8_t **head, size_t *head_len);
+
 /* ---- server role ------------------------------------------------------ */
 
 /* A header as a view: name and value are NUL-terminated (the terminator

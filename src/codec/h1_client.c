@@ -3,6 +3,7 @@
 #include "config.h"
 #include "codec/codec.h"
 #include "codec/h1.h"
+#include "tmpl/pick.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -205,6 +206,8 @@ static int h1_submit(yb_codec *c, yb_exchange *x, uint64_t now)
     }
     c->cur = x;
     yb_h1_resp_reset(c->resp, x->req->head);
+    if (x->req->keep_resp) /* the next step of its chain reads it */
+        yb_h1_resp_keep_all(c->resp, YB_PICK_BODY_MAX, YB_PICK_HEAD_MAX);
     int rc = c->host->write(c->hostdata, &b, 1);
     if (rc < 0) {
         c->cur = NULL;
@@ -231,6 +234,8 @@ static void finish(yb_codec *c, uint64_t now)
                                 x->res.status, x->res.reason, sizeof x->res.reason);
     if (x->res.err != YB_ERR_NONE)
         x->err_body = yb_h1_resp_body_head(c->resp, &x->err_body_len);
+    else if (x->req->keep_resp)
+        yb_h1_resp_kept(c->resp, &x->body, &x->body_len, &x->body_whole, &x->head, &x->head_len);
     else if (c->cfg->keep_body)
         x->body = yb_h1_resp_body(c->resp, &x->body_len);
     int keep = yb_h1_resp_keep_alive(c->resp);

@@ -4,6 +4,7 @@
  * responses checked with protobuf-c. */
 #include "config.h"
 #include "codec/codec.h"
+#include "tmpl/pick.h"
 #include "gnmi/gnmi_msg.h"
 
 #include <errno.h>
@@ -72,6 +73,9 @@ typedef struct stream {
     int bad;                  /* a protocol/validation problem was found */
     const char *bad_why;      /* static: what it was */
     char grpc_msg[YB_REASON_MAX]; /* grpc-message, percent-decoded, sanitized */
+    uint8_t *head;            /* req->keep_resp: the header fields and trailers,
+                               * "name: value\n" each (at most YB_PICK_HEAD_MAX) */
+    size_t head_len;
     unsigned messages;
     struct stream *next, *prev; /* the codec's open streams */
 } stream;
@@ -156,6 +160,7 @@ static void stream_free(yb_codec *c, stream *st)
     stream_unlink(c, st);
     stream_drop_body(c, st);
     free(st->body_own);
+    free(st->head);
     free(st);
 }
 
@@ -170,6 +175,7 @@ static void stream_done(yb_codec *c, stream *st)
     c->host->done(c->hostdata, x);
     stream_drop_body(c, st);
     free(st->body_own);
+    free(st->head);
     free(st);
 }
 
@@ -737,6 +743,15 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
                                         st->http_status, x->res.reason, sizeof x->res.reason);
         }
     }
+    if (x->res.err == YB_ERR_NONE && x->req->keep_resp) {
+        /* the next step of its chain reads it (valid while done runs) */
+        x->body = st->have_msg ? st->msg : NULL;
+        x->body_len = st->have_msg ? st->msg_len : 0;
+        x->body_whole = h->grpc && h->rpc != RPC_SUBSCRIBE;
+        x->body_grpc = h->grpc;
+        x->head = st->head;
+        x->head_len = st->head_len;
+    }
     if (x->res.err != YB_ERR_NONE && x->res.err != YB_ERR_TOO_LARGE) {
         /* what the server said, for the report: a unary gRPC call's
          * message, or the head of a plain HTTP/2 error body */
@@ -774,6 +789,25 @@ static int parse_status(const uint8_t *v, size_t n)
     return s;
 }
 
+/* Keeps a header field of a response the next chain step reads: whole
+ * fields while they fit YB_PICK_HEAD_MAX (nghttp2 gives names in lower
+ * case). */
+static void keep_head(stream *st, const uint8_t *name, size_t nl, const uint8_t *value,
+                      size_t vl)
+{
+    if (nl + vl + 3 > YB_PICK_HEAD_MAX - st->head_len)
+        return;
+    if (!st->head && !(st->head = malloc(YB_PICK_HEAD_MAX)))
+        return;
+    uint8_t *o = st->head + st->head_len;
+    memcpy(o, name, nl);
+    memcpy(o + nl, ": ", 2);
+    if (vl)
+        memcpy(o + nl + 2, value, vl);
+    o[nl + 2 + vl] = '\n';
+    st->head_len += nl + vl + 3;
+}
+
 static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *ud)
@@ -782,6 +816,8 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
     stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
     if (!st)
         return 0;
+    if (st->x->req->keep_resp)
+        keep_head(st, name, namelen, value, valuelen);
     if (namelen == 7 && !memcmp(name, ":status", 7)) {
         int s = parse_status(value, valuelen);
         if (s < 0)

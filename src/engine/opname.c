@@ -37,6 +37,26 @@ static void puts_(wbuf *w, const char *s)
         put(w, *s++);
 }
 
+/* Past a template placeholder "{{...}}" starting at c (its '/' and ','
+ * are not the path's), or c + 1. */
+static const char *skip_ph(const char *c, const char *end)
+{
+    if (end - c >= 4 && c[0] == '{' && c[1] == '{')
+        for (const char *q = c + 2; q + 1 < end; q++)
+            if (q[0] == '}' && q[1] == '}')
+                return q + 2;
+    return c + 1;
+}
+
+/* The end of the path segment starting at p: the next '/' outside
+ * placeholders, or end. */
+static const char *seg_end_of(const char *p, const char *end)
+{
+    while (p < end && *p != '/')
+        p = skip_ph(p, end);
+    return p < end ? p : end;
+}
+
 size_t yb_op_path_template(const char *path, char *out, size_t cap)
 {
     wbuf w = {out, cap, 0, 0};
@@ -44,9 +64,7 @@ size_t yb_op_path_template(const char *path, char *out, size_t cap)
     const char *end = path + strcspn(path, "?#");
     const char *p = path;
     while (p < end && !w.full) {
-        const char *seg_end = memchr(p, '/', (size_t)(end - p));
-        if (!seg_end)
-            seg_end = end;
+        const char *seg_end = seg_end_of(p, end);
         const char *eq = memchr(p, '=', (size_t)(seg_end - p));
         if (!eq)
             eq = seg_end;
@@ -58,7 +76,7 @@ size_t yb_op_path_template(const char *path, char *out, size_t cap)
             put(&w, '=');
             snprintf(ph, sizeof ph, "{%u}", k);
             puts_(&w, ph);
-            for (const char *c = eq + 1; c < seg_end && !w.full; c++)
+            for (const char *c = eq + 1; c < seg_end && !w.full; c = skip_ph(c, seg_end))
                 if (*c == ',') {
                     snprintf(ph, sizeof ph, ",{%u}", ++k);
                     puts_(&w, ph);

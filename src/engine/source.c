@@ -3,6 +3,7 @@
 #include "engine/opname.h"
 #include "engine/route.h"
 #include "corpus/rewrite.h"
+#include "tmpl/pick.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -100,6 +101,18 @@ static void name_op(yb_source *s, const yb_request *r, yb_prepared *p)
     }
 }
 
+/* A templated record's {{prev....}} values (tmpl/pick.h), compiled into
+ * p->pick.  Returns 0, -ENOMEM, or -EBADMSG with err (the run checks the
+ * corpus' templates before it starts, so this is a corpus that changed
+ * under it). */
+static int picks(const yb_request *r, yb_prepared *p, char *err, size_t errlen)
+{
+    if (!p->templated)
+        return 0;
+    int rc = yb_pick_compile(r, &p->pick, err, errlen);
+    return rc == -EINVAL ? -EBADMSG : rc;
+}
+
 /* Prepares r, rewritten first when there are rules (the rewritten copy
  * lives only as long as the preparation), and names its operation.
  * Returns the codec's result, or -EBADMSG with err set when a rule cannot
@@ -109,7 +122,7 @@ static int prepare(yb_source *s, const yb_request *r, yb_prepared *p, char *err,
 {
     int rc;
     if (!s->rw) {
-        if ((rc = s->ops->prepare(s->cfg, r, p)) == 0)
+        if ((rc = s->ops->prepare(s->cfg, r, p)) == 0 && (rc = picks(r, p, err, errlen)) == 0)
             name_op(s, r, p);
         return rc;
     }
@@ -127,7 +140,8 @@ static int prepare(yb_source *s, const yb_request *r, yb_prepared *p, char *err,
         mc.authority = rr.authority;
         cfg = &mc;
     }
-    if ((rc = s->ops->prepare(cfg, &rr, p)) == 0) /* (it copies what it keeps) */
+    if ((rc = s->ops->prepare(cfg, &rr, p)) == 0 && /* (it copies what it keeps) */
+        (rc = picks(&rr, p, err, errlen)) == 0)
         name_op(s, &rr, p);
     yb_request_cleanup(&rr);
     return rc;
@@ -139,6 +153,7 @@ static void prepared_drop(yb_source *s, yb_prepared *p)
     while (p) {
         yb_prepared *next = p->next_step;
         s->ops->prepared_free(p);
+        yb_pick_free(p->pick);
         free((yb_accept *)p->accept);
         free(p);
         p = next;
@@ -324,8 +339,15 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         yb_prepared *p;
         if (prepare_one(s, r, k, &p, err, errlen) < 0)
             return -1;
+        if (p->pick) {
+            snprintf(err, errlen, "record %llu: its {{prev....}} placeholders take values from "
+                     "the previous step's response, but it is not a later step of a chain",
+                     (unsigned long long)k);
+            prepared_drop(s, p);
+            return -1;
+        }
         /* a chain: its steps prepared now, linked behind it */
-        yb_prepared **tail = &p->next_step;
+        yb_prepared *last = p;
         for (uint32_t i = 1; i < chain; i++) {
             if ((rc = yb_corpus_reader_next(s->rd, &r, err, errlen)) <= 0) {
                 if (rc == 0)
@@ -341,11 +363,12 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
                 prepared_drop(s, p);
                 return -1;
             }
-            if (prepare_one(s, r, k + i, tail, err, errlen) < 0) {
+            if (prepare_one(s, r, k + i, &last->next_step, err, errlen) < 0) {
                 prepared_drop(s, p);
                 return -1;
             }
-            tail = &(*tail)->next_step;
+            last->keep_resp = last->next_step->pick != NULL; /* its response feeds this step */
+            last = last->next_step;
         }
         s->pass_yield++;
         cache_add(s, p);

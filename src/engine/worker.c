@@ -8,6 +8,7 @@
 #include "engine/source.h"
 #include "report/metrics.h"
 #include "report/stream.h"
+#include "tmpl/pick.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -260,6 +261,41 @@ static void chain_end(lane *l, const yb_exchange *x, int ok)
     yb_source_release(l->src, (yb_prepared *)(x->chain_head ? x->chain_head : x->req));
 }
 
+static void x_finish(lane *l, yb_exchange *x);
+
+/* Frees x's {{prev....}} values (a chain step's). */
+static void drop_values(yb_exchange *x)
+{
+    if (x->got) {
+        yb_pick_vals_free(x->got);
+        free(x->got);
+        x->got = NULL;
+    }
+}
+
+/* nx, the step after x, takes its {{prev....}} values from x's response
+ * (kept by the codec while it completes: x->req->keep_resp).  Returns 0,
+ * or -1 with nx failed (its reason names the placeholder and what was
+ * missing, never a value). */
+static int take_values(yb_exchange *nx, const yb_exchange *x)
+{
+    yb_pick_resp rs = {.body = x->body, .body_len = x->body_len, .body_whole = x->body_whole,
+                       .grpc = x->body_grpc, .head = x->head, .head_len = x->head_len};
+    char why[YB_REASON_MAX];
+    int rc = (nx->got = calloc(1, sizeof *nx->got)) ? 0 : -ENOMEM;
+    if (!rc)
+        rc = yb_pick_extract(nx->req->pick, &rs, nx->got, why, sizeof why);
+    if (!rc) {
+        nx->tv.got = nx->got->got;
+        nx->tv.n_got = nx->got->n;
+        return 0;
+    }
+    nx->res.err = YB_ERR_OTHER;
+    yb_reason_fmt(nx->res.reason, sizeof nx->res.reason, "chain step: %s",
+                  rc == -ENOMEM ? "out of memory taking the previous response's values" : why);
+    return -1;
+}
+
 /* x, a step of a chain, finished: the next step is queued for the pump
  * (never sent from inside the codec's callback), on x's session, when x
  * succeeded and the lane still issues; otherwise the chain ends here. */
@@ -285,6 +321,13 @@ static void chain_next(lane *l, yb_exchange *x)
     nx->workers = l->share.workers;
     l->issued++;
     l->outstanding++;
+    if (next->pick && take_values(nx, x) < 0) {
+        /* failed before it was sent: counted with its reason, and the
+         * chain ends with it */
+        nx->res.done = nx->res.due;
+        x_finish(l, nx);
+        return;
+    }
     nx->next = NULL;
     if (l->steps_tail)
         l->steps_tail->next = nx;
@@ -316,6 +359,7 @@ static void x_finish(lane *l, yb_exchange *x)
         chain_next(l, x);
     else
         yb_source_release(l->src, (yb_prepared *)x->req);
+    drop_values(x);
     l->outstanding--;
     x->next = w->free_x;
     w->free_x = x;
@@ -841,6 +885,7 @@ static void pool_drop(void *ud, yb_exchange *x)
         chain_end(l, x, 0);
     else
         yb_source_release(l->src, (yb_prepared *)x->req);
+    drop_values(x);
     l->outstanding--;
     free(x);
 }

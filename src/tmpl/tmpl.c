@@ -2,6 +2,7 @@
  * per-request filler. */
 #include "config.h"
 #include "tmpl/tmpl.h"
+#include "tmpl/pick.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@ typedef struct {
 
 typedef enum {
     PH_ITER, PH_WORKER, PH_SESSION, PH_INDEX, PH_COUNTER, PH_RANDOM, PH_CHOICE, PH_UUID, PH_TARGET,
+    PH_PREV, /* a value of the previous step's response, found by key in the vars */
 } phkind;
 
 typedef struct {
@@ -196,6 +198,11 @@ static uint64_t fnv(const uint8_t *p, size_t n)
     return h;
 }
 
+uint64_t yb_tmpl_key(const void *in, size_t n)
+{
+    return fnv(in, n);
+}
+
 /* Formats the placeholder text for a message (at most 60 bytes of it). */
 static void quote(char *buf, size_t cap, const uint8_t *p, size_t n)
 {
@@ -231,7 +238,8 @@ static const struct {
     {"choice", PH_CHOICE, 2},   {"uuid", PH_UUID, 0},     {"target", PH_TARGET, 0},
 };
 
-#define KNOWN "iter, worker, session, index, counter, random:LO..HI, choice:A|B, uuid, target, open"
+#define KNOWN "iter, worker, session, index, counter, random:LO..HI, choice:A|B, uuid, target, " \
+              "open, prev.json:POINTER, prev.header:NAME, prev.gnmi:PATH"
 
 /* counter arguments: start=S,step=T,mod=M in any order, each optional. */
 static int counter_args(ph *h, const char *a, size_t n, const char **why)
@@ -344,6 +352,16 @@ static int compile_ph(yb_tmpl *t, const char *in, size_t n, const char **why)
     for (size_t i = 0; i < t->n_ph; i++)
         if (t->ph[i].key == key)
             return (int)i; /* the same text: the same value */
+    if (n >= 5 && !memcmp(in, "prev.", 5)) { /* its value is extracted (tmpl/pick.h) */
+        if (yb_pick_check(in, n, why) < 0)
+            return -1;
+        if (t->n_ph == YB_TMPL_MAX_PH) {
+            *why = "more than 32 distinct placeholders in one field";
+            return -1;
+        }
+        t->ph[t->n_ph] = (ph){.k = PH_PREV, .key = key};
+        return (int)t->n_ph++;
+    }
     size_t k;
     for (k = 0; k < sizeof NAMES / sizeof NAMES[0]; k++)
         if (strlen(NAMES[k].name) == nl && !memcmp(NAMES[k].name, in, nl))
@@ -476,8 +494,18 @@ typedef struct {
     char b[40];
 } val;
 
-static void eval(const yb_tmpl *t, const ph *h, const yb_tmpl_vars *v, val *o)
+/* Returns 0, or -1 when a {{prev....}} value is missing from v. */
+static int eval(const yb_tmpl *t, const ph *h, const yb_tmpl_vars *v, val *o)
 {
+    if (h->k == PH_PREV) {
+        for (size_t i = 0; i < v->n_got; i++)
+            if (v->got[i].key == h->key) {
+                o->p = v->got[i].n ? v->got[i].p : (const uint8_t *)"";
+                o->n = v->got[i].n;
+                return 0;
+            }
+        return -1;
+    }
     /* one reproducible stream per (seed, request, placeholder text) */
     uint64_t r = mix(v->seed ^ mix(v->index ^ mix(h->key)));
     o->p = (const uint8_t *)o->b;
@@ -507,7 +535,9 @@ static void eval(const yb_tmpl *t, const ph *h, const yb_tmpl_vars *v, val *o)
         o->p = (const uint8_t *)(v->target ? v->target : "");
         o->n = strlen((const char *)o->p);
         break;
+    case PH_PREV: break; /* above */
     }
+    return 0;
 }
 
 static size_t len_size(uint8_t enc, uint64_t n)
@@ -552,7 +582,8 @@ int yb_tmpl_fill(const yb_tmpl *t, const yb_tmpl_vars *v, yb_tmpl_buf *out)
             return -EINVAL; /* a length of nothing */
     val vals[YB_TMPL_MAX_PH];
     for (size_t i = 0; i < t->n_ph; i++)
-        eval(t, &t->ph[i], v, &vals[i]);
+        if (eval(t, &t->ph[i], v, &vals[i]) < 0)
+            return -ENOENT;
     /* pass 1: sizes; a region's length prefix joins its parent's size
      * when the region closes */
     uint64_t rsz[YB_TMPL_MAX_REGIONS], start[YB_TMPL_MAX_REGIONS], total = 0;

@@ -26,6 +26,14 @@
 #define YB_TMPL_MAX_INNER 4096
 #define YB_TMPL_MAX_ITEMS 256
 
+/* A value taken from the previous step's response ({{prev....}},
+ * tmpl/pick.h): key is the placeholder's (a hash of its text). */
+typedef struct {
+    uint64_t key;
+    const uint8_t *p;
+    size_t n;
+} yb_tmpl_got;
+
 /* What a request's placeholders are filled from. */
 typedef struct {
     uint64_t iter;     /* pass over the corpus (0 = first) */
@@ -34,6 +42,8 @@ typedef struct {
     uint64_t session;  /* the session it is sent on, numbered from 1 in the run */
     uint64_t seed;     /* --seed */
     const char *target;/* the target's name (inventory) or host; NULL = "" */
+    const yb_tmpl_got *got; /* a chain step's {{prev....}} values (n_got) */
+    size_t n_got;
 } yb_tmpl_vars;
 
 /* Region length encodings. */
@@ -77,14 +87,18 @@ int yb_tmpl_open(yb_tmpl *t, yb_tmpl_len enc);
 int yb_tmpl_close(yb_tmpl *t);
 /* Number of placeholder occurrences (0: the template is a constant). */
 size_t yb_tmpl_gaps(const yb_tmpl *t);
+/* Returns the key of a placeholder's inner text in[0..n) (what
+ * yb_tmpl_got.key matches). */
+uint64_t yb_tmpl_key(const void *in, size_t n);
 /* 1 when t has a {{target}} placeholder. */
 int yb_tmpl_uses_target(const yb_tmpl *t);
 /* Bytes of literal text (what the template weighs in a cache). */
 size_t yb_tmpl_size(const yb_tmpl *t);
 
 /* Fills t for one request into out (out->len set; grown as needed).
- * Returns 0, -ENOMEM, or -EINVAL when a region is still open or a length
- * does not fit its encoding. */
+ * Returns 0, -ENOMEM, -ENOENT when a {{prev....}} value is not in v->got,
+ * or -EINVAL when a region is still open or a length does not fit its
+ * encoding. */
 int yb_tmpl_fill(const yb_tmpl *t, const yb_tmpl_vars *v, yb_tmpl_buf *out);
 
 /* 1 when p[0..n) contains "{{" (could hold a placeholder). */

@@ -4,4 +4,4 @@
 SH_TESTS += tests/peers/peers.sh
 EXTRA_DIST += tests/peers/nginx.sh tests/peers/peer.sh tests/peers/badhttp.py \
 	tests/peers/gnmi_common.py tests/peers/gnmi_server.py \
-	tests/peers/gnmi_client.py tests/peers/local.mk
+	tests/peers/gnmi_client.py tests/peers/login.py tests/peers/local.mk

@@ -10,14 +10,6 @@
 . "$YB_SRCDIR/tests/lib.sh"
 PY=/usr/bin/python3
 
-acl_count() {
-    $PY -c '
-import json, sys, urllib.request
-d = json.load(urllib.request.urlopen(sys.argv[1] + "/restconf/data/openconfig-acl:acl/acl-sets"))
-print(len(d.get("openconfig-acl:acl-sets", {}).get("acl-set", [])))
-' "$1" 2>/dev/null || echo ERR
-}
-
 "$YB" synth acl --method POST --lifecycle --count 6 -r 2 --scheme http -o "$T/life.ybc" \
     >/dev/null 2>&1 || { not_ok "synth acl --lifecycle"; done_testing; exit 1; }
 is "synth --lifecycle: POST, GET, DELETE per set, the first marked as a chain of 3" \

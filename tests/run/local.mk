@@ -57,3 +57,5 @@ EXTRA_DIST += tests/run/tags.sh
 ## Chains: synth --lifecycle loops leave serve's store empty, steps in order on one session, a failed step ends its chain.
 SH_TESTS += tests/run/chains.sh
 EXTRA_DIST += tests/run/chains.sh
+SH_TESTS += tests/run/chain_values.sh
+EXTRA_DIST += tests/run/chain_values.sh

@@ -41,6 +41,11 @@ static void test_templates(void **st)
     /* percent-escapes outside keys are kept as they are; control bytes become '?' */
     assert_string_equal(tmpl("/restconf/data/x%3Ay"), "/restconf/data/x%3Ay");
     assert_string_equal(tmpl("/a\x01" "b/\xff"), "/a?b/?");
+    /* a template placeholder is one key, its '/' and ',' its own */
+    assert_string_equal(tmpl("/restconf/data/a:l={{prev.json:/a/0/name}},T/leaf"),
+                        "/restconf/data/a:l={1},{2}/leaf");
+    assert_string_equal(tmpl("/restconf/data/a:l=N{{counter:start=1,step=2}}/x{{prev.json:/b}}"),
+                        "/restconf/data/a:l={1}/x{{prev.json:/b}}");
 }
 
 static void test_long_paths(void **st)
