@@ -379,6 +379,11 @@ static int header(const char *cmdname, const char *arg, yb_runopts *r)
     if (!colon || colon == a || r->n_extra == YB_RO_MAX_HEADERS)
         return yb_usage_error(cmdname, "-H '%s': expected 'Name: value' (at most %d)", arg,
                               YB_RO_MAX_HEADERS);
+    if (strstr(colon, "{{prev."))
+        return yb_usage_error(cmdname, "-H '%.*s: ...': a {{prev....}} placeholder takes a "
+                              "value from the previous step of a chain, so it belongs in a "
+                              "step's record, not in -H (which every request carries)",
+                              (int)(colon - a), a);
     *colon = 0;
     const char *val = colon + 1;
     while (*val == ' ')

@@ -502,6 +502,19 @@ void yb_h1_resp_keep_all(yb_h1_resp *p, size_t body_cap, size_t head_cap)
     p->all_head_cap = head_cap;
 }
 
+size_t yb_h1_resp_kept_alloc(const yb_h1_resp *p)
+{
+    return p->all_body_alloc + p->all_head_alloc;
+}
+
+void yb_h1_resp_keep_drop(yb_h1_resp *p)
+{
+    free(p->all_body);
+    p->all_body = NULL;
+    p->all_body_alloc = p->all_body_len = 0;
+    p->all_cut = 1;
+}
+
 void yb_h1_resp_kept(const yb_h1_resp *p, const uint8_t **body, size_t *body_len, int *whole,
                      const uint8_t **head, size_t *head_len)
 {

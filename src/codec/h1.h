@@ -93,6 +93,12 @@ void yb_h1_resp_keep_all(yb_h1_resp *p, size_t body_cap, size_t head_cap);
  * reset. */
 void yb_h1_resp_kept(const yb_h1_resp *p, const uint8_t **body, size_t *body_len, int *whole,
                      const uint8_t **head, size_t *head_len);
+/* Bytes p holds allocated for what yb_h1_resp_keep_all keeps (what the
+ * caller accounts for in its memory budget). */
+size_t yb_h1_resp_kept_alloc(const yb_h1_resp *p);
+/* Stops keeping the current response's body (over the caller's budget):
+ * frees it; the body then counts as cut (whole = 0). */
+void yb_h1_resp_keep_drop(yb_h1_resp *p);
 
 /* ---- server role ------------------------------------------------------ */
 

@@ -19,7 +19,27 @@ struct yb_codec {
     yb_exchange *cur;     /* the exchange in flight, if any */
     int write_pending;    /* cur's request is still queued in the transport */
     int closing;          /* Connection: close seen, or a fatal error */
+    size_t kept;          /* bytes the parser keeps for a chain step, taken
+                           * from the worker's budget */
 };
+
+/* Brings what the budget holds for the parser's kept response in line with
+ * what it has allocated; what does not fit is not kept (the step that
+ * reads it then fails, saying so). */
+static void budget_kept(yb_codec *c)
+{
+    size_t a = yb_h1_resp_kept_alloc(c->resp);
+    if (a > c->kept && yb_mem_take(c->host->budget, a - c->kept) < 0) {
+        yb_h1_resp_keep_drop(c->resp);
+        a = yb_h1_resp_kept_alloc(c->resp);
+    }
+    if (a > c->kept)
+        c->kept = a; /* (taken above) */
+    else {
+        yb_mem_give(c->host->budget, c->kept - a);
+        c->kept = a;
+    }
+}
 
 /* Finds the header line "\r\nNAME: " in head[0..n): sets [*v0, *v1) to its
  * value.  Returns 1 when found. */
@@ -169,6 +189,7 @@ static void h1_destroy(yb_codec *c)
 {
     if (!c)
         return;
+    yb_mem_give(c->host->budget, c->kept);
     yb_h1_resp_free(c->resp);
     free(c->fill.p);
     free(c);
@@ -208,6 +229,8 @@ static int h1_submit(yb_codec *c, yb_exchange *x, uint64_t now)
     yb_h1_resp_reset(c->resp, x->req->head);
     if (x->req->keep_resp) /* the next step of its chain reads it */
         yb_h1_resp_keep_all(c->resp, YB_PICK_BODY_MAX, YB_PICK_HEAD_MAX);
+    if (c->kept)
+        budget_kept(c); /* the reset may have let a large body go */
     int rc = c->host->write(c->hostdata, &b, 1);
     if (rc < 0) {
         c->cur = NULL;
@@ -282,6 +305,8 @@ static int h1_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
     x->res.bytes_in += n;
     size_t used = 0;
     yb_h1_rc rc = yb_h1_resp_feed(c->resp, d, n, &used);
+    if (x->req->keep_resp)
+        budget_kept(c);
     if (rc == YB_H1_ERROR) {
         x->res.err = yb_h1_resp_too_large(c->resp) ? YB_ERR_TOO_LARGE : YB_ERR_PROTOCOL;
         x->res.done = now;

@@ -9,3 +9,11 @@ tests_unit_test_tmpl_SOURCES = tests/unit/test_tmpl.c
 tests_unit_test_tmpl_LDADD = $(UNIT_LDADD)
 tests_unit_test_tmpl_CFLAGS = $(UNIT_CFLAGS)
 endif
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/unit/test_pick
+TESTS += tests/unit/test_pick
+tests_unit_test_pick_SOURCES = tests/unit/test_pick.c
+tests_unit_test_pick_LDADD = $(UNIT_LDADD)
+tests_unit_test_pick_CFLAGS = $(UNIT_CFLAGS)
+endif

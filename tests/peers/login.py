@@ -5,7 +5,8 @@ POST /login answers 200 with a new token twice: in the JSON body
 ({"session": {"token": T1}}) and in the X-Auth-Token header (T2).  A
 request to any other path is answered 200 when it carries
 "Authorization: Bearer T1" or "X-Auth-Token: T2" of a login, else 401.
-Each token is good for one request.  On exit (SIGTERM or --max-seconds)
+Each token is good for one request.  GET /big?n=N is a login whose JSON
+answer ({"pad": "xx...", "token": T1}) is N bytes long.  On exit (SIGTERM or --max-seconds)
 writes --stats FILE: {"logins": N, "good": N, "bad": N, "bad_values": [...]
 (the first 5 values that were refused, to show what was sent), "issued":
 [the first 2000 tokens handed out, so a test can look for them where they
@@ -52,6 +53,21 @@ class H(BaseHTTPRequestHandler):
                 if len(stats["issued"]) < 2000:
                     stats["issued"] += [t1, t2]
             self.reply(200, {"session": {"token": t1, "ttl": 60}}, [("X-Auth-Token", t2)])
+            return
+        if self.command == "GET" and self.path.startswith("/big?n="):
+            # a login whose answer is padded to n bytes (the chain's cap)
+            t1 = secrets.token_hex(16)
+            with lock:
+                stats["logins"] += 1
+                tokens.add("bearer " + t1)
+                stats["issued"].append(t1)
+            pad = int(self.path[7:]) - len('{"pad":"","token":""}') - len(t1)
+            self.send_response(200)
+            b = ('{"pad":"%s","token":"%s"}' % ("x" * max(pad, 0), t1)).encode()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(b)))
+            self.end_headers()
+            self.wfile.write(b)
             return
         auth = self.headers.get("Authorization") or ""
         x = self.headers.get("X-Auth-Token")

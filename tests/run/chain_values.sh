@@ -52,6 +52,20 @@ elif kind == "login": # the token from the body, then from the header
             rc("POST", "/login", C, '{"user": "lab"}', chain=2),
             rc("GET", "/restconf/data/system", A + [{"name": "X-Auth-Token",
                "value": "{{prev.header:X-Auth-Token}}"}], template=True)]
+elif kind == "big":   # a login answer of arg bytes, then its token
+    out += [rc("GET", "/big?n=" + arg, A, chain=2),
+            rc("GET", "/restconf/data/system", A + [{"name": "Authorization",
+               "value": "Bearer {{prev.json:/token}}"}], template=True)]
+elif kind == "gnmihdr": # the Get's name, and a header of the Get's answer
+    out += [gn("Set", {"SetRequest": {"update": [{"path": "/openconfig-acl:acl/acl-sets",
+                                                  "val": {"json_ietf_val": aset}}]}},
+               chain=3, template=True),
+            gn("Get", {"GetRequest": {"path": ["/openconfig-acl:acl/acl-sets"],
+                                      "encoding": "JSON_IETF"}}),
+            gn("Set", {"SetRequest": {"update": [{
+                "path": "/openconfig-acl:acl/acl-sets/acl-set[name={{prev.gnmi:/openconfig-acl"
+                        ":acl/acl-sets#/acl-set/0/name}}][type=ACL_IPV4]/config/description",
+                "val": {"json_ietf_val": "{{prev.header:content-type}}"}}]}}, template=True)]
 elif kind == "first": # a placeholder where there is no previous step
     out += [rc("GET", "/restconf/data/x{{prev.json:/a}}", A, template=True)]
 elif kind == "syntax":
@@ -103,6 +117,16 @@ timeout 60 "$YB" run -q "$T/gnmibad.ybc" --target "$GURL" -n 3 --json "$T/gnmiba
 like "gNMI, an update path the GetResponse has not: the reason says so" \
     "$(jget "$T/gnmibad.json" 'r["errors"]["reasons"][0]["reason"]')" \
     "^chain step: \\{\\{prev.gnmi:/openconfig-acl:acl/other#/acl-set/0/name\\}\\}: no update at /openconfig-acl:acl/other in the previous GetResponse \\(1 updates\\)"
+# a header of the gNMI answer (HTTP/2) into a value, the name from its body
+curl -s -X DELETE "$RURL/restconf/data/openconfig-acl:acl" >/dev/null
+corpus gnmihdr x gnmihdr
+timeout 60 "$YB" run -q "$T/gnmihdr.ybc" --target "$GURL" -n 3 --json "$T/gnmihdr.json" >/dev/null 2>&1
+is "gNMI: a response header (content-type) taken into a Set's value: exit 0" "$?" 0
+is "... serve's set has it as its description" \
+    "$(curl -s "$RURL/restconf/data/openconfig-acl:acl/acl-sets" | $PY -c '
+import json, sys
+print([s["config"].get("description") for s in json.load(sys.stdin)["openconfig-acl:acl-sets"]["acl-set"]])')" \
+    "['application/grpc']"
 yb_serve_stop
 
 # ---- a login's token, from its body and from its header ------------------------------
@@ -119,16 +143,25 @@ timeout 60 "$YB" run "$T/loginbad.ybc" --target "$LURL" -n 4 --json "$T/loginbad
     >"$T/loginbad.out" 2>&1
 is "a token pointer to nothing: exit 1, 1 step failed" \
     "$? $(jget "$T/loginbad.json" '[r["summary"]["requests_ok"], r["chains"]]')" '1 [3,{"failed":1,"ok":1}]'
+# the previous response is kept up to 1 MiB: a longer one fails the step
+corpus big 1048576 big
+timeout 60 "$YB" run "$T/big.ybc" --target "$LURL" -n 2 --json "$T/big.json" >/dev/null 2>&1
+is "a 1 MiB answer: its token is read (exit 0)" "$?" 0
+corpus big 1048577 big1
+timeout 60 "$YB" run "$T/big1.ybc" --target "$LURL" -n 2 --json "$T/big1.json" >/dev/null 2>&1
+is "an answer 1 byte over 1 MiB: exit 1, the step fails unsent, saying so" \
+    "$? $(jget "$T/big1.json" '[r["summary"]["requests_started"], r["errors"]["reasons"][0]["reason"]]')" \
+    "1 [1,\"chain step: {{prev.json:/token}}: the previous response's body was not kept whole (over 1048576 bytes, or over the worker's response memory budget)\"]"
 peer_stop "$T/login"
-is "the peer: 22 logins; 21 requests with a good token, none with a bad one (the failed step was never sent)" \
-    "$(jget "$T/login.json" '[r["logins"], r["good"], r["bad"], r["bad_values"]]')" '[22,21,0,[]]'
+is "the peer: 24 logins; 22 requests with a good token, none with a bad one (the failed steps were never sent)" \
+    "$(jget "$T/login.json" '[r["logins"], r["good"], r["bad"], r["bad_values"]]')" '[24,22,0,[]]'
 is "no token handed out appears in any output (report, log, stdout/stderr)" \
     "$($PY -c '
 import json, sys
 toks = json.load(open(sys.argv[1]))["issued"]
 text = "".join(open(f, errors="replace").read() for f in sys.argv[2:])
 print(len(toks), sum(t in text for t in toks))' "$T/login.json" "$T/login.rep.json" "$T/login.log" \
-        "$T/login.out" "$T/loginbad.json" "$T/loginbad.out")" "44 0"
+        "$T/login.out" "$T/loginbad.json" "$T/loginbad.out")" "46 0"
 
 # ---- refused at load time ------------------------------------------------------------
 corpus first x first
@@ -136,6 +169,9 @@ corpus first x first
 is "a {{prev....}} outside a chain's later step: exit 2" "$?" 2
 like "... says it is not a later step of a chain" "$(cat "$T/out")" \
     "first.ybc: record 0: template: its \\{\\{prev....\\}\\} placeholders take values from the response of the step before, but it is not a later step of a chain"
+"$YB" run -q "$T/first.ybc" --target http://127.0.0.1:9 -H 'X-A: {{prev.json:/a}}' >"$T/out" 2>&1
+is "{{prev....}} in -H (every request's): exit 2" "$?" 2
+like "... says it belongs in a step's record" "$(cat "$T/out")" "^yangblast run: -H 'X-A: \\.\\.\\.': a \\{\\{prev"
 for bad in 'prev.json:a/b|a JSON pointer is empty or starts with' \
            'prev.json:/a~2|~0 or ~1' \
            'prev.header:|takes the header.s name' \
