@@ -130,6 +130,15 @@ static void stream_drop_body(yb_codec *c, stream *st)
     st->have_msg = 0;
 }
 
+/* Frees the header fields st kept for the next chain step. */
+static void stream_drop_head(yb_codec *c, stream *st)
+{
+    if (st->head)
+        yb_mem_give(c->host->budget, YB_PICK_HEAD_MAX);
+    free(st->head);
+    st->head = NULL;
+}
+
 /* Unlinks st from the codec's streams (no longer active). */
 static void stream_unlink(yb_codec *c, stream *st)
 {
@@ -160,7 +169,7 @@ static void stream_free(yb_codec *c, stream *st)
     stream_unlink(c, st);
     stream_drop_body(c, st);
     free(st->body_own);
-    free(st->head);
+    stream_drop_head(c, st);
     free(st);
 }
 
@@ -175,7 +184,7 @@ static void stream_done(yb_codec *c, stream *st)
     c->host->done(c->hostdata, x);
     stream_drop_body(c, st);
     free(st->body_own);
-    free(st->head);
+    stream_drop_head(c, st);
     free(st);
 }
 
@@ -792,13 +801,19 @@ static int parse_status(const uint8_t *v, size_t n)
 /* Keeps a header field of a response the next chain step reads: whole
  * fields while they fit YB_PICK_HEAD_MAX (nghttp2 gives names in lower
  * case). */
-static void keep_head(stream *st, const uint8_t *name, size_t nl, const uint8_t *value,
-                      size_t vl)
+static void keep_head(yb_codec *c, stream *st, const uint8_t *name, size_t nl,
+                      const uint8_t *value, size_t vl)
 {
     if (nl + vl + 3 > YB_PICK_HEAD_MAX - st->head_len)
         return;
-    if (!st->head && !(st->head = malloc(YB_PICK_HEAD_MAX)))
-        return;
+    if (!st->head) { /* from the worker's budget, as the messages kept */
+        if (yb_mem_take(c->host->budget, YB_PICK_HEAD_MAX) < 0)
+            return;
+        if (!(st->head = malloc(YB_PICK_HEAD_MAX))) {
+            yb_mem_give(c->host->budget, YB_PICK_HEAD_MAX);
+            return;
+        }
+    }
     uint8_t *o = st->head + st->head_len;
     memcpy(o, name, nl);
     memcpy(o + nl, ": ", 2);
@@ -812,12 +827,12 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *ud)
 {
-    (void)flags; (void)ud;
+    (void)flags;
     stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
     if (!st)
         return 0;
     if (st->x->req->keep_resp)
-        keep_head(st, name, namelen, value, valuelen);
+        keep_head(ud, st, name, namelen, value, valuelen);
     if (namelen == 7 && !memcmp(name, ":status", 7)) {
         int s = parse_status(value, valuelen);
         if (s < 0)
