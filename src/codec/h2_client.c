@@ -8,6 +8,7 @@
 #include "gnmi/gnmi_msg.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <nghttp2/nghttp2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,11 @@ typedef struct {
 
 enum { SUB_ONCE = 0, SUB_POLL = 1, SUB_STREAM = 2 }; /* SubscriptionList.Mode */
 
+/* A response message up to this size is kept in the stream itself. */
+#define STREAM_SMALL_MSG 256
+/* Stream states a session keeps for its next requests. */
+#define STREAM_POOL_MAX 32
+
 /* Per-stream state. */
 typedef struct stream {
     yb_exchange *x;
@@ -61,7 +67,8 @@ typedef struct stream {
      * completes and reuses the buffer. */
     uint8_t pre[YB_GRPC_PREFIX];
     size_t pre_len;           /* prefix bytes of the message being received */
-    uint8_t *msg;             /* its bytes (msg_cap allocated, taken from the budget) */
+    uint8_t *msg;             /* its bytes: small, or msg_cap allocated (taken from
+                               * the budget) */
     size_t msg_len, msg_need, msg_cap;
     int have_msg;             /* unary: the response message is complete */
     uint8_t *err_head;        /* non-gRPC with an error :status: the body's first bytes */
@@ -77,7 +84,9 @@ typedef struct stream {
                                * "name: value\n" each (at most YB_PICK_HEAD_MAX) */
     size_t head_len;
     unsigned messages;
-    struct stream *next, *prev; /* the codec's open streams */
+    struct stream *next, *prev; /* the codec's open streams (next: or its pool) */
+    uint8_t small[STREAM_SMALL_MSG]; /* a small message (a SetResponse) needs no heap;
+                                      * last: a reused stream is cleared up to here */
 } stream;
 
 struct yb_codec {
@@ -101,6 +110,8 @@ struct yb_codec {
     int got_bytes;            /* the peer has sent something */
     unsigned active;
     stream *streams;
+    stream *pool;             /* finished streams' states, for the next requests */
+    unsigned n_pool;
     uint64_t now;
     yb_tmpl_buf fill;         /* templated header values, filled (reused) */
     yb_tmpl_buf one;          /* one of them, before it joins fill */
@@ -122,7 +133,8 @@ static void stream_link(yb_codec *c, stream *st)
 static void stream_drop_body(yb_codec *c, stream *st)
 {
     yb_mem_give(c->host->budget, st->msg_cap + (st->err_head ? YB_ERR_BODY_KEEP : 0));
-    free(st->msg);
+    if (st->msg != st->small)
+        free(st->msg);
     free(st->err_head);
     st->msg = st->err_head = NULL;
     st->msg_len = st->msg_need = st->msg_cap = st->err_len = 0;
@@ -137,6 +149,32 @@ static void stream_drop_head(yb_codec *c, stream *st)
         yb_mem_give(c->host->budget, YB_PICK_HEAD_MAX);
     free(st->head);
     st->head = NULL;
+}
+
+/* A cleared stream state: from the pool, else new.  NULL when out of
+ * memory. */
+static stream *stream_new(yb_codec *c)
+{
+    stream *st = c->pool;
+    if (!st)
+        return calloc(1, sizeof *st);
+    c->pool = st->next;
+    c->n_pool--;
+    memset(st, 0, offsetof(stream, small));
+    return st;
+}
+
+/* Gives st's state (its response and body already dropped) back to the
+ * pool, or frees it when the pool is full. */
+static void stream_put(yb_codec *c, stream *st)
+{
+    if (c->n_pool >= STREAM_POOL_MAX) {
+        free(st);
+        return;
+    }
+    st->next = c->pool;
+    c->pool = st;
+    c->n_pool++;
 }
 
 /* Unlinks st from the codec's streams (no longer active). */
@@ -170,7 +208,7 @@ static void stream_free(yb_codec *c, stream *st)
     stream_drop_body(c, st);
     free(st->body_own);
     stream_drop_head(c, st);
-    free(st);
+    stream_put(c, st);
 }
 
 /* Ends st's exchange through host->done, then frees st: the failed
@@ -185,7 +223,7 @@ static void stream_done(yb_codec *c, stream *st)
     stream_drop_body(c, st);
     free(st->body_own);
     stream_drop_head(c, st);
-    free(st);
+    stream_put(c, st);
 }
 
 /* Marks st's response as malformed, keeping the first reason. */
@@ -398,7 +436,8 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         a[VL] = 0;                                                                  \
         nv_->value = (uint8_t *)a;                                                  \
         nv_->valuelen = VL;                                                         \
-        nv_->flags = NGHTTP2_NV_FLAG_NONE;                                          \
+        /* the prepared request outlives the HEADERS it is sent in */            \
+        nv_->flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;   \
         a += (VL) + 1;                                                              \
     } while (0)
     for (size_t i = 0; i < nfixed; i++)
@@ -624,12 +663,11 @@ static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
 {
     switch (h->rpc) {
     case RPC_SET: {
-        Gnmi__SetResponse *r = (Gnmi__SetResponse *)yb_gnmi_unpack(&gnmi__set_response__descriptor, m, n);
-        if (!r)
-            return 0;
-        int ok = r->n_response == h->set_ops;
-        gnmi__set_response__free_unpacked(r, NULL);
-        return ok;
+        /* the report needs only the number of results: counted on the
+         * wire (checked as unpack would), nothing allocated */
+        size_t results;
+        return yb_gnmi_wire_count(&gnmi__set_response__descriptor, m, n, "response", &results) == 0 &&
+               results == h->set_ops;
     }
     case RPC_GET: {
         Gnmi__GetResponse *r = (Gnmi__GetResponse *)yb_gnmi_unpack(&gnmi__get_response__descriptor, m, n);
@@ -1003,14 +1041,16 @@ static int msg_begin(yb_codec *c, stream *st, int32_t sid, int unary)
         stream_stop(c, st, sid, 1, "gRPC message larger than --max-body");
         return -1;
     }
-    if (ml > st->msg_cap) {
+    if (!st->msg_cap && ml <= sizeof st->small) {
+        st->msg = st->small;
+    } else if (ml > st->msg_cap) {
         /* the whole announced length is taken from the budget up front:
          * a server cannot make us hold more than it allows */
         if (yb_mem_take(c->host->budget, ml - st->msg_cap) < 0) {
             stream_stop(c, st, sid, 1, "gRPC message over the worker's response memory budget");
             return -1;
         }
-        uint8_t *nb = realloc(st->msg, (size_t)ml);
+        uint8_t *nb = realloc(st->msg == st->small ? NULL : st->msg, (size_t)ml);
         if (!nb) {
             yb_mem_give(c->host->budget, ml - st->msg_cap);
             stream_stop(c, st, sid, 1, "out of memory keeping a gRPC message");
@@ -1212,6 +1252,11 @@ static void h2_destroy(yb_codec *c)
      * fails them; only our per-stream state is freed here. */
     while (c->streams)
         stream_free(c, c->streams);
+    while (c->pool) {
+        stream *st = c->pool;
+        c->pool = st->next;
+        free(st);
+    }
     nghttp2_session_del(c->ng);
     free(c->out);
     free(c->pieces);
@@ -1306,6 +1351,8 @@ static int fill_request(yb_codec *c, const h2_req *h, stream *st, const yb_excha
                 return rc;
             memcpy(c->fill.p + c->fill.len, c->one.p, c->one.len);
             c->nv[i].valuelen = c->one.len;
+            /* c->fill is refilled by the next submit, before the flush */
+            c->nv[i].flags = NGHTTP2_NV_FLAG_NO_COPY_NAME;
             c->fill.len += c->one.len;
             c->fill.p[c->fill.len++] = 0;
         }
@@ -1324,7 +1371,7 @@ static int fill_request(yb_codec *c, const h2_req *h, stream *st, const yb_excha
 static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
 {
     const h2_req *h = x->req->h2;
-    stream *st = calloc(1, sizeof *st);
+    stream *st = stream_new(c);
     if (!st)
         return -ENOMEM;
     st->x = x;
@@ -1338,7 +1385,7 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
         int rc = fill_request(c, h, st, x, &bytes);
         if (rc < 0) {
             free(st->body_own);
-            free(st);
+            stream_put(c, st);
             return rc;
         }
         nv = c->nv;
@@ -1356,7 +1403,7 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
     int32_t sid = nghttp2_submit_request(c->ng, NULL, nv, h->n_nv, st->body_len ? &dp : NULL, st);
     if (sid < 0) {
         free(st->body_own);
-        free(st);
+        stream_put(c, st);
         return -EPROTO;
     }
     x->stream_id = (uint32_t)sid;

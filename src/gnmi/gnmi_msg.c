@@ -266,8 +266,11 @@ int yb_wire_varint(const uint8_t *b, size_t len, size_t *off, uint64_t *v)
     return -1;
 }
 
-static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t len,
-                      int depth, int max)
+/* Walks the wire bytes b[0..len) of a message of type d, nesting at most
+ * max deep; with count, counts the top-level length-delimited fields
+ * number field (another wire type for it is malformed).  Returns 0 or -1. */
+static int wire_walk(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t len,
+                     int depth, int max, uint64_t field, size_t *count)
 {
     if (depth > max)
         return -1;
@@ -276,6 +279,11 @@ static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, siz
         uint64_t tag, n;
         if (yb_wire_varint(b, len, &off, &tag))
             return -1;
+        if (count && tag >> 3 == field) {
+            if ((tag & 7) != 2)
+                return -1;
+            (*count)++;
+        }
         switch (tag & 7) {
         case 0:
             if (yb_wire_varint(b, len, &off, &n))
@@ -297,7 +305,7 @@ static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, siz
                     ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
                     : NULL;
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-                wire_depth(f->descriptor, b + off, (size_t)n, depth + 1, max))
+                wire_walk(f->descriptor, b + off, (size_t)n, depth + 1, max, 0, NULL))
                 return -1;
             off += (size_t)n;
             break;
@@ -311,7 +319,17 @@ static int wire_depth(const ProtobufCMessageDescriptor *d, const uint8_t *b, siz
 int yb_gnmi_wire_depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
                           int max_depth)
 {
-    return wire_depth(d, buf, len, 1, max_depth);
+    return wire_walk(d, buf, len, 1, max_depth, 0, NULL);
+}
+
+int yb_gnmi_wire_count(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                       const char *field, size_t *n)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, field);
+    *n = 0;
+    if (!f)
+        return -1;
+    return wire_walk(d, buf, len, 1, YB_GNMI_MAX_DEPTH, f->id, n);
 }
 
 int yb_grpc_append(const ProtobufCMessage *m, uint8_t **buf, size_t *len)

@@ -62,6 +62,16 @@ int yb_gnmi_wire_depth_ok(const ProtobufCMessageDescriptor *d, const uint8_t *bu
 ProtobufCMessage *yb_gnmi_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
                                  size_t len);
 
+/* Checks untrusted wire bytes buf[0..len) of a message of type d as
+ * yb_gnmi_unpack would (wire format, nesting at most YB_GNMI_MAX_DEPTH)
+ * and counts the top-level occurrences of its length-delimited field
+ * named field, decoding nothing else and allocating nothing: for a
+ * client that needs only that count (a SetResponse's results).  Returns
+ * 0 with *n set, or -1 (malformed, too deep, field unknown or with
+ * another wire type). */
+int yb_gnmi_wire_count(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                       const char *field, size_t *n);
+
 /* Appends m, packed behind a gRPC prefix (flag 0), to the malloc'd buffer
  * *buf of *len bytes (NULL and 0 to start).  Returns 0, or -ENOMEM /
  * -EFBIG with *buf and *len unchanged. */

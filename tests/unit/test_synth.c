@@ -786,6 +786,41 @@ static void test_grpc_framing(void **state)
     free(b);
 }
 
+/* yb_gnmi_wire_count: a client's check of a SetResponse counts its results
+ * on the wire; malformed bytes (anywhere, nested ones too) are refused as
+ * unpack would refuse them. */
+static void test_gnmi_wire_count(void **state)
+{
+    (void)state;
+    Gnmi__UpdateResult ur[3];
+    Gnmi__UpdateResult *urp[3];
+    for (int i = 0; i < 3; i++) {
+        gnmi__update_result__init(&ur[i]);
+        ur[i].op = GNMI__UPDATE_RESULT__OPERATION__UPDATE;
+        urp[i] = &ur[i];
+    }
+    Gnmi__SetResponse r = GNMI__SET_RESPONSE__INIT;
+    r.response = urp;
+    r.n_response = 3;
+    r.timestamp = 1234567;
+    uint8_t buf[256];
+    size_t len = gnmi__set_response__pack(&r, buf), n = 99;
+    const ProtobufCMessageDescriptor *d = &gnmi__set_response__descriptor;
+    assert_int_equal(yb_gnmi_wire_count(d, buf, len, "response", &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(yb_gnmi_wire_count(d, buf, 0, "response", &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(yb_gnmi_wire_count(d, buf, len - 1, "response", &n), -1); /* truncated */
+    assert_int_equal(yb_gnmi_wire_count(d, buf, len, "no_such_field", &n), -1);
+    static const uint8_t as_varint[] = {0x10, 0x01};         /* field 2 as a varint */
+    assert_int_equal(yb_gnmi_wire_count(d, as_varint, sizeof as_varint, "response", &n), -1);
+    static const uint8_t bad_nested[] = {0x12, 0x02, 0x0f, 0x00}; /* wire type 7 inside */
+    assert_int_equal(yb_gnmi_wire_count(d, bad_nested, sizeof bad_nested, "response", &n), -1);
+    static const uint8_t two_empty[] = {0x12, 0x00, 0x12, 0x00, 0x20, 0x05};
+    assert_int_equal(yb_gnmi_wire_count(d, two_empty, sizeof two_empty, "response", &n), 0);
+    assert_int_equal(n, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -796,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_json_bytes),
         cmocka_unit_test(test_unique_names_and_sizes),
         cmocka_unit_test(test_gnmi_set),
+        cmocka_unit_test(test_gnmi_wire_count),
         cmocka_unit_test(test_gnmi_get_and_capabilities),
         cmocka_unit_test(test_gnmi_subscribe),
         cmocka_unit_test(test_gnmi_rules_option),
