@@ -70,30 +70,17 @@ static const char *base(const char *p)
     return s ? s + 1 : p;
 }
 
-/* Copies the records of the corpus at from into a new corpus at to whose
- * header is h: the header is written first, so the redactions, known only
- * at the end, need this second pass.  Returns 0 or -1 with err. */
+/* Writes a new corpus at to whose header is h, followed by the records of
+ * the corpus at from: the header is written first, so the redactions,
+ * known only at the end, need this second step; the records are copied
+ * compressed (yb_corpus_writer_splice).  Returns 0 or -1 with err. */
 static int rewrite(const char *from, const char *to, const yb_corpus_header *h, char *err,
                    size_t errlen)
 {
-    yb_corpus_reader *r = yb_corpus_reader_open(from, err, errlen);
-    if (!r)
-        return -1;
     yb_corpus_writer *w = yb_corpus_writer_open(to, h, err, errlen);
-    if (!w) {
-        yb_corpus_reader_close(r);
+    if (!w)
         return -1;
-    }
-    const yb_request *q;
-    int rc;
-    while ((rc = yb_corpus_reader_next(r, &q, err, errlen)) == 1)
-        if (yb_corpus_writer_add(w, q) < 0) {
-            snprintf(err, errlen, "%s: cannot write a record", to);
-            rc = -1;
-            break;
-        }
-    yb_corpus_reader_close(r);
-    if (rc < 0) {
+    if (yb_corpus_writer_splice(w, from, err, errlen) < 0) {
         yb_corpus_writer_abort(w);
         return -1;
     }

@@ -335,6 +335,7 @@ struct yb_corpus_writer {
     size_t pack_cap;
     uint64_t count;
     int failed;        /* negative errno once a write failed */
+    int spliced;       /* records and trailer copied in by yb_corpus_writer_splice */
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -457,6 +458,11 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
     int rc = wr_compress(w, MAGIC, sizeof MAGIC, ZSTD_e_continue);
     if (!rc)
         rc = wr_entry(w, &e);
+    /* The magic and header make a frame of their own, so that
+     * yb_corpus_writer_splice can put another header before the records
+     * of a corpus without decompressing them. */
+    if (!rc)
+        rc = wr_compress(w, NULL, 0, ZSTD_e_end);
     if (rc) {
         seterr(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
         yb_corpus_writer_abort(w);
@@ -473,6 +479,8 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
 {
     if (w->failed)
         return w->failed;
+    if (w->spliced)
+        return w->failed = -EINVAL;
     if (yb_request_problem(r)) /* poisons the writer, as documented */
         return w->failed = -EINVAL;
     Yangblast__HeaderField *fields = NULL, **fp = NULL;
@@ -530,6 +538,113 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
     return 0;
 }
 
+/* Returns the length of the first zstd frame of the file open on fd (read
+ * from its start), or 0 with err when the file does not start with a
+ * frame holding exactly the magic and one header entry. */
+static uint64_t header_frame_len(int fd, const char *path, char *err, size_t errlen)
+{
+    enum { HDR_MAX = 1u << 20 }; /* a header frame is far smaller */
+    uint8_t *buf = malloc(HDR_MAX), *plain = NULL;
+    uint64_t len = 0;
+    size_t n = 0;
+    if (!buf)
+        goto oom;
+    while (n < HDR_MAX) {
+        ssize_t k = pread(fd, buf + n, HDR_MAX - n, (off_t)n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            seterr(err, errlen, "%s: read error: %s", path, strerror(errno));
+            goto out;
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    size_t flen = ZSTD_findFrameCompressedSize(buf, n);
+    unsigned long long plen = ZSTD_isError(flen) ? 0 : ZSTD_getFrameContentSize(buf, flen);
+    if (plen == ZSTD_CONTENTSIZE_UNKNOWN) /* (streamed: the size is not in the frame) */
+        plen = HDR_MAX;
+    if (ZSTD_isError(flen) || plen == ZSTD_CONTENTSIZE_ERROR || plen > HDR_MAX)
+        goto bad;
+    if (!(plain = malloc(plen ? (size_t)plen : 1)))
+        goto oom;
+    size_t got = ZSTD_decompress(plain, (size_t)plen, buf, flen);
+    if (ZSTD_isError(got) || got < sizeof MAGIC + 1 || memcmp(plain, MAGIC, sizeof MAGIC))
+        goto bad;
+    uint64_t elen = 0;
+    size_t i = sizeof MAGIC;
+    for (unsigned sh = 0; i < got && sh < 35; sh += 7) {
+        elen |= (uint64_t)(plain[i] & 0x7f) << sh;
+        if (!(plain[i++] & 0x80))
+            break;
+    }
+    if (i + elen != got)
+        goto bad;
+    Yangblast__Entry *e = yangblast__entry__unpack(NULL, (size_t)elen, plain + i);
+    int ok = e && e->kind_case == YANGBLAST__ENTRY__KIND_HEADER;
+    if (e)
+        yangblast__entry__free_unpacked(e, NULL);
+    if (!ok)
+        goto bad;
+    len = flen;
+    goto out;
+bad:
+    seterr(err, errlen, "%s: does not start with a header frame of its own", path);
+    goto out;
+oom:
+    seterr(err, errlen, "%s: out of memory", path);
+out:
+    free(plain);
+    free(buf);
+    return len;
+}
+
+int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, size_t errlen)
+{
+    int rc = w->failed;
+    if (rc || w->count) {
+        seterr(err, errlen, "%s: splice into a writer that already has records", w->of.name);
+        return -1;
+    }
+    int fd = open(from, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        seterr(err, errlen, "%s: cannot open: %s", from, strerror(errno));
+        w->failed = -EIO;
+        return -1;
+    }
+    uint64_t off = header_frame_len(fd, from, err, errlen);
+    if (!off) {
+        close(fd);
+        w->failed = -EIO;
+        return -1;
+    }
+    for (;;) {
+        ssize_t k = pread(fd, w->out, IO_CHUNK, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            seterr(err, errlen, "%s: read error: %s", from, strerror(errno));
+            rc = -EIO;
+            break;
+        }
+        if (k == 0)
+            break;
+        off += (uint64_t)k;
+        if ((rc = write_all(w->fd, w->out, (size_t)k)) < 0) {
+            seterr(err, errlen, "%s: cannot write: %s", w->of.name, strerror(-rc));
+            break;
+        }
+    }
+    close(fd);
+    if (rc < 0) {
+        w->failed = rc;
+        return -1;
+    }
+    w->spliced = 1;
+    return 0;
+}
+
 uint64_t yb_corpus_writer_count(const yb_corpus_writer *w)
 {
     return w->count;
@@ -545,6 +660,8 @@ void yb_corpus_writer_abort(yb_corpus_writer *w)
 int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
 {
     int rc = w->failed;
+    if (!rc && w->spliced)
+        goto commit;
     if (!rc) {
         Yangblast__Trailer t = YANGBLAST__TRAILER__INIT;
         t.request_count = w->count;
@@ -562,6 +679,7 @@ int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
         yb_corpus_writer_abort(w);
         return rc;
     }
+commit:
     w->open = 0;
     if (yb_outfile_commit(&w->of, err, errlen) < 0) {
         writer_free(w);

@@ -139,6 +139,12 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path,
 /* Appends a record; returns 0 or a negative errno (the writer is then
  * poisoned and close will discard the file). */
 int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
+/* Copies the records and trailer of the corpus at `from` (made by this
+ * writer: the magic and header end its first zstd frame) after w's
+ * header, as they are, without decompressing them: a corpus gets a new
+ * header for the price of a file copy.  Only close or abort may follow.
+ * Returns 0, or -1 with a message in err (the writer is then poisoned). */
+int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, size_t errlen);
 /* Returns the number of records added so far. */
 uint64_t yb_corpus_writer_count(const yb_corpus_writer *w);
 /* Writes the trailer, flushes, fsyncs and renames into place.  Returns 0;

@@ -1117,6 +1117,68 @@ static void test_rewind(void **state)
         yb_request_cleanup(&in[i]);
 }
 
+/* A corpus gets a new header with its records copied compressed: read
+ * back, the new header and the same records; a file whose header does not
+ * end its first frame (one frame for everything, as writers made before)
+ * is refused and nothing is left under the new name. */
+static void test_splice(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 100 + 37 * i);
+    const char *a = tpath("a.ybc"), *b = tpath("b.ybc");
+    write_corpus(a, in, N, NULL);
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.producer = (char *)"spliced";
+    h.created_unix_ns = 12345;
+    char err[512] = "";
+    yb_corpus_writer *w = yb_corpus_writer_open(b, &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_header_add_redaction(&h, "authorization"), 0);
+    if (yb_corpus_writer_splice(w, a, err, sizeof err) < 0)
+        fail_msg("splice: %s", err);
+    assert_int_equal(yb_corpus_writer_add(w, &in[0]), -EINVAL); /* only close may follow */
+    yb_corpus_writer_abort(w);
+    assert_int_equal(access(b, F_OK), -1);
+
+    w = yb_corpus_writer_open(b, &h, err, sizeof err);
+    assert_non_null(w);
+    if (yb_corpus_writer_splice(w, a, err, sizeof err) < 0 ||
+        yb_corpus_writer_close(w, err, sizeof err) < 0)
+        fail_msg("splice: %s", err);
+    yb_corpus_reader *r = yb_corpus_reader_open(b, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    assert_string_equal(yb_corpus_reader_header(r)->producer, "spliced");
+    assert_true(yb_corpus_reader_header(r)->created_unix_ns == 12345);
+    assert_int_equal(yb_corpus_reader_header(r)->n_redactions, 1);
+    const yb_request *q;
+    for (unsigned i = 0; i < N; i++) {
+        assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 1);
+        assert_true(yb_request_equal(q, &in[i]));
+    }
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+    yb_corpus_reader_close(r);
+    free(h.redactions[0]);
+    free(h.redactions);
+
+    /* a one-frame corpus (header not in a frame of its own) is refused */
+    const char *old = YB_SRCDIR "/tests/cli/old-corpora/restconf-v1.ybc";
+    const char *c = tpath("c.ybc");
+    yb_corpus_header_init(&h);
+    w = yb_corpus_writer_open(c, &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_splice(w, old, err, sizeof err), -1);
+    assert_non_null(strstr(err, "header frame"));
+    assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    assert_int_equal(access(c, F_OK), -1);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
 static void test_proto_names(void **state)
 {
     (void)state;
@@ -1158,6 +1220,7 @@ int main(void)
         T(test_streaming_bounded_memory),
         T(test_large_records_stream),
         T(test_rewind),
+        T(test_splice),
         T(test_proto_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
