@@ -622,6 +622,19 @@ int yb_planfile_merge(yb_planfile *pf)
     return 0;
 }
 
+const yb_engine_opts *yb_planfile_target_opts(const yb_planfile *pf, size_t t)
+{
+    const yb_engine_opts *best = NULL;
+    for (size_t i = 0, p = 0; i < pf->n; i++)
+        for (size_t k = 0; k < pf->w[i].fleet.n; k++, p++) {
+            const yb_engine_opts *o = &pf->w[i].fleet.o[k];
+            if (pf->pair_tgt[p] == t && (!best || (o->ops == &yb_h2_client_ops &&
+                                                   best->ops != &yb_h2_client_ops)))
+                best = o;
+        }
+    return best;
+}
+
 int yb_planfile_open_loop(const yb_planfile *pf)
 {
     for (size_t i = 0; i < pf->n; i++)

@@ -75,6 +75,12 @@ int yb_planfile_plan(yb_planfile *pf, const yb_engine_opts *base, yb_plan *plan)
  * and its target.  Returns 0 or -1 (out of memory). */
 int yb_planfile_merge(yb_planfile *pf);
 
+/* The options of a pair going to the plan's distinct target t
+ * (pf->targets), a gNMI one when there is one: what --telemetry watches
+ * the device with (one session per device, over gNMI when any workload
+ * speaks it there).  Returns NULL when t is out of range. */
+const yb_engine_opts *yb_planfile_target_opts(const yb_planfile *pf, size_t t);
+
 /* 1 when any workload is an open loop (a rate or original timing). */
 int yb_planfile_open_loop(const yb_planfile *pf);
 

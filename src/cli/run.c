@@ -63,6 +63,31 @@ static void show_reason(double t_s, yb_err_class cls, const char *reason, void *
 /* The fleet's per-pair options (outside main, where `o` is a macro). */
 static const yb_engine_opts *fleet_opts(const yb_fleet *f) { return f->o; }
 
+/* The load of each device --telemetry watched, from the fleet's or the
+ * plan's pairs.  Returns 0 or -1 (out of memory). */
+static int tm_loads_of(yb_tm_loads *l, const yb_telemetry *tm, const yb_runopts *ro,
+                       const yb_fleet *fl, const yb_planfile *pf)
+{
+    size_t n = ro->plan ? pf->n_pairs : fl->n;
+    const char **label = calloc(n ? n : 1, sizeof *label), **names = NULL;
+    int rc = -1;
+    if (!label)
+        return -1;
+    for (size_t p = 0; p < n; p++)
+        label[p] = ro->plan ? pf->targets.label[pf->pair_tgt[p]] : fl->label[p];
+    if (ro->plan && !(names = calloc(pf->n, sizeof *names)))
+        goto out;
+    for (size_t i = 0; ro->plan && i < pf->n; i++)
+        names[i] = pf->w[i].name;
+    rc = yb_tm_loads_build(l, tm, label, ro->plan ? pf->pair_rec : fl->rec,
+                           ro->plan ? pf->pair_wl : NULL, names, ro->plan ? pf->n : 0, n,
+                           !ro->plan && !ro->inventory);
+out:
+    free(label);
+    free(names);
+    return rc;
+}
+
 static void help(void)
 {
     printf("Usage: yangblast run CORPUS --target URL [OPTIONS]\n"
@@ -273,9 +298,6 @@ int yb_cmd_run(int argc, char **argv)
                               "address or name), not to several",
                               ro.connect_to ? "--connect-to" : ro.servername ? "--servername"
                                                                              : "-H 'Host: ...'");
-    if (ro.plan && ro.telemetry)
-        return yb_usage_error("run", "--telemetry does not watch the targets of a --plan yet: "
-                              "give --targets FILE --fan-out or --target URL");
     if (ro.plan) {
         if ((rc = yb_planfile_prepare("run", &ro, &pf)))
             return rc;
@@ -393,7 +415,10 @@ int yb_cmd_run(int argc, char **argv)
     yb_stream *stream = NULL;
     yb_telemetry *tm = NULL;          /* --telemetry */
     yb_tm_target *tm_tgs = NULL;
+    yb_engine_opts *tm_opts = NULL;   /* a plan's: one per distinct target */
     yb_tm_cfg tm_cfg;
+    yb_tm_loads tm_loads;
+    memset(&tm_loads, 0, sizeof tm_loads);
     char single_label[80];
     /* the rewrites, tried on every record now: none fails mid-run */
     if ((rc = yb_runopts_rewrite("run", &ro, &o))) {
@@ -437,15 +462,20 @@ int yb_cmd_run(int argc, char **argv)
         char(*labels)[80] = multi ? fl->label : &single_label;
         if (!multi)
             snprintf(single_label, sizeof single_label, "%.79s", target);
-        if (!(tm_tgs = calloc(np, sizeof *tm_tgs))) {
+        if (!(tm_tgs = calloc(np, sizeof *tm_tgs)) ||
+            (ro.plan && !(tm_opts = calloc(np, sizeof *tm_opts)))) {
             yb_errorf("out of memory");
             ret = YB_EXIT_RUNTIME;
             goto out;
         }
+        /* a plan's devices are its distinct targets, each watched with the
+         * options of a pair going to it */
+        for (size_t i = 0; ro.plan && i < np; i++)
+            tm_opts[i] = *yb_planfile_target_opts(&pf, i);
         if (!(tm = yb_telemetry_for("run", ro.tele_interval_ns, ro.tele_baseline_ns, ro.tele_paths,
-                                    ro.n_tele_paths, multi ? fleet_opts(fl) : op,
-                                    (const char(*)[80])labels, np, multi && !ro.inventory,
-                                    tm_tgs, &tm_cfg))) {
+                                    ro.n_tele_paths, ro.plan ? tm_opts : multi ? fleet_opts(fl) : op,
+                                    (const char(*)[80])labels, np,
+                                    multi && !ro.inventory && !ro.plan, tm_tgs, &tm_cfg))) {
             ret = YB_EXIT_USAGE;
             goto out;
         }
@@ -590,6 +620,11 @@ int yb_cmd_run(int argc, char **argv)
         yb_errorf("out of memory");
         ret = YB_EXIT_RUNTIME;
     }
+    /* each watched device beside its own load (a plan's: per workload too) */
+    if (tm && multi && tm_loads_of(&tm_loads, tm, &ro, fl, &pf) < 0) {
+        yb_errorf("out of memory");
+        ret = YB_EXIT_RUNTIME;
+    }
     size_t th_failed = yb_thresholds_eval(&ro.th, &rec, scopes, n_scopes);
     if (yb_report_text(text, &rec, &info) < 0)
         ret = YB_EXIT_RUNTIME;
@@ -598,7 +633,7 @@ int yb_cmd_run(int argc, char **argv)
     if (ro.plan)
         yb_planfile_report_text(text, &pf);
     if (tm)
-        yb_telemetry_report_text(text, tm, &rec);
+        yb_telemetry_report_text(text, tm, &rec, tm_loads.load);
     if (yb_thresholds_text(text, &ro.th, NULL) < 0) /* the verdicts come last */
         ret = YB_EXIT_RUNTIME;
     fflush(text);
@@ -608,7 +643,7 @@ int yb_cmd_run(int argc, char **argv)
                   (ro.plan && yb_planfile_report_json(j, &pf) < 0) ||
                   (ro.th.n && yb_thresholds_json(j, &ro.th) < 0) ||
                   (tm && json_object_set_new(j, "telemetry",
-                                             yb_telemetry_report_json(tm, &rec)) < 0))) {
+                                             yb_telemetry_report_json(tm, &rec, tm_loads.load)) < 0))) {
             json_decref(j);
             j = NULL;
         }
@@ -650,7 +685,9 @@ int yb_cmd_run(int argc, char **argv)
     metrics = NULL;
 out:
     yb_telemetry_free(tm);
+    yb_tm_loads_free(&tm_loads);
     free(tm_tgs);
+    free(tm_opts);
     yb_runopts_cleanup(&ro);
     yb_metrics_free(metrics);
     yb_stream_free(stream);

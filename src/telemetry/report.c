@@ -13,6 +13,7 @@
 #define TOP_N 5
 #define TEXT_ROWS 120
 #define SATURATED 95.0
+#define TEXT_COLS 6      /* workload columns in the text table (the JSON has all) */
 
 typedef struct {
     double cpu_sum;
@@ -235,7 +236,14 @@ static size_t top_procs(const view *v, size_t *idx)
 
 static double mean_or(double sum, unsigned n) { return n ? sum / n : NAN; }
 
-void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorder *rec)
+/* Device k's load: its own recorder when the caller gave one. */
+static const yb_recorder *load_rec(const yb_tm_load *load, size_t k, const yb_recorder *rec)
+{
+    return load && load[k].rec ? load[k].rec : rec;
+}
+
+void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorder *run_rec,
+                              const yb_tm_load *load)
 {
     const yb_tm_device *dev;
     size_t nd = yb_telemetry_devices(t, &dev);
@@ -251,6 +259,9 @@ void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorde
             continue;
         }
         fputc('\n', out);
+        const yb_recorder *rec = load_rec(load, k, run_rec);
+        size_t ncol = load ? load[k].n_cols : 0;
+        ncol = ncol > TEXT_COLS ? TEXT_COLS : ncol;
         view v;
         if (view_build(&v, d, rec) < 0) {
             fprintf(out, "    (out of memory)\n");
@@ -258,8 +269,11 @@ void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorde
             continue;
         }
         size_t step = v.n > TEXT_ROWS ? (v.n + TEXT_ROWS - 1) / TEXT_ROWS : 1;
-        fprintf(out, "    %6s %6s %10s  %-28s %6s %9s %10s\n", "t (s)", "CPU %", "mem used",
+        fprintf(out, "    %6s %6s %10s  %-28s %6s %9s %10s", "t (s)", "CPU %", "mem used",
                 "busiest process", "CPU %", "req/s", "p99 (ms)");
+        for (size_t c = 0; c < ncol; c++) /* a plan's workloads at this device, req/s */
+            fprintf(out, " %12.12s", load[k].col_name[c]);
+        fputc('\n', out);
         for (size_t i = 0; i < v.n; i += step) {
             const second *S = &v.sec[i];
             long s = v.s0 + (long)i;
@@ -280,11 +294,22 @@ void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorde
                 if (iv->requests)
                     snprintf(p99, sizeof p99, "%.2f", (double)iv->p99_us / 1e3);
             }
-            fprintf(out, "    %6ld %6s %10s  %-28s %6s %9s %10s\n", s, cpu, mem, top, tc, rq, p99);
+            fprintf(out, "    %6ld %6s %10s  %-28s %6s %9s %10s", s, cpu, mem, top, tc, rq, p99);
+            for (size_t c = 0; c < ncol; c++) {
+                const yb_interval *w = iv_at(load[k].col_rec[c], s);
+                if (w)
+                    fprintf(out, " %12llu", (unsigned long long)w->requests);
+                else
+                    fprintf(out, " %12s", "");
+            }
+            fputc('\n', out);
         }
         if (step > 1)
             fprintf(out, "    (every %zu-th second of %zu shown; the JSON has them all)\n", step,
                     v.n);
+        if (load && load[k].n_cols > ncol)
+            fprintf(out, "    (the first %zu of %zu workloads' columns shown; the JSON has them "
+                         "all)\n", ncol, load[k].n_cols);
         fprintf(out, "    CPU %%: baseline mean %.1f max %.1f; under load mean %.1f max %.1f\n",
                 mean_or(v.base_cpu, v.base_n), v.base_n ? v.base_cpu_max : NAN,
                 mean_or(v.load_cpu, v.load_n), v.load_n ? v.load_cpu_max : NAN);
@@ -327,7 +352,23 @@ void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorde
 
 static json_t *num_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
 
-json_t *yb_telemetry_report_json(const yb_telemetry *t, const yb_recorder *rec)
+/* Each workload's requests in second s at device k ({"NAME": n}). */
+static json_t *workload_seconds(const yb_tm_load *load, size_t k, long s)
+{
+    json_t *o = json_object();
+    for (size_t c = 0; o && c < load[k].n_cols; c++) {
+        const yb_interval *w = iv_at(load[k].col_rec[c], s);
+        if (json_object_set_new(o, load[k].col_name[c],
+                                json_integer(w ? (json_int_t)w->requests : 0)) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+json_t *yb_telemetry_report_json(const yb_telemetry *t, const yb_recorder *run_rec,
+                                 const yb_tm_load *load)
 {
     const yb_tm_device *dev;
     size_t nd = yb_telemetry_devices(t, &dev);
@@ -350,6 +391,7 @@ json_t *yb_telemetry_report_json(const yb_telemetry *t, const yb_recorder *rec)
             goto fail;
         if (!d->supported)
             continue;
+        const yb_recorder *rec = load_rec(load, k, run_rec);
         view v;
         if (view_build(&v, d, rec) < 0) {
             view_free(&v);
@@ -380,6 +422,8 @@ json_t *yb_telemetry_report_json(const yb_telemetry *t, const yb_recorder *rec)
                       json_object_set_new(e, "errors", json_integer((json_int_t)iv->errors)) < 0 ||
                       json_object_set_new(e, "p99_us", iv->requests ? json_integer(iv->p99_us)
                                                                     : json_null()) < 0;
+            if (!bad && iv && load && load[k].n_cols)
+                bad = json_object_set_new(e, "workloads", workload_seconds(load, k, s)) < 0;
         }
         size_t idx[TOP_N];
         size_t nt = top_procs(&v, idx);

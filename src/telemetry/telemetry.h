@@ -110,15 +110,29 @@ double yb_telemetry_cpu_s(const yb_telemetry *t);
 
 /* ---- report.c ------------------------------------------------------------ */
 
+/* What the reports lay beside one device's samples: the load it got (its
+ * own per-second series: a fleet's or a plan's devices each have theirs)
+ * and, for a plan, each workload's part of it (a requests-per-second
+ * column per workload sending to the device). */
+typedef struct {
+    const yb_recorder *rec;           /* NULL: the run's recorder */
+    const char *const *col_name;      /* n_cols workload names */
+    const yb_recorder *const *col_rec; /* their recorders at this device */
+    size_t n_cols;
+} yb_tm_load;
+
 /* The telemetry part of the text report: per device, CPU and memory per
- * second beside the run's throughput and p99 (rec's per-second series;
- * seconds before the load are negative), baseline vs under load, the top
- * processes by CPU under load, the saturation sentence when there is one,
- * and the telemetry's own cost. */
-void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorder *rec);
-/* The "telemetry" member of the JSON report (yangblast-report(5)).
- * Returns a new reference or NULL on ENOMEM. */
-json_t *yb_telemetry_report_json(const yb_telemetry *t, const yb_recorder *rec);
+ * second beside its load's throughput and p99 (rec's per-second series, or
+ * load[k]'s for device k when load is not NULL; seconds before the load are
+ * negative), baseline vs under load, the top processes by CPU under load,
+ * the saturation sentence when there is one, and the telemetry's own cost.
+ * load, when not NULL, has one entry per device in the configured order. */
+void yb_telemetry_report_text(FILE *out, const yb_telemetry *t, const yb_recorder *rec,
+                              const yb_tm_load *load);
+/* The "telemetry" member of the JSON report (yangblast-report(5)), with
+ * load as above.  Returns a new reference or NULL on ENOMEM. */
+json_t *yb_telemetry_report_json(const yb_telemetry *t, const yb_recorder *rec,
+                                 const yb_tm_load *load);
 
 /* Summary figures of device d under load (between rec's run_start and
  * run_end): mean CPU (ALL, percent; -1 when none) and the busiest process's

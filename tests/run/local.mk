@@ -30,6 +30,9 @@ SH_TESTS += tests/run/plan.sh
 SH_TESTS += tests/run/shards.sh
 EXTRA_DIST += tests/run/shards.sh
 EXTRA_DIST += tests/run/plan.sh
+## run --plan --telemetry: one telemetry session per device a plan uses, each beside its own load per workload.
+SH_TESTS += tests/run/telemetry_plan.sh
+EXTRA_DIST += tests/run/telemetry_plan.sh
 ## Pass/fail criteria: --threshold, --abort-on-fail (yangblast serve with a known service time).
 SH_TESTS += tests/run/thresholds.sh
 EXTRA_DIST += tests/run/thresholds.sh
