@@ -17,6 +17,7 @@ static const struct {
     {"experiment", yb_cmd_experiment, "the session study (sessions); find the capacity (sweep)"},
     {"compare", yb_cmd_compare, "two JSON reports side by side; exit 1 on a regression"},
     {"report", yb_cmd_report, "render JSON reports as one HTML page with plots"},
+    {"merge", yb_cmd_merge, "merge the reports of a run's shards (run --shard) exactly"},
 };
 
 static void usage(FILE *f)

@@ -25,6 +25,7 @@ int yb_cmd_sweep(int argc, char **argv);
 int yb_cmd_capture(int argc, char **argv);
 int yb_cmd_compare(int argc, char **argv);
 int yb_cmd_report(int argc, char **argv);
+int yb_cmd_merge(int argc, char **argv);
 
 /* Names the command being run, for the prefix of yb_errorf's messages. */
 void yb_cli_set_command(const char *name);

@@ -73,6 +73,12 @@ static void reason_count(yb_recorder *r, yb_err_class cls, const char *text, uin
     atomic_store_explicit(&r->reasons_pub, r->n_reasons, memory_order_release);
 }
 
+void yb_recorder_count_reason(yb_recorder *r, yb_err_class cls, const char *text, uint64_t n,
+                              uint64_t first)
+{
+    reason_count(r, cls, text, n, first, 1);
+}
+
 void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t *body, size_t len)
 {
     if (r->n_samples >= YB_ERR_SAMPLES || res->err == YB_ERR_NONE || !body || !len)
@@ -705,6 +711,11 @@ void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint6
 static size_t shift_s(uint64_t base, uint64_t start)
 {
     return (size_t)((start - base + NS_PER_S / 2) / NS_PER_S);
+}
+
+int yb_recorder_extend(yb_recorder *r, size_t n)
+{
+    return ensure_intervals(r, n);
 }
 
 int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)

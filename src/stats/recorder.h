@@ -295,6 +295,16 @@ int yb_interval_copy(yb_interval *dst, const yb_interval *src);
 /* Closes the per-second histogram being filled (call once the last
  * result is in, before merging or reporting).  Returns 0 or -ENOMEM. */
 int yb_recorder_finish(yb_recorder *r);
+/* For a recorder rebuilt from a saved report (report/merge.h): counts n
+ * errors of class cls with reason text, first seen at first (uv_hrtime
+ * scale), as a merge does (a known reason's count grows, a new one is
+ * added while fewer than YB_REASONS are kept, the rest go to
+ * reasons_other[cls]). */
+void yb_recorder_count_reason(yb_recorder *r, yb_err_class cls, const char *text, uint64_t n,
+                              uint64_t first);
+/* Makes r->iv[0..n) exist (new ones zeroed with t set).  Returns 0 or
+ * -ENOMEM. */
+int yb_recorder_extend(yb_recorder *r, size_t n);
 /* Adds src into dst (histograms, counters, intervals aligned on
  * run_start; dst->run_start/run_end become the min/max; src's reasons
  * join dst's, up to YB_REASONS distinct, the rest counted in

@@ -29,6 +29,10 @@ EXTRA_DIST += tests/fuzz/fuzz_inventory.c tests/fuzz/inventory.dict
 ## compare's JSON reports (self-comparison oracle) and --threshold expressions
 FUZZ_TESTS += tests/fuzz/compare.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_compare.c
+## merge's JSON reports and interval logs (self-merge and read-back oracles)
+FUZZ_TESTS += tests/fuzz/merge.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_merge.c
+
 ## gnmic-style request files (synth gnmi --set-request), YAML and JSON
 FUZZ_TESTS += tests/fuzz/gnmi_req.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_gnmi_req.c tests/fuzz/gnmi_req.dict

@@ -95,3 +95,13 @@ def hist_percentile(counts, p):
         if cum >= want:
             return highest_equivalent(v)
     return 0
+
+
+def parts_sum(report, part):
+    """The sum, slot by slot, of the e2e histograms of report[part] (operations or
+    intervals), as {value: count}."""
+    total = {}
+    for e in report[part]:
+        for v, c in decode(e["histograms"]["e2e"]).items() if "e2e" in e["histograms"] else ():
+            total[v] = total.get(v, 0) + c
+    return total

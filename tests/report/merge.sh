@@ -1,0 +1,193 @@
+#!/bin/bash
+# yangblast merge on the reports of real runs against `yangblast serve`: three shards
+# (--shard I/3, one --start-at) with --json, --hlog and --log, merged.  Checked: the
+# merged counts are the shards' sum and serve's own count; the merged p50/p99/max are
+# the percentiles recomputed from all three per-request logs (tests/report/hdr_v2.py:
+# HdrHistogram's rules written independently of yangblast's C code -- each e2e_ns
+# rounded up to whole us, the value at a percentile being the highest value of the
+# slot of the ceil(p% x n)-th smallest value -- so equality is exact, not a tolerance);
+# the merged interval log adds up to the same; compare and report read the merged
+# report.  A plain report merged with itself doubles every count and keeps every
+# percentile.  Refused with exit 2 naming the files or the key: different run ids
+# (unless --force), a shard given twice, hostile reports and logs -- and the output
+# files that were there are left whole.  Every run is bounded by `timeout 90`.
+. "${YB_SRCDIR:-.}/tests/lib.sh"
+
+CORPUS=$YB_SRCDIR/corpus/restconf-acl-1000.ybc
+export PYTHONPATH=$YB_SRCDIR/tests/report
+HLOG_CHECK=${YB_BUILDDIR:-.}/tests/tools/hlog_check
+PY=/usr/bin/python3
+
+yb_serve "$T/s.out" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --service-time uniform:200us..3ms \
+    --stats "$T/serve.json" || { echo "Bail out! serve did not start"; exit 1; }
+at=$($PY -c 'import time; print("@%.3f" % (time.time() + 3))')
+pids=
+for i in 0 1 2; do
+    timeout 90 "$YB" run -q "$CORPUS" --target "$RURL" -n 600 -c 3 --rate 400 --shard $i/3 \
+        --start-at "$at" --json "$T/shard$i.json" --hlog "$T/shard$i.hlog" --log "$T/shard$i.log" \
+        >"$T/shard$i.out" 2>&1 &
+    pids="$pids $!"
+done
+wait $pids # not serve
+for i in 0 1 2; do
+    is "shard $i/3 ran" "$(jget "$T/shard$i.json" 'r["shard"]["index"]')" $i
+done
+timeout 90 "$YB" run -q "$CORPUS" --target "$RURL" -n 200 -c 2 --json "$T/plain.json" \
+    --log "$T/plain.log" >/dev/null 2>&1
+is "a plain run (no --shard)" "$?" 0
+yb_serve_stop
+
+# merge NAME ARGS...: yangblast merge, stdout in $T/NAME.out, stderr in $T/NAME.err, exit in $rc.
+merge() {
+    local n=$1
+    shift
+    timeout 60 "$YB" merge "$@" >"$T/$n.out" 2>"$T/$n.err"
+    rc=$?
+}
+
+merge m "$T/shard2.json" "$T/shard0.json" "$T/shard1.json" --json "$T/m.json" --hlog "$T/m.hlog"
+is "merge of the three shards: exit 0" "$rc" 0
+is "merged requests = the shards' sum = 600 = serve's own count of requests and of 204s" \
+    "$($PY - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+m = json.load(open(t + "/m.json"))
+s = [json.load(open("%s/shard%d.json" % (t, i))) for i in range(3)]
+srv = json.load(open(t + "/serve.json"))
+key = lambda r: r["summary"]["requests_completed"]
+print(key(m), sum(map(key, s)), m["summary"]["requests_ok"],
+      srv["requests"]["restconf"]["total"] - 200, srv["http_status"]["204"] - 200)
+PY
+)" "600 600 600 600 600"
+is "merged p50/p99/p99.9/max = the percentiles of all three per-request logs, exactly" \
+    "$($PY - "$T" <<'PY'
+import json, sys, hdr_v2
+t = sys.argv[1]
+vals = sorted(hdr_v2.us_of_ns(x["e2e_ns"]) for i in range(3)
+              for x in map(json.loads, open("%s/shard%d.log" % (t, i))) if x["error"] is None)
+e = json.load(open(t + "/m.json"))["latency_us"]["e2e"]
+print(len(vals), [hdr_v2.percentile(vals, p) for p in (50, 99, 99.9, 100)] ==
+      [e["p50"], e["p99"], e["p99_9"], e["max"]])
+PY
+)" "600 True"
+is "the logs' union is the run's requests 0..599, each once" \
+    "$(cat "$T"/shard[012].log | $PY -c 'import json,sys; ix=sorted(json.loads(l)["index"] for l in sys.stdin); print(ix == list(range(600)))')" \
+    True
+is "the operations and the seconds of the merged report add up to the merged e2e histogram" \
+    "$($PY - "$T/m.json" <<'PY'
+import json, sys, hdr_v2
+r = json.load(open(sys.argv[1]))
+whole = hdr_v2.decode(r["histograms"]["e2e"])
+for part in ("operations", "intervals"):
+    print(part, hdr_v2.parts_sum(r, part) == whole)
+print(sum(i["requests"] for i in r["intervals"]))
+PY
+)" "operations True
+intervals True
+600"
+is "the shard table: a row per shard, in index order, and the run id" \
+    "$(grep -E '^ +[0-9]/3 ' "$T/m.out" | awk '{print $1, $4}' | tr '\n' ' ')" \
+    "0/3 $(jget "$T/shard0.json" 'r["summary"]["requests_completed"]') 1/3 $(jget "$T/shard1.json" 'r["summary"]["requests_completed"]') 2/3 $(jget "$T/shard2.json" 'r["summary"]["requests_completed"]') "
+like "the text report is a run's: its table and latency rows" "$(cat "$T/m.out")" \
+    '^ +600 \|.*' 
+is "the JSON: the shards' run_id, a shards array, no shard object" \
+    "$(jget "$T/m.json" '[r["run_id"] == "'"$(jget "$T/shard0.json" 'r["run_id"]')"'", [s["index"] for s in r["shards"]], "shard" in r]')" \
+    '[true,[0,1,2],false]'
+"$HLOG_CHECK" "$T/m.hlog" >"$T/hlog.txt" 2>&1
+is "merged .hlog: valid, tags adding up to each second, 600 requests in all" \
+    "$?/$(grep '^total' "$T/hlog.txt")" "0/total 600"
+is "merged .hlog = each second's histogram of the merged JSON, slot for slot" \
+    "$($PY - "$T/m.json" "$T/m.hlog" <<'PY'
+import json, sys, hdr_v2
+r = json.load(open(sys.argv[1]))
+lines = [l.strip().split(",") for l in open(sys.argv[2]) if l[0].isdigit()]
+got = {int(float(l[0])): hdr_v2.decode(l[3]) for l in lines}
+want = {i["t_s"]: hdr_v2.decode(i["histograms"]["e2e"]) for i in r["intervals"] if i["histograms"]}
+print(got == want, len(got) > 0)
+PY
+)" "True True"
+timeout 30 "$YB" compare "$T/m.json" "$T/m.json" >/dev/null 2>&1
+is "compare reads the merged report" "$?" 0
+timeout 30 "$YB" report -o "$T/m.html" "$T/m.json" >/dev/null 2>&1
+is "report renders it" "$?" 0
+
+like "yangblast --help lists merge" "$("$YB" --help)" '^  merge +merge the reports of a run'
+like "merge --help" "$("$YB" merge --help)" '^Usage: yangblast merge \[OPTIONS\] REPORT.json'
+
+# ---- a report merged with itself: every count doubled, every percentile kept -----------
+merge self "$T/plain.json" "$T/plain.json" --json "$T/self.json"
+is "a plain report merged with itself: exit 0" "$rc" 0
+is "counts doubled, percentiles and max kept, each second doubled" \
+    "$($PY - "$T/plain.json" "$T/self.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+s = lambda r, k: r["summary"][k]
+print([s(b, k) == 2 * s(a, k) for k in ("requests_completed", "requests_ok", "data_bytes")],
+      all(b["latency_us"][p][k] == a["latency_us"][p][k] and
+          b["latency_us"][p]["count"] == 2 * a["latency_us"][p]["count"]
+          for p in a["latency_us"] for k in ("p50", "p90", "p99", "p99_9", "max")),
+      [i["requests"] for i in b["intervals"]] == [2 * i["requests"] for i in a["intervals"]],
+      b["status"]["204"] == 2 * a["status"]["204"])
+PY
+)" "[True, True, True] True True True"
+
+# ---- refusals --------------------------------------------------------------------------
+merge ids "$T/shard0.json" "$T/plain.json"
+is "different run ids: exit 2" "$rc" 2
+like "... naming both files and --force" "$(cat "$T/ids.err")" \
+    "shard0.json and .*plain.json are reports of different runs \(run_id [0-9a-f]+ vs [0-9a-f]+\); --force"
+merge forced "$T/shard0.json" "$T/plain.json" --force --json "$T/forced.json"
+is "--force merges them: exit 0, counts added" \
+    "$rc/$(jget "$T/forced.json" 'r["summary"]["requests_completed"]')" \
+    "0/$(( $(jget "$T/shard0.json" 'r["summary"]["requests_completed"]') + 200 ))"
+merge dup "$T/shard0.json" "$T/shard1.json" "$T/shard0.json"
+is "a shard given twice: exit 2" "$rc" 2
+like "... naming the two files and the shard" "$(cat "$T/dup.err")" "shard0.json and .*shard0.json are both shard 0"
+merge two "$T/shard0.json" "$T/shard2.json" --tolerance 0s
+is "two shards of three: merged (exit 0)" "$rc" 0
+like "... with shard 1 reported missing" "$(cat "$T/two.err")" "WARNING: shard 1 of 3 missing"
+like "... and, with --tolerance 0s, the start spread" "$(cat "$T/two.err")" \
+    "WARNING: shards started [0-9.]+ ms apart \(more than the tolerance of 0.000 ms\)"
+
+# ---- hostile inputs: exit 2 naming the file and the key; outputs left whole ----------------
+echo '{"keep": true}' >"$T/out.json"
+echo 'keep' >"$T/out.hlog"
+hostile() { # NAME PYTHON-STATEMENT-ON-r: a copy of shard1.json changed
+    $PY -c "import json, sys; r = json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2], 'w'))" \
+        "$T/shard1.json" "$T/$1.json"
+    merge "h_$1" "$T/shard0.json" "$T/$1.json" --json "$T/out.json" --hlog "$T/out.hlog" \
+        --hlog-in "$T/shard0.hlog"
+}
+hostile count 'r["latency_us"]["e2e"]["count"] += 1'
+is "a histogram whose count differs from its summary: exit 2" "$rc" 2
+like "... naming the file and the key" "$(cat "$T/h_count.err")" \
+    "count.json: histograms.e2e: its count differs"
+hostile b64 'r["histograms"]["ttfb"] = "HISTFAAAAAA="'
+like "a histogram that does not decode: exit 2 naming the key" "$rc $(cat "$T/h_b64.err")" \
+    "^2 .*b64.json: histograms.ttfb: not an HdrHistogram"
+hostile neg 'r["summary"]["requests_ok"] = -5'
+like "a negative counter: exit 2 naming the key" "$rc $(cat "$T/h_neg.err")" \
+    "^2 .*neg.json: summary.requests_ok: expected an integer >= 0"
+hostile order 'r["intervals"][0]["t_s"] = 7'
+like "a series out of order: exit 2 naming the element" "$rc $(cat "$T/h_order.err")" \
+    "^2 .*order.json: intervals\[0\]\.t_s"
+hostile nohist 'del r["histograms"]'
+like "a report without histograms: exit 2 naming the key" "$rc $(cat "$T/h_nohist.err")" \
+    "^2 .*nohist.json: histograms: missing"
+hostile cls 'r["errors"]["reasons"] = [{"class": "nope", "reason": "x", "count": 1, "first_s": 0}]'
+like "an unknown error class: exit 2 naming the key" "$rc $(cat "$T/h_cls.err")" \
+    "^2 .*cls.json: errors.reasons\[0\]\.class"
+printf 'not json' >"$T/junk.json"
+merge junk "$T/junk.json" --json "$T/out.json"
+like "not JSON at all: exit 2 with line and column" "$rc $(cat "$T/junk.err")" "^2 .*junk.json: line 1, column"
+is "the existing outputs were left whole" "$(cat "$T/out.json" "$T/out.hlog")" '{"keep": true}
+keep'
+sed 's/^\(1\.000,1\.000,[0-9.]*,\)HISTF/\1XXXXX/' "$T/shard1.hlog" >"$T/bad.hlog"
+merge badhlog "$T/shard0.json" "$T/shard1.json" --hlog "$T/out.hlog" \
+    --hlog-in "$T/shard0.hlog" --hlog-in "$T/bad.hlog" --json "$T/out.json"
+like "a bad interval log line: exit 2 naming the file and the line" "$rc $(grep -v WARNING "$T/badhlog.err")" \
+    "^2 .*bad.hlog:[0-9]+: the histogram is not"
+is "... and the outputs were left whole" "$(cat "$T/out.json" "$T/out.hlog")" '{"keep": true}
+keep'
+
+done_testing
