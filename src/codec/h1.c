@@ -436,7 +436,7 @@ static int resp_on_body(http_parser *hp, const char *at, size_t len)
         memcpy(p->err_head + p->head_len, at, n < len ? n : len);
         p->head_len += n < len ? n : len;
     }
-    if (p->all && p->status / 100 == 2 && !p->all_cut &&
+    if (p->all && !p->all_cut && /* any status: one the run accepts is a success too */
         keep_append(&p->all_body, &p->all_body_len, &p->all_body_alloc, p->all_body_cap, at,
                     len) < 0)
         p->all_cut = 1;

@@ -83,8 +83,9 @@ int yb_h1_resp_keep_body(yb_h1_resp *p, size_t cap);
 const uint8_t *yb_h1_resp_body(const yb_h1_resp *p, size_t *len);
 
 /* For the current response only (call after reset): keep its header
- * fields (at most head_cap bytes) and its 2xx body (at most body_cap
- * bytes) whole, for a chain step that reads them (tmpl/pick.h).  The
+ * fields (at most head_cap bytes) and its body (at most body_cap bytes,
+ * whatever the status: the run may accept a 404) whole, for a chain step
+ * that reads them (tmpl/pick.h).  The
  * buffers grow as bytes arrive and are reused by later responses. */
 void yb_h1_resp_keep_all(yb_h1_resp *p, size_t body_cap, size_t head_cap);
 /* What yb_h1_resp_keep_all kept: the body (*whole = 0 when it was cut at

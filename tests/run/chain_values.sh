@@ -66,6 +66,10 @@ elif kind == "gnmihdr": # the Get's name, and a header of the Get's answer
                 "path": "/openconfig-acl:acl/acl-sets/acl-set[name={{prev.gnmi:/openconfig-acl"
                         ":acl/acl-sets#/acl-set/0/name}}][type=ACL_IPV4]/config/description",
                 "val": {"json_ietf_val": "{{prev.header:content-type}}"}}]}}, template=True)]
+elif kind == "accepted": # a 401 the record accepts: its body is read too
+    out += [rc("GET", "/restconf/data/system", A, chain=2, accept_status=[401]),
+            rc("GET", "/restconf/data/system", A + [{"name": "Authorization",
+               "value": "Bearer {{prev.json:/error}}"}], template=True, accept_status=[401])]
 elif kind == "first": # a placeholder where there is no previous step
     out += [rc("GET", "/restconf/data/x{{prev.json:/a}}", A, template=True)]
 elif kind == "syntax":
@@ -152,9 +156,15 @@ timeout 60 "$YB" run "$T/big1.ybc" --target "$LURL" -n 2 --json "$T/big1.json" >
 is "an answer 1 byte over 1 MiB: exit 1, the step fails unsent, saying so" \
     "$? $(jget "$T/big1.json" '[r["summary"]["requests_started"], r["errors"]["reasons"][0]["reason"]]')" \
     "1 [1,\"chain step: {{prev.json:/token}}: the previous response's body was not kept whole (over 1048576 bytes, or over the worker's response memory budget)\"]"
+# an accepted error status: its body is there for the next step
+corpus accepted x accepted
+timeout 60 "$YB" run "$T/accepted.ybc" --target "$LURL" -n 2 --json "$T/accepted.json" >/dev/null 2>&1
+is "a 401 the record accepts, then a value from its body: exit 0, 2 ok" \
+    "$? $(jget "$T/accepted.json" 'r["summary"]["requests_ok"]')" "0 2"
 peer_stop "$T/login"
-is "the peer: 24 logins; 22 requests with a good token, none with a bad one (the failed steps were never sent)" \
-    "$(jget "$T/login.json" '[r["logins"], r["good"], r["bad"], r["bad_values"]]')" '[24,22,0,[]]'
+is "the peer: 24 logins; 22 requests with a good token; the 2 refused are the accepted chain's (no token, then the 401's own text as one)" \
+    "$(jget "$T/login.json" '[r["logins"], r["good"], r["bad"], r["bad_values"]]')" \
+    '[24,22,2,[["",null],["Bearer bad token",null]]]'
 is "no token handed out appears in any output (report, log, stdout/stderr)" \
     "$($PY -c '
 import json, sys
