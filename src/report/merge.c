@@ -480,9 +480,12 @@ static int read_latency(rd *d, const json_t *j, yb_recorder *r)
         snprintf(p, sizeof p, "latency_us.%s.", name);
         if (!ph)
             continue; /* a phase this report's writer did not know */
+        uint64_t clamped;
         if (!json_is_object(ph) || get_u64(d, ph, p, "count", &count) ||
+            get_u64(d, ph, p, "clamped", &clamped) ||
             add_hist(d, hs, "histograms.", name, 1, r->h[i]))
             return -1;
+        yb_hdr_add_clamped(r->h[i], clamped); /* not in the encoding */
         if ((uint64_t)yb_hdr_count(r->h[i]) != count)
             return bad(d, "histograms.%s: its count differs from latency_us' count", name);
     }

@@ -336,6 +336,12 @@ uint64_t yb_hdr_clamped(const yb_hdr *h)
     return h ? h->clamped : 0;
 }
 
+void yb_hdr_add_clamped(yb_hdr *h, uint64_t n)
+{
+    if (h)
+        h->clamped += n;
+}
+
 int64_t yb_hdr_min(const yb_hdr *h)
 {
     if (!h || h->total == 0)

@@ -36,6 +36,9 @@ int64_t yb_hdr_percentile(const yb_hdr *h, double p);
 /* How many recorded values fell outside [lowest, highest] and were clamped
  * (a count of values, not of calls); 0 for NULL. */
 uint64_t yb_hdr_clamped(const yb_hdr *h);
+/* Counts n more values as clamped: for a histogram read back from its
+ * encoding, which does not carry that count.  Nothing for NULL. */
+void yb_hdr_add_clamped(yb_hdr *h, uint64_t n);
 /* The smallest / largest value sharing value's slot: the histogram cannot
  * tell them apart.  value >= 0; returns 0 for NULL or a negative value. */
 int64_t yb_hdr_lowest_equivalent(const yb_hdr *h, int64_t value);

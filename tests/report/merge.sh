@@ -35,6 +35,16 @@ done
 timeout 90 "$YB" run -q "$CORPUS" --target "$RURL" -n 200 -c 2 --json "$T/plain.json" \
     --log "$T/plain.log" >/dev/null 2>&1
 is "a plain run (no --shard)" "$?" 0
+# two shards of a 2 s open loop, the second started 2 s after the first
+at=$($PY -c 'import time; print("%.3f" % (time.time() + 3))')
+pids=
+for i in 0 1; do
+    timeout 90 "$YB" run -q "$CORPUS" --target "$RURL" -n 400 -c 2 --rate 200 --shard $i/2 \
+        --start-at "@$($PY -c "print('%.3f' % ($at + 2 * $i))")" --json "$T/late$i.json" \
+        >/dev/null 2>&1 &
+    pids="$pids $!"
+done
+wait $pids
 yb_serve_stop
 
 # merge NAME ARGS...: yangblast merge, stdout in $T/NAME.out, stderr in $T/NAME.err, exit in $rc.
@@ -47,7 +57,7 @@ merge() {
 
 merge m "$T/shard2.json" "$T/shard0.json" "$T/shard1.json" --json "$T/m.json" --hlog "$T/m.hlog"
 is "merge of the three shards: exit 0" "$rc" 0
-is "merged requests = the shards' sum = 600 = serve's own count of requests and of 204s" \
+is "merged requests = the shards' sum = 600 = serve's own count of requests and of 204s (less the 600 of the other runs)" \
     "$($PY - "$T" <<'PY'
 import json, sys
 t = sys.argv[1]
@@ -56,7 +66,7 @@ s = [json.load(open("%s/shard%d.json" % (t, i))) for i in range(3)]
 srv = json.load(open(t + "/serve.json"))
 key = lambda r: r["summary"]["requests_completed"]
 print(key(m), sum(map(key, s)), m["summary"]["requests_ok"],
-      srv["requests"]["restconf"]["total"] - 200, srv["http_status"]["204"] - 200)
+      srv["requests"]["restconf"]["total"] - 600, srv["http_status"]["204"] - 600)
 PY
 )" "600 600 600 600 600"
 is "merged p50/p99/p99.9/max = the percentiles of all three per-request logs, exactly" \
@@ -130,6 +140,59 @@ print([s(b, k) == 2 * s(a, k) for k in ("requests_completed", "requests_ok", "da
       b["status"]["204"] == 2 * a["status"]["204"])
 PY
 )" "[True, True, True] True True True"
+
+# ---- seconds aligned on the wall clock ---------------------------------------------------
+merge late "$T/late1.json" "$T/late0.json" --json "$T/late.json"
+is "shards started 2 s apart: merged (exit 0)" "$rc" 0
+is "each merged second = the first shard's second k + the second shard's second k - 2" \
+    "$($PY - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+a, b, m = (json.load(open(t + f)) for f in ("/late0.json", "/late1.json", "/late.json"))
+shift = round((b["shard"]["start_unix_ns"] - a["shard"]["start_unix_ns"]) / 1e9)
+sec = lambda r, k: r["intervals"][k]["requests"] if 0 <= k < len(r["intervals"]) else 0
+n = len(m["intervals"])
+print(shift, n == max(len(a["intervals"]), len(b["intervals"]) + shift),
+      all(sec(m, k) == sec(a, k) + sec(b, k - shift) for k in range(n)),
+      sum(i["requests"] for i in m["intervals"]), m["summary"]["duration_s"] > 3.5)
+PY
+)" "2 True True 400 True"
+like "... with the start spread warned about" "$(cat "$T/late.err")" \
+    "WARNING: shards started [12][0-9]{3}\.[0-9]+ ms apart \(more than the tolerance of 100.000 ms\)"
+
+# ---- per-target rows: --fan-out divides the targets among the shards -----------------------
+DEVICES=3 serve_fleet fleet || { echo "Bail out! serve --devices did not start"; exit 1; }
+for i in 0 1; do
+    timeout 90 "$YB" run -q "$CORPUS" --targets "$T/fleet.yaml" --fan-out -n 30 -c 2 \
+        --shard $i/2 --json "$T/fleet$i.json" >/dev/null 2>&1
+    is "fleet shard $i/2" "$?" 0
+done
+stop_fleet
+merge fleet "$T/fleet0.json" "$T/fleet1.json" --json "$T/fleet.json"
+is "fleet shards merged: each target's row is its shard's, the rows' histograms add up to the run's" \
+    "$rc/$($PY - "$T" <<'PY'
+import json, sys, hdr_v2
+t = sys.argv[1]
+rows = {x["name"]: x for i in (0, 1) for x in json.load(open("%s/fleet%d.json" % (t, i)))["targets"]}
+m = json.load(open(t + "/fleet.json"))
+same = all(rows[x["name"]][k] == x[k] for x in m["targets"]
+           for k in ("requests", "ok", "p50_ms", "p99_ms", "sessions_opened"))
+total = {}
+for x in m["targets"]:
+    for v, c in hdr_v2.decode(x["histograms"]["e2e"]).items():
+        total[v] = total.get(v, 0) + c
+print(sorted(x["name"] for x in m["targets"]), same,
+      total == hdr_v2.decode(m["histograms"]["e2e"]), m["summary"]["requests_completed"])
+PY
+)" "0/['sw1', 'sw2', 'sw3'] True True 90"
+like "the text report has the Targets table" "$(cat "$T/fleet.out")" '^  sw2 +30 +30 +0 '
+
+$PY -c 'import json, sys; r = json.load(open(sys.argv[1])); r["latency_us"]["e2e"]["clamped"] = 3; json.dump(r, open(sys.argv[2], "w"))' \
+    "$T/plain.json" "$T/clamped.json"
+merge clamped "$T/clamped.json" "$T/clamped.json" --json "$T/clamped2.json"
+is "values clamped (a count the encoding does not carry) are summed" \
+    "$rc/$(jget "$T/clamped2.json" 'r["latency_us"]["e2e"]["clamped"]')/$(grep -c '^(6 values outside 1 us .. 1 h were clamped)' "$T/clamped.out")" \
+    "0/6/1"
 
 # ---- refusals --------------------------------------------------------------------------
 merge ids "$T/shard0.json" "$T/plain.json"
