@@ -30,6 +30,8 @@
  * entry (app data) without reference counting; the number of distinct
  * targets of a run is small. */
 #define SESS_KEEP 16
+/* Supported groups a client context keeps in its own order. */
+#define GROUPS_MAX 32
 typedef struct sess_entry {
     struct sess_entry *next;
     SSL_SESSION *sess[SESS_KEEP]; /* owned; oldest first */
@@ -47,6 +49,14 @@ struct yb_tls_ctx {
     size_t alpn_len;
     char alpn_offered[64];      /* client: the list offered, as given (for reasons) */
     sess_entry *sessions;
+    /* Client: the groups offered, the one the servers picked last first
+     * (n_groups 0 = OpenSSL's default order).  A TLS 1.3 client sends a
+     * key share for its first group only; a server that wants another
+     * answers with a HelloRetryRequest, which costs a round trip and a
+     * second key generation on every new session -- so once a server has
+     * picked a group, new sessions lead with it. */
+    int groups[GROUPS_MAX];
+    size_t n_groups;
 };
 
 /* Formats "what arg: reason" into err, the reason taken from the OpenSSL
@@ -499,6 +509,10 @@ SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
         return ssl;
     }
     SSL_set_connect_state(ssl);
+    if (c->n_groups && SSL_set1_groups(ssl, c->groups, c->n_groups) != 1) {
+        set_err(err, errlen, "cannot set TLS groups", NULL);
+        goto fail;
+    }
     if (sni && *sni) {
         int ip = is_ip_literal(sni);
 
@@ -549,4 +563,38 @@ SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
 fail:
     SSL_free(ssl);
     return NULL;
+}
+
+void yb_tls_learn_group(SSL *ssl)
+{
+    yb_tls_ctx *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    int got = SSL_get_negotiated_group(ssl), n;
+
+    if (!c || c->server || got <= 0 || SSL_version(ssl) != TLS1_3_VERSION)
+        return;
+    if (!c->n_groups) {
+        /* the order the SSL offered: a configuration's, or (none: 0)
+         * OpenSSL 3's default */
+        static const int dflt[] = {NID_X25519, NID_X9_62_prime256v1, NID_X448, NID_secp521r1,
+                                   NID_secp384r1, NID_ffdhe2048, NID_ffdhe3072, NID_ffdhe4096,
+                                   NID_ffdhe6144, NID_ffdhe8192};
+        n = SSL_get1_groups(ssl, NULL);
+        if (n < 0 || n > GROUPS_MAX)
+            return;
+        if (n) {
+            SSL_get1_groups(ssl, c->groups);
+            c->n_groups = (size_t)n;
+        } else {
+            memcpy(c->groups, dflt, sizeof dflt);
+            c->n_groups = sizeof dflt / sizeof dflt[0];
+        }
+    }
+    if (c->groups[0] == got)
+        return;
+    for (size_t i = 1; i < c->n_groups; i++) /* (a group not in the list: left alone) */
+        if (c->groups[i] == got) {
+            memmove(c->groups + 1, c->groups, i * sizeof c->groups[0]);
+            c->groups[0] = got;
+            return;
+        }
 }

@@ -24,4 +24,10 @@ SSL *yb_tls_ssl_new(yb_tls_ctx *c, const char *sni, const char *cache_key,
  * as configured ("" = none). */
 const char *yb_tls_alpn_offered(const SSL *ssl);
 
+/* Client role, after a completed TLS 1.3 handshake: the group the server
+ * picked leads the groups ssl's context offers from now on, so that the
+ * next sessions send their key share for it and need no
+ * HelloRetryRequest.  Does nothing for a server or an older version. */
+void yb_tls_learn_group(SSL *ssl);
+
 #endif

@@ -578,6 +578,7 @@ static int report_ready(yb_transport *t)
             t->alpn[len] = '\0';
         }
         t->resumed = SSL_session_reused(t->ssl) ? 1 : 0;
+        yb_tls_learn_group(t->ssl);
     }
     if (t->cbs.on_ready)
         t->cbs.on_ready(t, t->ud, YB_ERR_NONE);

@@ -102,6 +102,21 @@ like "grpcs --tls-resume: sessions were resumed" "$(jget "$T/tlsres.json" 'r["se
 yb run "$T/set.ybc" --target "grpcs://127.0.0.1:$port" -n 3 --json "$T/tlsbad.json"
 is "grpcs without the CA: exit 1" "$rc" 1
 is "grpcs without the CA: tls errors" "$(jget "$T/tlsbad.json" 'r["errors"]["tls"]')" 3
+# A server that accepts only P-256 answers a client's X25519 key share with
+# a HelloRetryRequest; after the first handshake new sessions lead with
+# the group the server picked: 4 sessions, 5 ClientHellos (8 before).
+# (openssl s_server -www speaks no HTTP/2: the calls fail, the handshakes
+# are what is counted, in its -trace.)
+sport=$(free_port)
+timeout 30 openssl s_server -accept "$sport" -cert "$T/cert.pem" -key "$T/key.pem" -groups P-256 \
+    -alpn h2 -www -trace -naccept 4 >"$T/sserver.log" 2>&1 &
+sspid=$!
+for _ in $(seq 100); do grep -q ACCEPT "$T/sserver.log" && break; sleep 0.1; done # (a probe would be one of the 4)
+yb run "$T/set.ybc" --target "grpcs://localhost:$sport" --cacert "$T/cert.pem" --sessions per-request \
+    -c 1 -n 4 --timeout 2s --json "$T/hrr.json"
+wait "$sspid"
+is "P-256-only server, 4 sessions: 4 handshakes, 5 ClientHellos (one HelloRetryRequest)" \
+    "$(grep -c 'EncryptedExtensions,' "$T/sserver.log") $(grep -c 'ClientHello,' "$T/sserver.log")" "4 5"
 peer_stop "$T/tls"
 is "grpcs: server saw 2 + 40 + 40 (+3 failed handshakes at most) connections, 180 Sets" \
     "$(jget "$T/tls/stats.json" '[r["connections"] in range(82, 86), r["set_valid"]]')" '[true,180]'
