@@ -194,6 +194,44 @@ is "values clamped (a count the encoding does not carry) are summed" \
     "$rc/$(jget "$T/clamped2.json" 'r["latency_us"]["e2e"]["clamped"]')/$(grep -c '^(6 values outside 1 us .. 1 h were clamped)' "$T/clamped.out")" \
     "0/6/1"
 
+# ---- a plan in three shards = the same plan in one process, row for row -----------------
+"$YB" synth acl --proto restconf -n 30 -r 1 -o "$T/rc.ybc" >/dev/null
+cat >"$T/plan.yaml" <<EOF
+workloads:
+  - name: writers
+    corpus: $T/rc.ybc
+    concurrency: 3
+    requests: 45
+    targets: [sw1, sw2]
+  - name: pollers
+    synth: {protocol: gnmi, op: get, count: 5}
+    rate: 200
+    concurrency: 3
+    requests: 21
+    targets: [sw2]
+EOF
+DEVICES=2 serve_fleet pl || { echo "Bail out! serve --devices did not start"; exit 1; }
+for i in 0 1 2; do
+    timeout 90 "$YB" run -q --plan "$T/plan.yaml" --targets "$T/pl.yaml" --shard $i/3 \
+        --json "$T/plan$i.json" >/dev/null 2>&1 || not_ok "plan shard $i/3 (exit $?)"
+done
+timeout 90 "$YB" run -q --plan "$T/plan.yaml" --targets "$T/pl.yaml" --json "$T/plan1p.json" \
+    >/dev/null 2>&1 || not_ok "the plan in one process (exit $?)"
+stop_fleet
+merge plan "$T/plan0.json" "$T/plan1.json" "$T/plan2.json" --json "$T/planm.json"
+is "plan shards merged: the counts of the plan run in one process, per workload and per target" \
+    "$rc/$($PY - "$T/planm.json" "$T/plan1p.json" <<'PY'
+import json, sys
+m, one = (json.load(open(f)) for f in sys.argv[1:])
+rows = lambda r, k: sorted((x["name"], x["requests"], x["ok"], x["started"]) for x in r[k])
+print(rows(m, "workloads") == rows(one, "workloads"), rows(m, "targets") == rows(one, "targets"),
+      m["summary"]["requests_completed"], one["summary"]["requests_completed"],
+      sorted((o["operation"], o["requests"]) for o in m["operations"]) ==
+      sorted((o["operation"], o["requests"]) for o in one["operations"]))
+PY
+)" "0/True True 111 111 True"
+like "the text report has the Workloads table" "$(cat "$T/plan.out")" '^  pollers +0\.0 +21 +21 +0 '
+
 # ---- refusals --------------------------------------------------------------------------
 merge ids "$T/shard0.json" "$T/plain.json"
 is "different run ids: exit 2" "$rc" 2
