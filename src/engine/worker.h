@@ -21,6 +21,12 @@
 #include "stats/recorder.h"
 
 typedef struct yb_worker yb_worker;
+
+/* Open loop: requests due within this window of the first one waiting go
+ * out in one wake-up at the window's end (no --spin; see batch_wake). */
+#ifndef YB_OPEN_BATCH_NS
+#define YB_OPEN_BATCH_NS 250000ull
+#endif
 struct yb_stream_lane; /* report/stream.h */
 struct yb_metrics_lane; /* report/metrics.h */
 

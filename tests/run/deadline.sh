@@ -51,6 +51,27 @@ for v in "restconf r -c 2" "restconf2 r -c 2 -t 2" "backlog r -c 2 --max-backlog
     check "$name: ended within D + grace + slack (${WALL_MS} ms <= 6000)" test "$WALL_MS" -le 6000
     like "$name: the text report shows unsent" "$(cat "$T/$name.out")" "unsent $unsent,"
 done
+# A rate at which several requests fall due within one wake-up's window
+# (requests due within 250 us go out together): against a sink that keeps
+# up, every request of the schedule before D is sent, none late past D.
+for v in "batch -t 1" "batch2 -t 2"; do
+    set -- $v
+    name=$1; shift
+    yb_serve "$T/$name.serve" --restconf 127.0.0.1:0 --gnmi off --sink --stats "$T/$name.stats" ||
+        { echo "Bail out! serve did not start"; exit 1; }
+    timeout 60 "$YB" run "$T/r.ybc" --target "$RURL" --rate 20000 -D 1s -c 32 "$@" -q \
+        --max-backlog 100000 --json "$T/$name.json" >"$T/$name.out" 2>&1
+    yb_serve_stop
+    diag "$name: $(grep '^Requests:' "$T/$name.out")"
+    started=$(j "$T/$name.json" "d['summary']['requests_started']")
+    is "$name: started = requests the sink received" "$started" \
+        "$(j "$T/$name.stats" "d['requests']['restconf']['total']")"
+    is "$name: started + unsent + backlog_overflow = the 20000 due before D" \
+        "$(j "$T/$name.json" "d['summary']['requests_started'] + d['summary']['requests_unsent'] + d['errors']['backlog_overflow']")" \
+        20000
+    is "$name: every started request completed" \
+        "$(j "$T/$name.json" "d['summary']['requests_completed'] + d['cut_off']")" "$started"
+done
 over=$(j "$T/backlog.json" "d['errors']['backlog_overflow']")
 check "backlog: --max-backlog 100 overflowed ($over)" test "$over" -gt 0
 done_testing
