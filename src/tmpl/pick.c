@@ -486,18 +486,18 @@ static int get_gnmi(const spec *s, const Gnmi__GetResponse *r, yb_pick_vals *out
                              "can go into", s->text);
                     return -ENOENT;
                 }
-                const char *t = v->value_case == GNMI__TYPED_VALUE__VALUE_STRING_VAL ? v->string_val
-                                : v->value_case == GNMI__TYPED_VALUE__VALUE_ASCII_VAL ? v->ascii_val
-                                                                                      : NULL;
-                if (!t) {
-                    n = v->value_case == GNMI__TYPED_VALUE__VALUE_INT_VAL
-                            ? snprintf(num, sizeof num, "%lld", (long long)v->int_val)
-                        : v->value_case == GNMI__TYPED_VALUE__VALUE_UINT_VAL
-                            ? snprintf(num, sizeof num, "%llu", (unsigned long long)v->uint_val)
-                            : snprintf(num, sizeof num, "%s", v->bool_val ? "true" : "false");
-                    return put_value(s, out, num, (size_t)n, why, wl);
+                if (v->value_case == GNMI__TYPED_VALUE__VALUE_STRING_VAL ||
+                    v->value_case == GNMI__TYPED_VALUE__VALUE_ASCII_VAL) {
+                    const char *t = v->value_case == GNMI__TYPED_VALUE__VALUE_STRING_VAL
+                                        ? v->string_val : v->ascii_val;
+                    return put_value(s, out, t ? t : "", t ? strlen(t) : 0, why, wl);
                 }
-                return put_value(s, out, t ? t : "", t ? strlen(t) : 0, why, wl);
+                n = v->value_case == GNMI__TYPED_VALUE__VALUE_INT_VAL
+                        ? snprintf(num, sizeof num, "%lld", (long long)v->int_val)
+                    : v->value_case == GNMI__TYPED_VALUE__VALUE_UINT_VAL
+                        ? snprintf(num, sizeof num, "%llu", (unsigned long long)v->uint_val)
+                        : snprintf(num, sizeof num, "%s", v->bool_val ? "true" : "false");
+                return put_value(s, out, num, (size_t)n, why, wl);
             }
             default:
                 snprintf(why, wl, "%s: the update's value is not JSON, a string, an integer or "

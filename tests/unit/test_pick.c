@@ -141,7 +141,8 @@ static void test_header(void **st)
     assert_null(pick1("prev.header:a", &none));
 }
 
-/* A GetResponse with a prefix /a and updates b[k=1] (JSON) and c (an int). */
+/* A GetResponse with a prefix /a and updates b[k=1] (JSON), c (an int)
+ * and d (a string). */
 static void test_gnmi(void **st)
 {
     (void)st;
@@ -161,10 +162,18 @@ static void test_gnmi(void **st)
     u1.val = &v1;
     u2.path = p2;
     u2.val = &v2;
-    Gnmi__Update *ups[] = {&u1, &u2};
+    Gnmi__Path *p3 = NULL;
+    assert_int_equal(yb_gnmi_path_parse("/d", &p3), 0);
+    Gnmi__TypedValue v3 = GNMI__TYPED_VALUE__INIT;
+    v3.value_case = GNMI__TYPED_VALUE__VALUE_STRING_VAL;
+    v3.string_val = "up";
+    Gnmi__Update u3 = GNMI__UPDATE__INIT;
+    u3.path = p3;
+    u3.val = &v3;
+    Gnmi__Update *ups[] = {&u1, &u2, &u3};
     Gnmi__Notification nf = GNMI__NOTIFICATION__INIT;
     nf.prefix = prefix;
-    nf.n_update = 2;
+    nf.n_update = 3;
     nf.update = ups;
     Gnmi__Notification *nfs[] = {&nf};
     Gnmi__GetResponse gr = GNMI__GET_RESPONSE__INIT;
@@ -178,11 +187,12 @@ static void test_gnmi(void **st)
     assert_string_equal(pick1("prev.gnmi:/a/b[k=1]#/acl-set/0/name", &rs), "N1");
     assert_string_equal(pick1("prev.gnmi:/a/b[k=1]", &rs), "{\"acl-set\":[{\"name\":\"N1\"}]}");
     assert_string_equal(pick1("prev.gnmi:/a/c", &rs), "-42");
+    assert_string_equal(pick1("prev.gnmi:/a/d", &rs), "up");
     assert_null(pick1("prev.gnmi:/a/c#/x", &rs));
     assert_non_null(strstr(why, "a scalar"));
     assert_null(pick1("prev.gnmi:/b[k=1]", &rs));
     assert_string_equal(why, "{{prev.gnmi:/b[k=1]}}: no update at /b[k=1] in the previous "
-                             "GetResponse (2 updates)");
+                             "GetResponse (3 updates)");
     assert_null(pick1("prev.gnmi:/a/b[k=1]#/acl-set/1", &rs));
     assert_non_null(strstr(why, "in the update's JSON value"));
     yb_pick_resp plain = json_body("{}");
@@ -192,6 +202,7 @@ static void test_gnmi(void **st)
     yb_gnmi_path_free(prefix);
     yb_gnmi_path_free(p1);
     yb_gnmi_path_free(p2);
+    yb_gnmi_path_free(p3);
 }
 
 static void test_check(void **st)
