@@ -123,8 +123,8 @@ typedef struct yb_exchange {
     size_t err_body_len;
     /* With yb_codec_cfg.keep_body (HTTP/1.1): a successful response's first
      * bytes, owned by the codec, valid only while host->done runs.  With
-     * req->keep_resp, a successful response's body (HTTP/1.1) or unary
-     * gRPC message (body_grpc), at most YB_PICK_BODY_MAX bytes (body_whole:
+     * req->keep_resp, a successful response's body (HTTP/1.1, HTTP/2) or
+     * unary gRPC message (body_grpc), at most YB_PICK_BODY_MAX bytes (body_whole:
      * all of it), and its header fields ("name: value\n", names in lower
      * case; at most YB_PICK_HEAD_MAX bytes), for the next step's values. */
     const uint8_t *body;

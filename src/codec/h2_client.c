@@ -83,6 +83,10 @@ typedef struct stream {
     uint8_t *head;            /* req->keep_resp: the header fields and trailers,
                                * "name: value\n" each (at most YB_PICK_HEAD_MAX) */
     size_t head_len;
+    uint8_t *plain;           /* req->keep_resp, not gRPC: the body (at most
+                               * YB_PICK_BODY_MAX; plain_cut when not whole) */
+    size_t plain_len, plain_cap;
+    int plain_cut;
     unsigned messages;
     struct stream *next, *prev; /* the codec's open streams (next: or its pool) */
     uint8_t small[STREAM_SMALL_MSG]; /* a small message (a SetResponse) needs no heap;
@@ -142,13 +146,53 @@ static void stream_drop_body(yb_codec *c, stream *st)
     st->have_msg = 0;
 }
 
-/* Frees the header fields st kept for the next chain step. */
+/* Frees the header fields and body st kept for the next chain step. */
 static void stream_drop_head(yb_codec *c, stream *st)
 {
     if (st->head)
         yb_mem_give(c->host->budget, YB_PICK_HEAD_MAX);
     free(st->head);
     st->head = NULL;
+    yb_mem_give(c->host->budget, st->plain_cap);
+    free(st->plain);
+    st->plain = NULL;
+    st->plain_len = st->plain_cap = 0;
+}
+
+/* Keeps the body of a plain HTTP/2 response the next chain step reads,
+ * growing from the worker's budget up to YB_PICK_BODY_MAX; beyond (or
+ * without memory) it is cut and let go. */
+static void keep_plain(yb_codec *c, stream *st, const uint8_t *d, size_t len)
+{
+    if (st->plain_cut)
+        return;
+    if (len > YB_PICK_BODY_MAX - st->plain_len)
+        goto cut;
+    if (st->plain_len + len > st->plain_cap) {
+        size_t nc = st->plain_cap ? st->plain_cap : 4096;
+        while (nc < st->plain_len + len)
+            nc *= 2;
+        if (nc > YB_PICK_BODY_MAX)
+            nc = YB_PICK_BODY_MAX;
+        if (yb_mem_take(c->host->budget, nc - st->plain_cap) < 0)
+            goto cut;
+        uint8_t *nb = realloc(st->plain, nc);
+        if (!nb) {
+            yb_mem_give(c->host->budget, nc - st->plain_cap);
+            goto cut;
+        }
+        st->plain = nb;
+        st->plain_cap = nc;
+    }
+    memcpy(st->plain + st->plain_len, d, len);
+    st->plain_len += len;
+    return;
+cut:
+    yb_mem_give(c->host->budget, st->plain_cap);
+    free(st->plain);
+    st->plain = NULL;
+    st->plain_len = st->plain_cap = 0;
+    st->plain_cut = 1;
 }
 
 /* A cleared stream state: from the pool, else new.  NULL when out of
@@ -792,9 +836,9 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
     }
     if (x->res.err == YB_ERR_NONE && x->req->keep_resp) {
         /* the next step of its chain reads it (valid while done runs) */
-        x->body = st->have_msg ? st->msg : NULL;
-        x->body_len = st->have_msg ? st->msg_len : 0;
-        x->body_whole = h->grpc && h->rpc != RPC_SUBSCRIBE;
+        x->body = !h->grpc ? st->plain : st->have_msg ? st->msg : NULL;
+        x->body_len = !h->grpc ? st->plain_len : st->have_msg ? st->msg_len : 0;
+        x->body_whole = h->grpc ? h->rpc != RPC_SUBSCRIBE : !st->plain_cut;
         x->body_grpc = h->grpc;
         x->head = st->head;
         x->head_len = st->head_len;
@@ -1139,6 +1183,8 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const 
          * of an error */
         if (st->http_status >= 300 && st->err_len < YB_ERR_BODY_KEEP)
             keep_err_head(c, st, d, len);
+        if (!h->grpc && st->x->req->keep_resp)
+            keep_plain(c, st, d, len);
         return 0;
     }
     grpc_feed(c, st, sid, d, len);

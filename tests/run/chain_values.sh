@@ -4,7 +4,8 @@
 # {{prev.gnmi:PATH#POINTER}} (a gNMI GetResponse).  Against yangblast serve:
 # create -> read back -> delete by the name read, over RESTCONF and gNMI,
 # leaves the datastore empty (the names are random UUIDs: only a value
-# really read can delete them).  Against a login peer (tests/peers/login.py):
+# really read can delete them).  Against nghttpd: plain HTTP/2 answers
+# naming the next file.  Against a login peer (tests/peers/login.py):
 # a login's token from its JSON body and from its header authorizes the
 # next request; the tokens appear in no output.  A value that is not there
 # fails its step with a reason naming the placeholder, and the step is
@@ -70,6 +71,11 @@ elif kind == "accepted": # a 401 the record accepts: its body is read too
     out += [rc("GET", "/restconf/data/system", A, chain=2, accept_status=[401]),
             rc("GET", "/restconf/data/system", A + [{"name": "Authorization",
                "value": "Bearer {{prev.json:/error}}"}], template=True, accept_status=[401])]
+elif kind == "h2":    # HTTP/2 (nghttpd's files): each answer names the next file
+    h2 = lambda path, **kw: dict(protocol="http2", method="GET", scheme="http",
+                                 authority="localhost", path=path, headers=[], body="", **kw)
+    out += [h2("/a.json", chain=3), h2("/{{prev.json:/next}}", template=True),
+            h2("/{{prev.json:/next}}", template=True)]
 elif kind == "first": # a placeholder where there is no previous step
     out += [rc("GET", "/restconf/data/x{{prev.json:/a}}", A, template=True)]
 elif kind == "syntax":
@@ -172,6 +178,26 @@ toks = json.load(open(sys.argv[1]))["issued"]
 text = "".join(open(f, errors="replace").read() for f in sys.argv[2:])
 print(len(toks), sum(t in text for t in toks))' "$T/login.json" "$T/login.rep.json" "$T/login.log" \
         "$T/login.out" "$T/loginbad.json" "$T/loginbad.out")" "46 0"
+
+# ---- plain HTTP/2: nghttpd's files, each naming the next ---------------------------
+mkdir -p "$T/www"
+echo '{"next":"b.json"}' >"$T/www/a.json"
+echo '{"next":"c.json"}' >"$T/www/b.json"
+echo '{"end":true}' >"$T/www/c.json"
+ngport=$(free_port)
+nghttpd -v --no-tls -d "$T/www" "$ngport" >"$T/ng.log" 2>&1 &
+NGPID=$!
+ng_stop() { [ -n "$NGPID" ] && kill "$NGPID" 2>/dev/null && wait "$NGPID" 2>/dev/null; NGPID=; }
+at_exit ng_stop
+wait_port "$ngport" || { echo "Bail out! nghttpd did not start"; exit 1; }
+corpus h2 x h2
+timeout 60 "$YB" run -q "$T/h2.ybc" --target "http://127.0.0.1:$ngport" -n 6 --json "$T/h2.json" \
+    >/dev/null 2>&1
+is "HTTP/2: exit 0, 2 chains ok" "$? $(jget "$T/h2.json" 'r["chains"]')" '0 {"failed":0,"ok":2}'
+ng_stop
+is "... nghttpd served each file twice: the paths the answers named" \
+    "$(grep -o ':path: /[a-z.]*' "$T/ng.log" | sort | uniq -c | awk '{print $3 "x" $1}' | tr '\n' ' ')" \
+    "/a.jsonx2 /b.jsonx2 /c.jsonx2 "
 
 # ---- refused at load time ------------------------------------------------------------
 corpus first x first
