@@ -333,6 +333,8 @@ struct yb_corpus_writer {
     uint8_t *out;      /* compressed output buffer, IO_CHUNK */
     uint8_t *pack;     /* scratch for one packed entry */
     size_t pack_cap;
+    Yangblast__HeaderField *fields, **fp; /* scratch for one record's headers */
+    size_t fields_cap;
     uint64_t count;
     int failed;        /* negative errno once a write failed */
     int spliced;       /* records and trailer copied in by yb_corpus_writer_splice */
@@ -419,12 +421,19 @@ static void writer_free(yb_corpus_writer *w)
     ZSTD_freeCCtx(w->cctx);
     free(w->out);
     free(w->pack);
+    free(w->fields);
+    free(w->fp);
     free(w);
 }
 
 yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header *h, char *err,
                                         size_t errlen)
 {
+    if (h->level > YB_CORPUS_LEVEL_MAX) {
+        seterr(err, errlen, "%s: compression level %u is not in %u..%u", path, h->level,
+               YB_CORPUS_LEVEL_MIN, YB_CORPUS_LEVEL_MAX);
+        return NULL;
+    }
     yb_corpus_writer *w = calloc(1, sizeof *w);
     if (!w) {
         seterr(err, errlen, "%s: out of memory", path);
@@ -435,7 +444,7 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
     w->out = malloc(IO_CHUNK);
     if (!w->cctx || !w->out)
         goto oom;
-    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, (int)YB_CORPUS_LEVEL_DEFAULT);
     ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 
     if (yb_outfile_open(&w->of, path, 0, err, errlen) < 0) {
@@ -452,6 +461,7 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
     ph.source = h->source;
     ph.n_redactions = h->n_redactions;
     ph.redactions = h->redactions;
+    ph.compression_level = h->level;
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_HEADER;
     e.header = &ph;
@@ -463,6 +473,16 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
      * of a corpus without decompressing them. */
     if (!rc)
         rc = wr_compress(w, NULL, 0, ZSTD_e_end);
+    /* The records' frame at the header's level; the window stays at most
+     * 2 MiB (level 3's) whatever the level, so a reader needs no more
+     * memory for a smaller file. */
+    if (!rc && h->level) {
+        size_t zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, (int)h->level);
+        if (!ZSTD_isError(zr) && h->level > 3)
+            zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_windowLog, 21);
+        if (ZSTD_isError(zr))
+            rc = -EIO;
+    }
     if (rc) {
         seterr(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
         yb_corpus_writer_abort(w);
@@ -483,16 +503,18 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
         return w->failed = -EINVAL;
     if (yb_request_problem(r)) /* poisons the writer, as documented */
         return w->failed = -EINVAL;
-    Yangblast__HeaderField *fields = NULL, **fp = NULL;
-    if (r->n_headers) {
-        fields = calloc(r->n_headers, sizeof *fields);
-        fp = calloc(r->n_headers, sizeof *fp);
-        if (!fields || !fp) {
-            free(fields);
-            free(fp);
+    if (r->n_headers > w->fields_cap) { /* kept: records mostly have as many */
+        Yangblast__HeaderField *f = realloc(w->fields, r->n_headers * sizeof *f);
+        if (f)
+            w->fields = f;
+        Yangblast__HeaderField **p = realloc(w->fp, r->n_headers * sizeof *p);
+        if (p)
+            w->fp = p;
+        if (!f || !p)
             return w->failed = -ENOMEM;
-        }
+        w->fields_cap = r->n_headers;
     }
+    Yangblast__HeaderField *fields = w->fields, **fp = w->fp;
     for (size_t i = 0; i < r->n_headers; i++) {
         yangblast__header_field__init(&fields[i]);
         fields[i].name = r->headers[i].name;
@@ -530,8 +552,6 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
     int rc = wr_entry(w, &e);
-    free(fields);
-    free(fp);
     if (rc)
         return w->failed = rc;
     w->count++;
@@ -886,6 +906,10 @@ static int rd_header(yb_corpus_reader *r, char *err, size_t errlen)
     r->header.source = e->header->source;
     r->header.redactions = e->header->redactions;
     r->header.n_redactions = e->header->n_redactions;
+    /* a level this version cannot write is not kept: a rewrite uses the
+     * default */
+    r->header.level = e->header->compression_level <= YB_CORPUS_LEVEL_MAX
+                          ? e->header->compression_level : 0;
     return 0;
 }
 

@@ -81,6 +81,10 @@ typedef struct {
     char *source;            /* never NULL */
     char **redactions;
     size_t n_redactions;
+    unsigned level;          /* zstd level of the records, YB_CORPUS_LEVEL_MIN..MAX;
+                              * 0 = YB_CORPUS_LEVEL_DEFAULT (and from files
+                              * that do not say).  Recorded so that a rewrite
+                              * (cat --with-header | import) gives the same file */
 } yb_corpus_header;
 
 /* ---- record helpers (heap-owned records, used by importers/synth) ---- */
@@ -131,7 +135,8 @@ typedef struct yb_corpus_writer yb_corpus_writer;
  * to a temporary file beside it (.PATH.XXXXXX) that yb_corpus_writer_close
  * renames into place (a symbolic link is followed and stays a link); a
  * device, FIFO or socket is written in place; "-" writes to stdout.  The header is written immediately; a header with
- * created_unix_ns == 0 gets the current time (or SOURCE_DATE_EPOCH).
+ * created_unix_ns == 0 gets the current time (or SOURCE_DATE_EPOCH).  The
+ * records are compressed at h->level (a level out of range is refused).
  * Returns a writer or NULL with a message in err (size errlen). */
 yb_corpus_writer *yb_corpus_writer_open(const char *path,
                                         const yb_corpus_header *h,
@@ -139,6 +144,12 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path,
 /* Appends a record; returns 0 or a negative errno (the writer is then
  * poisoned and close will discard the file). */
 int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
+/* zstd compression levels a writer accepts (yb_corpus_header.level), and
+ * the one it uses unless told (see bench/corpus_size.sh for what they cost
+ * and give). */
+#define YB_CORPUS_LEVEL_MIN 1u
+#define YB_CORPUS_LEVEL_MAX 19u
+#define YB_CORPUS_LEVEL_DEFAULT 3u
 /* Copies the records and trailer of the corpus at `from` (made by this
  * writer: the magic and header end its first zstd frame) after w's
  * header, as they are, without decompressing them: a corpus gets a new

@@ -389,6 +389,7 @@ json_t *yb_jsonl_from_header(const yb_corpus_header *h)
         json_object_set_new(o, "producer", json_string(h->producer)) ||
         json_object_set_new(o, "source", json_string(h->source)) ||
         json_object_set(o, "redactions", red) ||
+        (h->level && json_object_set_new(o, "compression_level", json_integer(h->level))) ||
         json_object_set(top, YB_JSONL_HEADER_KEY, o))
         goto fail;
     json_decref(o);
@@ -402,7 +403,7 @@ fail:
 }
 
 static const char *const HEADER_KEYS[] = {"format_version", "created_unix_ns", "producer",
-                                           "source", "redactions", NULL};
+                                           "source", "redactions", "compression_level", NULL};
 
 int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t errlen)
 {
@@ -427,12 +428,14 @@ int yb_jsonl_to_header(const json_t *obj, yb_corpus_header *h, char *err, size_t
             return -1;
         }
     }
-    uint64_t created = 0;
+    uint64_t created = 0, level = 0;
     if (get_uint(o, "created_unix_ns", INT64_MAX, &created, err, errlen) ||
+        get_uint(o, "compression_level", YB_CORPUS_LEVEL_MAX, &level, err, errlen) ||
         get_str(o, "producer", 0, &h->producer, err, errlen) ||
         get_str(o, "source", 0, &h->source, err, errlen))
         return -1;
     h->created_unix_ns = created;
+    h->level = (unsigned)level;
     json_t *red = json_object_get(o, "redactions");
     if (red && !json_is_array(red)) {
         seterr(err, errlen, "\"redactions\" must be an array of strings");

@@ -1128,8 +1128,29 @@ static void test_splice(void **state)
     yb_request in[N];
     for (unsigned i = 0; i < N; i++)
         small_req(&in[i], i, 100 + 37 * i);
-    const char *a = tpath("a.ybc"), *b = tpath("b.ybc");
+    char a[1024], b[1024], l[1024]; /* (tpath's slots are reused) */
+    snprintf(a, sizeof a, "%s", tpath("a.ybc"));
+    snprintf(b, sizeof b, "%s", tpath("b.ybc"));
+    snprintf(l, sizeof l, "%s", tpath("l.ybc"));
     write_corpus(a, in, N, NULL);
+    /* the level: refused out of range, recorded in the header */
+    char lerr[512] = "";
+    yb_corpus_header lh;
+    yb_corpus_header_init(&lh);
+    lh.level = 20;
+    assert_null(yb_corpus_writer_open(l, &lh, lerr, sizeof lerr));
+    assert_non_null(strstr(lerr, "compression level 20"));
+    assert_int_equal(access(l, F_OK), -1);
+    lh.level = 19;
+    write_corpus(l, in, N, &lh);
+    yb_corpus_reader *lr = yb_corpus_reader_open(l, lerr, sizeof lerr);
+    assert_non_null(lr);
+    assert_int_equal(yb_corpus_reader_header(lr)->level, 19);
+    yb_corpus_reader_close(lr);
+    lr = yb_corpus_reader_open(a, lerr, sizeof lerr);
+    assert_non_null(lr);
+    assert_int_equal(yb_corpus_reader_header(lr)->level, 0);
+    yb_corpus_reader_close(lr);
     yb_corpus_header h;
     yb_corpus_header_init(&h);
     h.producer = (char *)"spliced";
