@@ -12,8 +12,10 @@
 # (--long=21, the reader's 2 MiB window), at the same levels.
 #
 # The records are checked to be identical at every level (`corpus cat`
-# digests); the script exits non-zero when they differ.  Targets: corpus
-# <= 0.6x gzip -9 JSON lines; reading no slower than at level 3.
+# digests); the script exits non-zero when they differ.  Last, synth's
+# rate at its default level: records per CPU second over ROUNDS runs of
+# --count $SYNTH_N (default 100000).  Targets: corpus <= 0.6x gzip -9 JSON
+# lines; reading no slower than at level 3; synth >= 200,000 records/s.
 set -u
 N=1000 ROUNDS=3 LEVELS="1 3 6 9 12 19"
 while getopts "n:r:l:" o; do
@@ -76,6 +78,14 @@ for proto in restconf gnmi; do
             'BEGIN{printf "  %-4s %9d (%.3f) %9d (%.3f)\n", l, a, a/g, b, b/g}'
     done
 done
+# synth's rate at its default level (what `synth acl` costs per record)
+SN=${SYNTH_N:-100000}
+: >"$W/rate"
+for r in $(seq "$ROUNDS"); do
+    cpu "$YB" synth acl --count "$SN" -o "$W/rate.ybc" >>"$W/rate" || exit 2
+done
 echo
+sort -n "$W/rate" | sed -n '1p;$p' | paste -sd' ' | awk -v n="$SN" '{
+    printf "synth acl --count %d (RESTCONF, default level): %.2f..%.2f s CPU, %.0f..%.0f records/s (target 200000/s: 1M in 5 s)\n", n, $1, $2, n / $2, n / $1 }'
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $fail
