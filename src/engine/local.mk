@@ -40,4 +40,10 @@ TESTS += tests/unit/test_opname
 tests_unit_test_opname_SOURCES = tests/unit/test_opname.c
 tests_unit_test_opname_LDADD = $(UNIT_LDADD)
 tests_unit_test_opname_CFLAGS = $(UNIT_CFLAGS)
+## The prepared-request cache: what fits and is re-used is cached, the rest streamed, no fill-then-drop peak.
+check_PROGRAMS += tests/unit/test_source
+TESTS += tests/unit/test_source
+tests_unit_test_source_SOURCES = tests/unit/test_source.c
+tests_unit_test_source_LDADD = $(UNIT_LDADD)
+tests_unit_test_source_CFLAGS = $(UNIT_CFLAGS)
 endif

@@ -19,10 +19,12 @@ struct yb_source {
     uint64_t passes;
     const yb_codec_ops *ops;
     const yb_codec_cfg *cfg;
-    uint64_t budget, cached_bytes;
+    uint64_t budget, cached_bytes; /* (never lowered: the cache's peak) */
     yb_prepared **cache;   /* the share, prepared, while it fits the budget */
     size_t n_cache, cap_cache;
     int caching;           /* still filling the cache (first pass) */
+    int scanned;           /* scan_fit has decided whether the share fits */
+    uint64_t uses;         /* requests the run may take from it (UINT64_MAX = no limit) */
     int cycling;           /* serving from the cache */
     size_t pos;            /* next cache index when cycling */
     uint64_t pass_yield;   /* requests produced in the current pass */
@@ -59,7 +61,13 @@ yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_c
     s->cfg = cfg;
     s->budget = cache_bytes;
     s->caching = cache_bytes > 0;
+    s->uses = UINT64_MAX;
     return s;
+}
+
+void yb_source_uses(yb_source *s, uint64_t n)
+{
+    s->uses = n;
 }
 
 void yb_source_route(yb_source *s, int route)
@@ -192,7 +200,7 @@ static int cache_add(yb_source *s, yb_prepared *p)
         return 0;
     uint64_t sz = 0;
     for (const yb_prepared *q = p; q; q = q->next_step)
-        sz += q->wire_len + q->body_len + sizeof *q;
+        sz += sizeof *q + 256 + (q->wire ? q->wire_len : q->body_len); /* (wire holds the body) */
     if (s->cached_bytes + sz > s->budget) {
         abandon_cache(s);
         return 0;
@@ -277,8 +285,86 @@ static int skip_steps(yb_source *s, uint64_t k, uint32_t n, char *err, size_t er
     return 0;
 }
 
+/* Whether record r (the first of its chain) is this source's: not routed
+ * to another target's workload, not recorded for another target, not
+ * another worker's.  Counts it among the workload's records of this pass. */
+static int is_ours(yb_source *s, const yb_request *r)
+{
+    if ((s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2)) ||
+        (s->authmap && yb_authmap_find(s->authmap, r->scheme, r->authority) != s->auth_target))
+        return 0;
+    /* shared by the index among this workload's records (a chain counts
+     * once), so that each worker's share is as even as the records allow */
+    uint64_t j = s->pass_taken++;
+    return (s->by_conn ? r->conn_id : j) % s->n == s->worker;
+}
+
+/* What keeping r prepared costs, about: its serialized request (the
+ * body, the request line and the headers) and the bookkeeping around it.
+ * The same measure as cache_add's, before anything is prepared. */
+static uint64_t request_size(const yb_request *r)
+{
+    uint64_t n = sizeof(yb_prepared) + 256 + r->body_len + strlen(r->method) +
+                 (r->path ? strlen(r->path) : 0) + (r->authority ? strlen(r->authority) : 0);
+    for (size_t i = 0; i < r->n_headers; i++)
+        n += (r->headers[i].name ? strlen(r->headers[i].name) : 0) + r->headers[i].value_len + 4;
+    return n;
+}
+
+/* Before the cache fills: reads the share once without preparing it and
+ * keeps caching on only when all of it fits the budget and the run may
+ * take some record of it twice (yb_source_uses).  A share that
+ * does not fit is streamed from the start, so the cache never grows to
+ * its budget only to be thrown away (a memory peak that outlives it,
+ * since the allocator keeps what was freed).  The scan stops as soon as
+ * the budget is passed: it costs at most the budget's worth of decoding.
+ * Returns 0 or -1 with err. */
+static int scan_fit(yb_source *s, char *err, size_t errlen)
+{
+    uint64_t sum = 0, n = 0;
+    int fits = 1;
+    for (;;) {
+        const yb_request *r;
+        int rc = yb_corpus_reader_next(s->rd, &r, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            break;
+        uint32_t chain = r->chain;
+        int ours = is_ours(s, r);
+        if (ours) {
+            sum += request_size(r);
+            n++;
+        }
+        for (uint32_t i = 1; i < chain; i++) {
+            if ((rc = yb_corpus_reader_next(s->rd, &r, err, errlen)) < 0)
+                return -1;
+            if (rc == 0)
+                break; /* the real pass says what is wrong with it */
+            if (ours)
+                sum += request_size(r);
+        }
+        if (sum > s->budget) {
+            fits = 0;
+            break;
+        }
+    }
+    if (yb_corpus_reader_rewind(s->rd, err, errlen) < 0)
+        return -1;
+    s->pass_taken = 0;
+    /* a run that takes no record twice gains nothing from keeping them */
+    if (!fits || n >= s->uses)
+        s->caching = 0;
+    return 0;
+}
+
 int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t errlen)
 {
+    if (s->caching && !s->scanned) {
+        s->scanned = 1;
+        if (scan_fit(s, err, errlen) < 0)
+            return -1;
+    }
     if (s->cycling) {
         if (s->n_cache == 0)
             return 0; /* an empty share */
@@ -319,19 +405,7 @@ int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t
         }
         uint64_t k = yb_corpus_reader_index(s->rd) - 1;
         uint32_t chain = r->chain;
-        /* routed to another target's workload, recorded for another
-         * target, or another worker's: a chain's steps go with its first */
-        int ours = !(s->route && (yb_proto_is_h2(r->protocol) != 0) != (s->route == 2)) &&
-                   !(s->authmap &&
-                     yb_authmap_find(s->authmap, r->scheme, r->authority) != s->auth_target);
-        if (ours) {
-            /* shared by the index among this workload's records (a chain
-             * counts once), so that each worker's share is as even as the
-             * records allow */
-            uint64_t j = s->pass_taken++;
-            ours = (s->by_conn ? r->conn_id : j) % s->n == s->worker;
-        }
-        if (!ours) {
+        if (!is_ours(s, r)) {
             if (chain > 1 && skip_steps(s, k, chain, err, errlen) < 0)
                 return -1;
             continue;
@@ -413,6 +487,11 @@ int yb_source_warm(yb_source *s, char *err, size_t errlen)
         s->rd = NULL;
     }
     return 0;
+}
+
+uint64_t yb_source_cache_peak(const yb_source *s)
+{
+    return s->cached_bytes;
 }
 
 uint64_t yb_source_passes(const yb_source *s)

@@ -1,8 +1,10 @@
 /* A worker's share of the corpus as a stream of prepared requests: the
  * j-th record the workload takes (after routing, yb_source_route) belongs
  * to worker j mod n.  Streams the file (bounded memory); when the
- * whole share fits in cache_bytes, it is kept prepared and cycled from
- * memory instead of being decoded again on every pass. */
+ * whole share fits in cache_bytes (measured by reading it once before
+ * anything is kept) and the run may send a record of it twice, it is kept
+ * prepared and cycled from memory instead of being decoded again on every
+ * pass. */
 #ifndef YB_SOURCE_H
 #define YB_SOURCE_H
 
@@ -19,6 +21,10 @@ struct yb_authmap; /* engine/route.h */
 yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
                          const yb_codec_ops *ops, const yb_codec_cfg *cfg, uint64_t cache_bytes,
                          char *err, size_t errlen);
+/* The run takes at most n requests from this source (-n's share): when
+ * that is no more than the share has records, none is sent twice and the
+ * share is streamed, never cached.  Before the first yb_source_next. */
+void yb_source_uses(yb_source *s, uint64_t n);
 /* Takes only the records of one codec (YB_ROUTE_H1 / _H2, plan.h) from
  * a mixed corpus; the others belong to another workload.  Before the first
  * yb_source_next. */
@@ -38,6 +44,9 @@ void yb_source_rewrite(yb_source *s, const yb_rewrite *rw);
  * the source.  Before the first yb_source_next; without it, op is
  * YB_OP_NONE. */
 void yb_source_ops(yb_source *s, yb_ops *t);
+/* The most bytes of prepared requests the cache has held (0 = nothing was
+ * ever cached). */
+uint64_t yb_source_cache_peak(const yb_source *s);
 /* Number of completed passes over the share (cycles so far). */
 uint64_t yb_source_passes(const yb_source *s);
 /* Next prepared request, cycling at the end of the share when cycle = 1.

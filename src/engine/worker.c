@@ -1049,6 +1049,7 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     if (!l->src)
         return -1;
     yb_source_route(l->src, o->route);
+    yb_source_uses(l->src, l->share.cycle ? l->share.budget : 0);
     yb_source_rewrite(l->src, o->rewrite);
     if (o->authmap)
         yb_source_authority(l->src, o->authmap, o->auth_target);
