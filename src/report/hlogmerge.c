@@ -96,13 +96,13 @@ static int add_line(merged *m, const char *name, size_t lineno, double log_start
         pos = tl + 5;
     }
     for (int i = 0; i < 4; i++)
-        if (!(f[i] = field(l, ll, &pos, &fl[i])) || (i < 3 && pos > ll + 1)) {
+        if (!(f[i] = field(l, ll, &pos, &fl[i]))) {
             snprintf(err, errlen, "%s:%zu: expected StartTimestamp,Interval_Length,"
                      "Interval_Max,Interval_Compressed_Histogram", name, lineno);
             return -1;
         }
     double start, length, max;
-    if (pos <= ll || yb_parse_double_n(f[0], fl[0], &start) < 0 ||
+    if (pos <= ll /* a fifth field */ || yb_parse_double_n(f[0], fl[0], &start) < 0 ||
         yb_parse_double_n(f[1], fl[1], &length) < 0 || yb_parse_double_n(f[2], fl[2], &max) < 0) {
         snprintf(err, errlen, "%s:%zu: expected StartTimestamp,Interval_Length,Interval_Max "
                  "(numbers >= 0),Interval_Compressed_Histogram", name, lineno);

@@ -384,7 +384,8 @@ static int read_ops(rd *d, const json_t *j, yb_recorder *r)
             size_t before = r->ops.n;
             uint32_t k = yb_ops_index(&r->ops, n);
             if (k >= r->ops.n || r->ops.n == before)
-                return bad(d, "%soperation: a second row of that name, or no memory", p);
+                return bad(d, "%soperation: a second row of that name, or more than %d rows",
+                           p, YB_OPS_LIMIT);
             o = &r->ops.op[k];
         }
         char hp[80];
