@@ -23,7 +23,7 @@ BUILD_PKGS="gcc make autoconf automake pkg-config libc6-dev
 TEST_PKGS="protobuf-compiler python3 python3-grpcio python3-protobuf
   nginx-light nghttp2-client nghttp2-server curl tcpdump tshark wrk
   valgrind procps iproute2 groff-base python3-h2 python3-yaml python3-cryptography clang libclang-rt-14-dev time
-  chromium prometheus python3-prometheus-client"
+  chromium prometheus python3-prometheus-client ansible"
 
 want="$BUILD_PKGS"
 [ "$mode" = test ] && want="$want $TEST_PKGS"

@@ -1,0 +1,9 @@
+## tests/deploy: the scale-out recipes of deploy/ run on this machine.
+## Included from Makefile.am.
+## Kubernetes without a cluster: the manifests' required fields and secrets, the pods' exact
+## command lines run against yangblast serve, the merge Job; the Containerfile's package lists.
+SH_TESTS += tests/deploy/kubernetes.sh
+EXTRA_DIST += tests/deploy/local.mk tests/deploy/kubernetes.sh tests/deploy/k8s_local.py \
+	deploy/kubernetes/Containerfile deploy/kubernetes/README.md deploy/kubernetes/config.yaml \
+	deploy/kubernetes/reports-pvc.yaml deploy/kubernetes/shards-job.yaml \
+	deploy/kubernetes/merge-job.yaml deploy/kubernetes/kustomization.yaml .containerignore
