@@ -223,8 +223,8 @@ static const opt_def OPTS[] = {
 static int sweep_own(int id)
 {
     static const int OWN[] = {'c', 'n', 'D', YB_RO_RATE, YB_RO_TIMING, YB_RO_SPEED, YB_RO_SUBS,
-                              YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL, YB_RO_TARGETS, YB_RO_FAN_OUT,
-                              YB_RO_SPLIT, YB_RO_ROUTE, YB_RO_PLAN_FILE, YB_RO_LOG,
+                              YB_RO_THRESHOLD, YB_RO_ABORT_ON_FAIL, YB_RO_SPLIT, YB_RO_ROUTE,
+                              YB_RO_LOG,
                               YB_RO_LOG_FORMAT, YB_RO_SERIES, YB_RO_HLOG, YB_RO_HGRM, YB_RO_CSV,
                               YB_RO_SHARD, YB_RO_SHARDS, YB_RO_SHARD_ENV, YB_RO_START_AT,
                               YB_RO_RUN_ID};

@@ -30,7 +30,9 @@ static void help(void)
            "  --service-time SPEC     fixed:DUR | uniform:MIN..MAX | exp:MEAN, optionally\n"
            "                          +per-kb:DUR per KiB of request body (default fixed:0)\n"
            "  --workers N             requests processed at once; the rest queue (0 =\n"
-           "                          unlimited, the default)\n"
+           "                          unlimited, the default); with --devices, a list\n"
+           "                          N1,N2,... gives device k the k-th (the last for the\n"
+           "                          devices after it): a fleet of unequal capacities\n"
            "  --auth USER             require credentials (RESTCONF Basic, gNMI\n"
            "                          username/password metadata); the password comes from\n"
            "                          $YANGBLAST_SERVE_PASSWORD or --auth-password-file\n"
@@ -191,9 +193,22 @@ int yb_cmd_serve(int argc, char **argv)
                                       "DUR is " YB_FORMS_DURATION, optarg);
             break;
         case O_WORKERS:
-            if (yb_parse_u64(optarg, 0, 1000000, &v) < 0)
-                return yb_usage_error("serve", "--workers must be an integer in 0..1000000");
-            o.workers = (unsigned)v;
+            o.n_device_workers = 0;
+            for (const char *p = optarg;;) {
+                size_t l = strcspn(p, ",");
+                if (o.n_device_workers == YB_SERVE_MAX_DEVICE_WORKERS ||
+                    yb_parse_u64_n(p, l, 0, 1000000, &v) < 0)
+                    return yb_usage_error("serve", "--workers '%s': expected an integer in "
+                                          "0..1000000, or a list of at most %d (one per "
+                                          "device)", optarg, YB_SERVE_MAX_DEVICE_WORKERS);
+                o.device_workers[o.n_device_workers++] = (unsigned)v;
+                if (!p[l])
+                    break;
+                p += l + 1;
+            }
+            o.workers = o.device_workers[0];
+            if (o.n_device_workers == 1)
+                o.n_device_workers = 0; /* one value: every device's */
             break;
         case O_AUTH: o.auth_user = optarg; break;
         case O_PWFILE: pwfile = optarg; break;
@@ -256,6 +271,10 @@ int yb_cmd_serve(int argc, char **argv)
     }
     if (optind < argc)
         return yb_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+    if (o.n_device_workers > o.devices)
+        return yb_usage_error("serve", "--workers lists %zu values for %u device%s: one per "
+                              "device at most", o.n_device_workers, o.devices,
+                              o.devices == 1 ? "" : "s");
     if (!o.tls_cert != !o.tls_key)
         return yb_usage_error("serve", "--tls-cert and --tls-key go together");
     if (o.tls_cert && o.self_signed)

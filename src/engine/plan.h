@@ -99,6 +99,10 @@ typedef struct {
     void (*on_reason)(double t_s, yb_err_class cls, const char *reason, void *ud);
     void *reason_ud;
     uint64_t grace_ns;       /* in-flight grace period after a stop */
+    /* The per-pair recorders (yb_engine_run_plan's per_pair) keep each
+     * second's latency too, not only its counts (read from the first
+     * pair; experiment sweep judges each target's measured seconds). */
+    int pair_series_latency;
     /* --start-at: the wall-clock instant (ns since the Unix epoch) that is
      * the run's start; 0 = as soon as the workers are prepared.  The engine
      * prepares every worker (sources read ahead, TLS contexts, pools) and

@@ -1026,7 +1026,8 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
          * no other thread touches until the run has ended */
         l->rec = &per_pair[pair];
         l->rec->ops.cap = (size_t)o->max_ops;
-        l->rec->series_counts_only = 1; /* a pair's figures are totals */
+        /* a pair's figures are totals, unless the run asks for more */
+        l->rec->series_counts_only = !plan->pair[0].workload->pair_series_latency;
     } else if (per_pair || lane_recs) {
         l->own_rec = 1;
         if (!(l->rec = calloc(1, sizeof *l->rec))) {
@@ -1040,7 +1041,8 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
             return -1;
         }
         l->rec->ops.cap = (size_t)o->max_ops;
-        l->rec->series_counts_only = per_pair != NULL;
+        l->rec->series_counts_only =
+            per_pair != NULL && !plan->pair[0].workload->pair_series_latency;
     }
     /* the share's worker index: with --split, one of span x parts */
     /* the prepared-request cache is the worker's: its lanes share it */

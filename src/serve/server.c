@@ -550,14 +550,17 @@ static int device_start(runner *r, unsigned k, char *err, size_t errlen)
      * get streams of their own, spread over the state space by an odd
      * constant that is not splitmix's step (that would only shift them). */
     yb_rng_seed(&s->rng, o->seed + (uint64_t)k * 0xd1b54a32d192ed03ull);
-    if (yb_sched_init(&s->sched, s->loop, o->workers) < 0) {
+    /* its own capacity when --workers lists one per device */
+    size_t nw = o->n_device_workers;
+    unsigned workers = !nw ? o->workers : o->device_workers[k < nw ? k : nw - 1];
+    if (yb_sched_init(&s->sched, s->loop, workers) < 0) {
         snprintf(err, errlen, "cannot create a timer");
         return -EINVAL;
     }
     d->sched_on = 1;
     s->sys = r->sys;
     s->index = k;
-    yb_sys_set_device(r->sys, k, &s->sched, o->workers);
+    yb_sys_set_device(r->sys, k, &s->sched, workers);
     for (int i = 0; i < 2; i++) {
         char name[80];
         struct sockaddr_storage ss;

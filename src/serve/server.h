@@ -15,6 +15,7 @@
 
 #define YB_SERVE_MAX_FAULTS 32
 #define YB_SERVE_MAX_DEVICES 4096
+#define YB_SERVE_MAX_DEVICE_WORKERS 64
 
 typedef struct {
     const char *restconf;   /* "ADDR:PORT", ":PORT", "[v6]:PORT" or "off" */
@@ -25,6 +26,10 @@ typedef struct {
     const char *write_cert; /* with self_signed: write the cert PEM here */
     yb_service_time service;
     unsigned workers;       /* 0 = unlimited */
+    /* with --devices, --workers A,B,...: device k's workers (the last
+     * value for the devices after them); n_device_workers 0 = workers */
+    unsigned device_workers[YB_SERVE_MAX_DEVICE_WORKERS];
+    size_t n_device_workers;
     const char *auth_user;  /* NULL = no credential checks */
     const char *auth_password;
     uint64_t auth_cost_ns;  /* added to every request's service time */
