@@ -336,8 +336,8 @@ static int run_device(study *st, const device *d, const yb_credentials *cred)
                             (it && !strcmp(sname, it->name)))
                             th->t[th->n++] = ro->th.t[i];
                     }
-                    yb_th_scope sc[2] = {{"target", tg[t].url, rec},
-                                         {"target", it ? it->name : tg[t].url, rec}};
+                    yb_th_scope sc[2] = {{"target", tg[t].url, rec, NULL},
+                                         {"target", it ? it->name : tg[t].url, rec, NULL}};
                     if (yb_thresholds_eval(th, rec, sc, 2))
                         st->th_failed = 1; /* exit 1 at the end: the study goes on */
                     if (j && yb_thresholds_json(j, th) < 0) {
@@ -545,9 +545,9 @@ int yb_cmd_experiment(int argc, char **argv)
         for (size_t i = 0; i < n_dev; i++) {
             for (int t = 0; t < 2; t++)
                 if (dev[i].tg[t].url)
-                    scopes[n_scopes++] = (yb_th_scope){"target", dev[i].tg[t].url, NULL};
+                    scopes[n_scopes++] = (yb_th_scope){"target", dev[i].tg[t].url, NULL, NULL};
             if (dev[i].it)
-                scopes[n_scopes++] = (yb_th_scope){"target", dev[i].it->name, NULL};
+                scopes[n_scopes++] = (yb_th_scope){"target", dev[i].it->name, NULL, NULL};
         }
         char err[1200];
         if (yb_thresholds_check_scopes(&ro.th, scopes, n_scopes, err, sizeof err) < 0)

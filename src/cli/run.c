@@ -205,6 +205,42 @@ static int check_shard_pairs(const yb_runopts *r, const yb_fleet *fl, const yb_p
     return rc;
 }
 
+static int has_scope(const yb_th_scope *sc, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(sc[i].name, name))
+            return 1;
+    return 0;
+}
+
+/* Appends to sc (n used, room for n + 5 per inventory target) a scope
+ * for each name of the inventory's targets that this shard does not run
+ * (NAME, NAME/restconf, NAME/gnmi, its URLs), marked as another shard's;
+ * names (3 per target) holds the composed names.  Returns how many it
+ * appended. */
+static size_t away_scopes(const yb_fleet *fl, char (*names)[80], yb_th_scope *sc, size_t n)
+{
+    static const char AWAY[] = "another shard's target: judged by yangblast merge "
+                               "--threshold over every shard's report";
+    size_t n0 = n;
+    for (size_t t = 0; names && t < fl->inv.n; t++) {
+        const yb_inv_target *it = &fl->inv.target[t];
+        if (has_scope(sc, n0, it->name))
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (!k || (k == 1 && it->restconf) || (k == 2 && it->gnmi)) {
+                char *nm = names[3 * t + (size_t)k];
+                snprintf(nm, 80, "%s%s", it->name, !k ? "" : k == 1 ? "/restconf" : "/gnmi");
+                sc[n++] = (yb_th_scope){"target", nm, NULL, AWAY};
+            }
+        if (it->restconf)
+            sc[n++] = (yb_th_scope){"target", it->restconf, NULL, AWAY};
+        if (it->gnmi)
+            sc[n++] = (yb_th_scope){"target", it->gnmi, NULL, AWAY};
+    }
+    return n - n0;
+}
+
 static void free_targets(const yb_runopts *r, yb_fleet *fl, yb_planfile *pf)
 {
     if (r->plan)
@@ -341,8 +377,15 @@ int yb_cmd_run(int argc, char **argv)
     /* the parts of the run a threshold's scope may name: each target, by
      * its name (an inventory's, "NAME/gnmi" when routed) or URL; their
      * figures are filled in after the run */
-    size_t n_scopes = multi ? 2 * fl->n + pf.n : 1;
-    yb_th_scope *scopes = calloc(n_scopes, sizeof *scopes);
+    size_t n_own = multi ? 2 * fl->n + pf.n : 1, n_scopes = n_own;
+    /* a --fan-out shard's inventory targets of other shards: named by a
+     * threshold, they are judged by yangblast merge, not here */
+    size_t n_away = multi && !ro.plan && ro.fan_out && yb_shard_divides(&o.shard)
+                        ? 5 * fl->inv.n : 0;
+    /* one block: the scopes, then the other shards' composed names */
+    yb_th_scope *scopes = calloc(1, (n_own + n_away) * sizeof *scopes +
+                                        (n_away ? 3 * fl->inv.n * 80 : 0));
+    char(*away)[80] = scopes && n_away ? (char(*)[80])(scopes + n_own + n_away) : NULL;
     if (!scopes) {
         free_targets(&ro, fl, &pf);
         yb_errorf("out of memory");
@@ -350,13 +393,14 @@ int yb_cmd_run(int argc, char **argv)
     }
     if (multi) {
         for (size_t i = 0; i < fl->n; i++) {
-            scopes[2 * i] = (yb_th_scope){"target", fl->label[i], NULL};
-            scopes[2 * i + 1] = (yb_th_scope){"target", fl->url[i], NULL};
+            scopes[2 * i] = (yb_th_scope){"target", fl->label[i], NULL, NULL};
+            scopes[2 * i + 1] = (yb_th_scope){"target", fl->url[i], NULL, NULL};
         }
         for (size_t i = 0; i < pf.n; i++)
-            scopes[2 * fl->n + i] = (yb_th_scope){"workload", pf.w[i].name, NULL};
+            scopes[2 * fl->n + i] = (yb_th_scope){"workload", pf.w[i].name, NULL, NULL};
     } else
-        scopes[0] = (yb_th_scope){"target", target, NULL};
+        scopes[0] = (yb_th_scope){"target", target, NULL, NULL};
+    n_scopes += away_scopes(fl, away, scopes, n_scopes);
     if (yb_thresholds_check_scopes(&ro.th, scopes, n_scopes, err, sizeof err) < 0) {
         free(scopes);
         free_targets(&ro, fl, &pf);
@@ -598,7 +642,7 @@ int yb_cmd_run(int argc, char **argv)
         .shard = ro.shard_opt || ro.start_at ? &shard : NULL,
     };
     info.plan_open_loop = yb_planfile_open_loop(&pf);
-    for (size_t i = 0; i < n_scopes; i++)
+    for (size_t i = 0; i < n_own; i++)
         scopes[i].rec = !multi ? &rec : i < 2 * fl->n ? &fl->rec[i / 2] : &pf.w[i - 2 * fl->n].rec;
     /* the CSV's per-target rows: per pair of a plan (workload, target),
      * per target of a fleet */

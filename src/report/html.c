@@ -934,7 +934,9 @@ static void thresholds_section(FILE *f, const run_view *r, size_t n)
             E(json_string_value(json_object_get(e, "op")));
             fprintf(f, " %.6g</td>", num(e, "limit"));
             td_str(f, json_string_value(json_object_get(e, "unit")));
-            fprintf(f, "<td>%s</td></tr>\n", pass ? "pass" : "<strong>FAIL</strong>");
+            fprintf(f, "<td>%s</td></tr>\n", json_is_true(json_object_get(e, "skipped")) ? "skip"
+                                               : pass ? "pass"
+                                                      : "<strong>FAIL</strong>");
         }
         table_end(f, rows);
     }

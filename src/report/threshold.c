@@ -443,10 +443,17 @@ size_t yb_thresholds_eval(yb_thresholds *ts, const yb_recorder *whole, const yb_
         t->note[0] = 0;
         t->measured_ok = 0;
         t->measured = 0;
+        t->skipped = 0;
+        const yb_th_scope *own = t->scope_kind[0] ? find_scope(t, sc, n) : NULL;
+        if (own && own->elsewhere) { /* not this process' part: no verdict here */
+            t->skipped = t->pass = 1;
+            snprintf(t->note, sizeof t->note, "%s", own->elsewhere);
+            continue;
+        }
         if (scope_missing(t, sc, n, t->note, sizeof t->note)) {
             r = NULL;
         } else if (t->scope_kind[0]) {
-            r = find_scope(t, sc, n)->rec;
+            r = own->rec;
             if (!r)
                 snprintf(t->note, sizeof t->note, "no figures for %s '%s'", t->scope_kind,
                          t->scope_name);
@@ -500,7 +507,7 @@ int yb_thresholds_text(FILE *f, const yb_thresholds *ts, const char *label)
         char v[64];
         if (t->measured_ok)
             fmt_value(t, t->measured, v, sizeof v);
-        fprintf(f, "  %-4s  %-30s  %s%s\n", t->pass ? "pass" : "FAIL", t->expr,
+        fprintf(f, "  %-4s  %-30s  %s%s\n", t->skipped ? "skip" : t->pass ? "pass" : "FAIL", t->expr,
                 t->measured_ok ? "measured " : "", t->measured_ok ? v : t->note);
     }
     if (ts->stopped_by >= 0) {
@@ -540,6 +547,7 @@ int yb_thresholds_json(json_t *report, const yb_thresholds *ts)
                                    t->measured_ok ? json_real(t->measured) : json_null()) < 0;
         bad |= json_object_set_new(e, "unit", json_string(unit_key(t))) < 0;
         bad |= json_object_set_new(e, "pass", json_boolean(t->pass)) < 0;
+        bad |= json_object_set_new(e, "skipped", json_boolean(t->skipped)) < 0;
         bad |= json_object_set_new(e, "note", t->note[0] ? json_string(t->note) : json_null()) < 0;
         bad |= json_object_set_new(e, "stopped_run", json_boolean(ts->stopped_by == (int)i)) < 0;
         bad |= json_array_append_new(a, e) < 0;

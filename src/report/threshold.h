@@ -62,6 +62,7 @@ typedef struct {
     int measured_ok;          /* 1 = measured holds a value */
     double measured;
     int pass;
+    int skipped;              /* 1 = its scope is judged elsewhere (pass stays 1) */
     char note[160];           /* why there is no value (no data, unknown scope) */
 } yb_threshold;
 
@@ -70,6 +71,8 @@ typedef struct {
     const char *kind;         /* "target", "workload", "operation" */
     const char *name;         /* e.g. the target's inventory name or URL */
     const yb_recorder *rec;   /* its figures (NULL before the run) */
+    const char *elsewhere;    /* not NULL: a part another process runs (a shard's
+                                 target), where its thresholds are judged: why */
 } yb_th_scope;
 
 typedef struct {

@@ -164,13 +164,19 @@ is "recorded timing: the server counted 4 passes" "$(served "$T/s5.stats.json" r
 
 # ---- --fan-out: targets divided among the shards -----------------------------------------
 DEVICES=4 serve_fleet fo || { echo "Bail out! serve --devices did not start"; exit 1; }
-run_shards fo 3 "$T/rc.ybc" --targets "$T/fo.yaml" --fan-out -n 20 || not_ok "fan-out runs"
+run_shards fo 3 "$T/rc.ybc" --targets "$T/fo.yaml" --fan-out -n 20 \
+    --threshold 'target=sw2:requests>=20' || not_ok "fan-out runs"
 stop_fleet
 is "fan-out: the union of (target, index) is the single run's" \
     "$(union x "$T/fo.one.jsonl" "$T"/fo.{0,1,2}.jsonl)" "OK 80"
 is "fan-out: shard 0 took targets 0 and 3, shards 1 and 2 one each" \
     "$(for i in 0 1 2; do jget "$T/fo.$i.json" "','.join(t['name'] for t in r['targets'])"; done | tr '\n' ' ')" \
     "sw1,sw4 sw2 sw3 "
+is "fan-out: a threshold on sw2 is judged by sw2's shard, skipped (passing) by the others" \
+    "$(for i in 0 1 2; do jget "$T/fo.$i.json" "[(t['skipped'], t['pass'], t['measured']) for t in r['thresholds']]"; done | tr '\n' ' ')" \
+    "[[true,true,null]] [[false,true,20.0]] [[true,true,null]] "
+like "... the text report says skip and why" "$(grep 'target=sw2' "$T/fo.0.out")" \
+    "skip +target=sw2:requests>=20 +another shard's target: judged by yangblast merge --threshold"
 is "fan-out: every device served the single run's 20 and its shard's 20" \
     "$(jget "$T/fo.stats.json" "[d['requests']['restconf']['total'] for d in r['devices']]")" "[40,40,40,40]"
 

@@ -124,9 +124,9 @@ static void verdicts(void **st)
                                     "tls.p50<5ms",  "target=t1:e2e.max<=11ms", "requests>=100"};
     for (size_t i = 0; i < sizeof E / sizeof E[0]; i++)
         assert_int_equal(yb_thresholds_add(&ts, E[i], err, sizeof err), 0);
-    yb_th_scope sc = {"target", "t1", &r};
+    yb_th_scope sc = {"target", "t1", &r, NULL};
     assert_int_equal(yb_thresholds_check_scopes(&ts, &sc, 1, err, sizeof err), 0);
-    yb_th_scope other = {"target", "t2", &r};
+    yb_th_scope other = {"target", "t2", &r, NULL};
     assert_int_equal(yb_thresholds_check_scopes(&ts, &other, 1, err, sizeof err), -1);
     assert_non_null(strstr(err, "no target 't1' in this run (its targets: 't2')"));
 
@@ -147,6 +147,14 @@ static void verdicts(void **st)
     /* an unknown scope at the end is a failure with the reason */
     assert_int_equal(yb_thresholds_eval(&ts, &r, &other, 1), 5);
     assert_non_null(strstr(ts.t[7].note, "no target 't1'"));
+
+    /* a scope another shard runs: known (no usage error), not judged here */
+    yb_th_scope away[2] = {{"target", "t2", &r, NULL}, {"target", "t1", NULL, "another shard's"}};
+    assert_int_equal(yb_thresholds_check_scopes(&ts, away, 2, err, sizeof err), 0);
+    assert_int_equal(yb_thresholds_eval(&ts, &r, away, 2), 4); /* as with t1's own figures, less t1's */
+    assert_true(ts.t[7].pass && ts.t[7].skipped && !ts.t[7].measured_ok);
+    assert_string_equal(ts.t[7].note, "another shard's");
+    assert_false(ts.t[0].skipped);
 
     json_t *j = json_object();
     assert_int_equal(yb_thresholds_json(j, &ts), 0);
