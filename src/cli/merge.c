@@ -28,6 +28,9 @@ static void help(void)
            "                          mismatched shards instead of refusing them (exit 2)\n"
            "      --tolerance D       warn when shards started more than D apart (default\n"
            "                          100ms)\n"
+           "      --threshold EXPR    exit 1 unless EXPR holds on the merged run (run's\n"
+           "                          grammar; target=/workload= on their merged rows:\n"
+           "                          e2e latency, errors, rate, requests; repeatable)\n"
            "  -h, --help              this help\n\n"
            "See yangblast-merge(1).\n");
 }
@@ -71,12 +74,13 @@ fail:
 
 int yb_cmd_merge(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_HLOG, O_HLOG_IN, O_FORCE, O_TOLERANCE };
+    enum { O_JSON = 256, O_HLOG, O_HLOG_IN, O_FORCE, O_TOLERANCE, O_THRESHOLD };
     static const struct option opts[] = {{"json", required_argument, NULL, O_JSON},
                                          {"hlog", required_argument, NULL, O_HLOG},
                                          {"hlog-in", required_argument, NULL, O_HLOG_IN},
                                          {"force", no_argument, NULL, O_FORCE},
                                          {"tolerance", required_argument, NULL, O_TOLERANCE},
+                                         {"threshold", required_argument, NULL, O_THRESHOLD},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     yb_merge_opts mo = {0, 100 * 1000 * 1000};
@@ -87,6 +91,8 @@ int yb_cmd_merge(int argc, char **argv)
     char err[1024];
     yb_merge m;
     memset(&m, 0, sizeof m);
+    yb_thresholds th;
+    yb_thresholds_init(&th);
     optind = 1;
     opterr = 0;
     if (!(hlog_in = calloc((size_t)argc, sizeof *hlog_in))) {
@@ -100,6 +106,12 @@ int yb_cmd_merge(int argc, char **argv)
         case O_HLOG: outs[1] = optarg; break;
         case O_HLOG_IN: hlog_in[n_hlog_in++] = optarg; break;
         case O_FORCE: mo.force = 1; break;
+        case O_THRESHOLD:
+            if (yb_thresholds_add(&th, optarg, err, sizeof err) < 0) {
+                ret = yb_usage_error("merge", "%s", err);
+                goto out;
+            }
+            break;
         case O_TOLERANCE: {
             uint64_t ns;
             if (yb_parse_duration(optarg, &ns) < 0 || ns > (uint64_t)INT64_MAX) {
@@ -142,6 +154,16 @@ int yb_cmd_merge(int argc, char **argv)
         ret = rc == -1 ? YB_EXIT_USAGE : YB_EXIT_RUNTIME;
         goto out;
     }
+    long th_failed = th.n ? yb_merge_thresholds(&m, &th, err, sizeof err) : 0;
+    if (th_failed < 0) {
+        if (th_failed == -1) {
+            ret = yb_usage_error("merge", "%s", err);
+        } else {
+            yb_errorf("out of memory");
+            ret = YB_EXIT_RUNTIME;
+        }
+        goto out;
+    }
     for (size_t i = 0; i < m.n_warn; i++)
         yb_errorf("WARNING: %s", m.warn[i]);
     if (outs[1]) {
@@ -154,14 +176,21 @@ int yb_cmd_merge(int argc, char **argv)
     }
     if (outs[0]) {
         json_t *j = yb_merge_json(&m);
+        if (j && th.n && yb_thresholds_json(j, &th) < 0) {
+            json_decref(j);
+            j = NULL;
+        }
         if (!j || yb_write_json_file(outs[0], j, err, sizeof err) < 0) {
             yb_errorf("%s", j ? err : "cannot build the merged JSON report");
             ret = YB_EXIT_RUNTIME;
         }
         json_decref(j);
     }
-    if (yb_merge_text(text, &m) < 0 || fflush(text) == EOF)
+    if (yb_merge_text(text, &m) < 0 || yb_thresholds_text(text, &th, NULL) < 0 ||
+        fflush(text) == EOF)
         ret = YB_EXIT_RUNTIME;
+    if (ret == YB_EXIT_OK && th_failed > 0)
+        ret = YB_EXIT_THRESHOLD;
 out:
     yb_merge_free(&m);
     for (size_t i = 0; hin && i < n_hin; i++)

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "report/merge.h"
 #include "report/reader.h"
+#include "report/threshold.h"
 #include "util/json_type.h"
 #include "util/util.h"
 
@@ -645,6 +646,66 @@ static void free_parts(yb_merge_part *p, size_t n)
             yb_hdr_free(p[i].h[h]);
     }
     free(p);
+}
+
+/* ---- thresholds on the merged run ---------------------------------------- */
+
+/* What a merged target or workload row can be judged on: its end-to-end
+ * histogram and its counts (the rows carry no other phase and no error
+ * classes).  Returns NULL when t asks for something else, with why. */
+static const char *row_lacks(const yb_threshold *t)
+{
+    if (t->m.kind == YB_M_LATENCY && t->m.hist != YB_H_E2E)
+        return "a target's or workload's row carries end-to-end latency only";
+    if (t->m.kind == YB_M_ERRORS && t->m.err != YB_ERR_NONE)
+        return "a target's or workload's row counts errors, not their classes";
+    return NULL;
+}
+
+/* A recorder view of a row (borrowing its e2e histogram) spanning the
+ * merged run. */
+static void row_view(const yb_merge *m, const yb_merge_part *pt, yb_recorder *r)
+{
+    memset(r, 0, sizeof *r);
+    r->h[YB_H_E2E] = pt->h[0];
+    json_t *rq = json_object_get(pt->row, "requests"), *ok = json_object_get(pt->row, "ok");
+    r->completed = (uint64_t)json_integer_value(rq);
+    r->ok = (uint64_t)json_integer_value(ok);
+    r->run_start = m->rec.run_start;
+    r->run_end = m->rec.run_end;
+}
+
+long yb_merge_thresholds(yb_merge *m, yb_thresholds *ts, char *err, size_t errlen)
+{
+    size_t n = m->n_targets + m->n_workloads;
+    yb_th_scope *sc = calloc(n ? n : 1, sizeof *sc);
+    yb_recorder *views = calloc(n ? n : 1, sizeof *views);
+    long ret = -2;
+    if (!sc || !views)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        int wl = i >= m->n_targets;
+        const yb_merge_part *pt = wl ? &m->workloads[i - m->n_targets] : &m->targets[i];
+        row_view(m, pt, &views[i]);
+        sc[i] = (yb_th_scope){wl ? "workload" : "target",
+                              json_string_value(json_object_get(pt->row, "name")), &views[i],
+                              NULL};
+    }
+    ret = -1;
+    if (yb_thresholds_check_scopes(ts, sc, n, err, errlen) < 0)
+        goto out;
+    for (size_t i = 0; i < ts->n; i++) {
+        const char *why = ts->t[i].scope_kind[0] ? row_lacks(&ts->t[i]) : NULL;
+        if (why) {
+            snprintf(err, errlen, "--threshold '%s': %s", ts->t[i].expr, why);
+            goto out;
+        }
+    }
+    ret = (long)yb_thresholds_eval(ts, &m->rec, sc, n);
+out:
+    free(sc);
+    free(views);
+    return ret;
 }
 
 /* ---- the run's settings (the first shard's) ----------------------------- */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include "codec/accept.h"
 #include "report/report.h"
+#include "report/threshold.h"
 #include "stats/recorder.h"
 
 #define YB_MERGE_MAX_INPUTS 1024
@@ -88,6 +89,13 @@ int yb_merge_text(FILE *f, const yb_merge *m);
 /* The merged yangblast-report/1 (report.h's JSON, with targets,
  * workloads and a `shards` array).  Caller json_decref's; NULL on ENOMEM. */
 json_t *yb_merge_json(const yb_merge *m);
+
+/* Judges the thresholds ts (run --threshold's grammar) on the merged run:
+ * unscoped on the whole, target=/workload= on the merged rows (end-to-end
+ * latency, errors, rate, requests).  Returns how many failed, -1 with a
+ * message in err when one names no row or a figure the rows do not carry,
+ * -2 when out of memory. */
+long yb_merge_thresholds(yb_merge *m, yb_thresholds *ts, char *err, size_t errlen);
 
 void yb_merge_free(yb_merge *m);
 

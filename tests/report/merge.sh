@@ -164,8 +164,8 @@ like "... with the start spread warned about" "$(cat "$T/late.err")" \
 DEVICES=3 serve_fleet fleet || { echo "Bail out! serve --devices did not start"; exit 1; }
 for i in 0 1; do
     timeout 90 "$YB" run -q "$CORPUS" --targets "$T/fleet.yaml" --fan-out -n 30 -c 2 \
-        --shard $i/2 --json "$T/fleet$i.json" >/dev/null 2>&1
-    is "fleet shard $i/2" "$?" 0
+        --shard $i/2 --json "$T/fleet$i.json" --threshold 'target=sw2:requests>=30' >/dev/null 2>&1
+    is "fleet shard $i/2 (a threshold on sw2, shard 1's target: judged there, skipped in shard 0)" "$?" 0
 done
 stop_fleet
 merge fleet "$T/fleet0.json" "$T/fleet1.json" --json "$T/fleet.json"
@@ -186,6 +186,21 @@ print(sorted(x["name"] for x in m["targets"]), same,
 PY
 )" "0/['sw1', 'sw2', 'sw3'] True True 90"
 like "the text report has the Targets table" "$(cat "$T/fleet.out")" '^  sw2 +30 +30 +0 '
+merge fleetth "$T/fleet0.json" "$T/fleet1.json" --json "$T/fleetth.json" --threshold 'requests>=90' \
+    --threshold 'target=sw2:requests>=30' --threshold 'target=sw1:e2e.p50<1h' --threshold 'errors<1%' \
+    --threshold 'target=sw3:rate>0'
+is "merge --threshold on the whole and on merged target rows: exit 0, each judged on merged figures" \
+    "$rc/$(jget "$T/fleetth.json" '[(t["pass"], t["skipped"], t["measured"]) for t in r["thresholds"][:3]]')" \
+    "0/[[true,false,90.0],[true,false,30.0],[true,false,$(jget "$T/fleetth.json" '[x["p50_ms"] * 1000 for x in r["targets"] if x["name"] == "sw1"][0]')]]"
+like "... the verdicts close the text report" "$(tail -6 "$T/fleetth.out")" "pass +target=sw2:requests>=30 +measured 30"
+merge fleetfail "$T/fleet0.json" "$T/fleet1.json" --threshold 'target=sw2:requests>30'
+is "a merged target row failing its threshold: exit 1, FAIL" "$rc/$(grep -c 'FAIL  target=sw2:requests>30' "$T/fleetfail.out")" "1/1"
+merge fleetno "$T/fleet0.json" "$T/fleet1.json" --threshold 'target=sw9:requests>1'
+is "a threshold naming no merged target: exit 2, naming the targets" \
+    "$rc/$(grep -c "no target 'sw9' in this run (its targets: 'sw1', 'sw3', 'sw2')" "$T/fleetno.err")" "2/1"
+merge fleetphase "$T/fleet0.json" "$T/fleet1.json" --threshold 'target=sw1:ttfb.p99<1s'
+is "a target threshold on a figure the merged rows do not carry: exit 2, saying so" \
+    "$rc/$(grep -c 'end-to-end latency only' "$T/fleetphase.err")" "2/1"
 
 $PY -c 'import json, sys; r = json.load(open(sys.argv[1])); r["latency_us"]["e2e"]["clamped"] = 3; json.dump(r, open(sys.argv[2], "w"))' \
     "$T/plain.json" "$T/clamped.json"
