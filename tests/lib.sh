@@ -5,6 +5,10 @@ set -u
 : "${YB:=${YB_BUILDDIR:-.}/yangblast}"
 : "${YB_SRCDIR:=.}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/yb-test.XXXXXX")
+# what the programs under test put in $TMPDIR goes in this test's own
+# directory, so tests run in parallel (make -j check) never see each
+# other's temporary files
+export TMPDIR="$T"
 _tap_n=0
 _tap_fail=0
 _cleanup_hooks=""
