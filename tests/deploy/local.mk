@@ -12,3 +12,8 @@ EXTRA_DIST += tests/deploy/local.mk tests/deploy/kubernetes.sh tests/deploy/k8s_
 ## the target saw K source addresses.  Needs root (skipped otherwise).
 SH_TESTS += tests/deploy/scaleout.sh
 EXTRA_DIST += tests/deploy/scaleout.sh tests/deploy/netns.sh
+## deploy/ansible/shards.yml for real: three inventory hosts (ansible_connection=local), each shard in
+## its own network namespace (yb_netns), reports fetched and merged; a shard index twice is refused.
+SH_TESTS += tests/deploy/ansible.sh
+EXTRA_DIST += tests/deploy/ansible.sh deploy/ansible/shards.yml deploy/ansible/inventory.example.ini \
+	deploy/ansible/run.example.yml deploy/ansible/README.md

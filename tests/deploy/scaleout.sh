@@ -38,7 +38,7 @@ ip netns exec "$(netns_name t)" tcpdump -i eth0 -nn -U -w "$T/syn.pcap" 'tcp[tcp
 TPID=$!
 stop_tcpdump() { [ -n "${TPID:-}" ] || return 0; kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null; TPID=; }
 at_exit stop_tcpdump
-for i in $(seq 100); do grep -q 'listening on' "$T/tcpdump.err" && break; sleep 0.1; done
+for i in $(seq 100); do grep -qs 'listening on' "$T/tcpdump.err" && break; sleep 0.1; done
 
 START=$(( $(date +%s) + 3 ))
 pids=""
