@@ -3,8 +3,10 @@
 # session per device the plan's workloads use (a device with a gNMI and a
 # RESTCONF workload is watched once, over gNMI; the devices' own counts say
 # so), a series entry for every second with that device's own load beside
-# it, split per workload; a plan of RESTCONF URLs is polled over RESTCONF.
+# it, split per workload; a plan of RESTCONF URLs is polled over RESTCONF;
+# the python grpcio server (no system paths) gives a note, not a failure.
 . "${YB_SRCDIR:-.}/tests/lib.sh"
+. "$YB_SRCDIR/tests/peers/peer.sh"
 
 dev() { jget "$T/$1.stats.json" "[$2 for d in r['devices']]"; }
 DEVICES=2 serve_fleet tp --workers 1 --service-time fixed:20ms ||
@@ -57,4 +59,15 @@ check_rc "a plan of a RESTCONF URL with --telemetry runs" 0 timeout 60 "$YB" run
 stop_fleet
 is "... its device polled over RESTCONF" "$(jget "$T/u.json" "[[d['protocol'], d['supported']] for d in $D]")" '[["restconf",true]]'
 is "... no gNMI session to it" "$(dev tu "d['connections']['gnmi']")" '[0,0]'
+
+peer_start "$T/py" gnmi_server.py --max-seconds 60 || not_ok "python gnmi server starts"
+pp=$(peer_port "$T/py")
+printf 'workloads:\n  - name: caps\n    synth: {protocol: gnmi, op: capabilities, count: 2}\n    requests: 20\n    targets: grpc://127.0.0.1:%s\n' \
+    "$pp" >"$T/py.yaml"
+check_rc "a plan against the python grpcio server with --telemetry: the run succeeds" 0 \
+    timeout 60 "$YB" run --plan "$T/py.yaml" -q --telemetry --telemetry-baseline 1s --json "$T/py.json"
+like "... a plain note" "$(cat "$T/.out")" 'telemetry not supported by target'
+is "... JSON: unsupported, the load's 20 requests ok" \
+    "$(jget "$T/py.json" "[[d['supported'] for d in $D], r['summary']['requests_ok']]")" '[[false],20]'
+peer_stop "$T/py"
 done_testing
