@@ -9,7 +9,7 @@ EXTRA_DIST += tests/deploy/local.mk tests/deploy/kubernetes.sh tests/deploy/k8s_
 	deploy/kubernetes/merge-job.yaml deploy/kubernetes/kustomization.yaml .containerignore
 ## One machine, several network namespaces: K shards with a common --start-at against serve in a
 ## target namespace; the merge = the server's counts = a single run; percentiles = the shards' logs;
-## the target saw K source addresses.  Needs root (skipped otherwise).
+## the target saw K source addresses (capture; nginx access log for RESTCONF).  Needs root (skipped otherwise).
 SH_TESTS += tests/deploy/scaleout.sh
 EXTRA_DIST += tests/deploy/scaleout.sh tests/deploy/netns.sh
 ## deploy/ansible/shards.yml for real: three inventory hosts (ansible_connection=local), each shard in

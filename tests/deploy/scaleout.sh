@@ -6,7 +6,9 @@
 # server's own counts, against a single-process run of the same options (on
 # a fresh server), against the percentiles recomputed from all shards'
 # per-request logs, and against a packet capture in the target's namespace
-# that must show SYNs from the 3 client addresses.  Needs root (ip netns):
+# that must show SYNs from the 3 client addresses.  Then the same with
+# RESTCONF shards against nginx in the target namespace: its access log's
+# request count = the merged count, its $remote_addr the 3 addresses.  Needs root (ip netns):
 # skipped otherwise.  Only namespaces and addresses this test creates are
 # used (10.213.0.0/24 inside them), removed at exit.
 . "$YB_SRCDIR/tests/lib.sh"
@@ -86,4 +88,56 @@ PY
 is "the target saw connections from the $K client addresses" \
     "$(tcpdump -nn -r "$T/syn.pcap" 2>/dev/null | awk '{print $3}' | sed 's/\.[0-9]*$//' | sort -u | tr '\n' ' ')" \
     "$(for i in $(seq 0 $((K - 1))); do printf '%s ' "$NETNS_NET.$((11 + i))"; done)"
+
+# ---- RESTCONF against nginx in the target namespace ----------------------------------
+NG=$T/ng
+mkdir -p "$NG/tmp"
+cat >"$NG/nginx.conf" <<EOF2
+daemon off;
+master_process on;
+worker_processes 1;
+$([ "$(id -u)" = 0 ] && echo "user $(id -un) $(id -gn);")
+pid $NG/nginx.pid;
+error_log $NG/error.log notice;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $NG/tmp/body;
+    proxy_temp_path $NG/tmp/proxy;
+    fastcgi_temp_path $NG/tmp/fastcgi;
+    uwsgi_temp_path $NG/tmp/uwsgi;
+    scgi_temp_path $NG/tmp/scgi;
+    log_format src '\$remote_addr \$request_method \$status';
+    server {
+        listen $NETNS_TARGET:8081;
+        access_log $NG/access.log src;
+        client_max_body_size 16m;
+        location /restconf/ { return 204; }
+    }
+}
+EOF2
+ip netns exec "$(netns_name t)" timeout 300 /usr/sbin/nginx -c "$NG/nginx.conf" -p "$NG" >"$NG/out" 2>&1 &
+NGPID=$!
+stop_nginx() { [ -n "${NGPID:-}" ] || return 0; kill "$NGPID" 2>/dev/null; wait "$NGPID" 2>/dev/null; NGPID=; }
+at_exit stop_nginx
+for i in $(seq 100); do netns_exec 0 bash -c "exec 3<>/dev/tcp/$NETNS_TARGET/8081" 2>/dev/null && break; sleep 0.1; done
+"$YB" synth acl --proto restconf -n 40 -r 1 -o "$T/rc.ybc" >/dev/null || { echo "Bail out! synth"; exit 1; }
+START=$(( $(date +%s) + 3 ))
+pids=""
+for i in $(seq 0 $((K - 1))); do
+    (netns_exec "$i" "$YB" run "$T/rc.ybc" --target "http://$NETNS_TARGET:8081" -c 6 -n 240 --shard "$i/$K" \
+        --start-at "@$START" -q --json "$T/rc.$i.json" >"$T/rc.$i.out" 2>&1; echo $? >"$T/rc.$i.rc") &
+    pids="$pids $!"
+done
+wait $pids
+is "RESTCONF: the $K shards ran against nginx" "$(cat "$T"/rc.*.rc | tr '\n' ' ')" "0 0 0 "
+"$YB" merge --json "$T/rm.json" "$T"/rc.{0,1,2}.json >"$T/rm.out" 2>&1
+is "RESTCONF: merged" "$?" 0
+sleep 0.3
+stop_nginx
+is "RESTCONF: merged completed = nginx's access log = 240" \
+    "$(jget "$T/rm.json" "r['summary']['requests_completed']") $(grep -c ' 204$' "$NG/access.log")" "240 240"
+is "RESTCONF: nginx logged the $K client addresses, each with its shard's 80 requests" \
+    "$(awk '{print $1}' "$NG/access.log" | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" \
+    "$(for i in $(seq 0 $((K - 1))); do printf '%s:80 ' "$NETNS_NET.$((11 + i))"; done)"
 done_testing
