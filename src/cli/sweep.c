@@ -735,9 +735,9 @@ static int check_slo_scopes(const sweep_cfg *c)
     for (size_t p = 0; p < c->n_parts; p++) {
         if (!c->parts[p].kind)
             continue;
-        sc[n++] = (yb_th_scope){c->parts[p].kind, c->parts[p].name, NULL};
+        sc[n++] = (yb_th_scope){c->parts[p].kind, c->parts[p].name, NULL, NULL};
         if (c->parts[p].url)
-            sc[n++] = (yb_th_scope){c->parts[p].kind, c->parts[p].url, NULL};
+            sc[n++] = (yb_th_scope){c->parts[p].kind, c->parts[p].url, NULL, NULL};
     }
     int rc = yb_thresholds_check_scopes(c->slo, sc, n, err, sizeof err) < 0
                  ? yb_usage_error("experiment sweep", "--slo: %s", err)
