@@ -281,6 +281,7 @@ static const char *const BREAKDOWNS[][2] = {
 /* ---- device telemetry and sweeps: checking ------------------------------- */
 
 #define MAX_SWEEP_STEPS 256
+#define MAX_SWEEP_PARTS 4096 /* rows under a step (targets, workloads); devices with a knee */
 #define MAX_TM_DEVICES 4096
 #define MAX_TM_SECONDS 100000
 
@@ -374,7 +375,33 @@ typedef struct {
     const char *name;
     const char *mode, *unit, *target;
     json_t *steps, *knee;
+    json_t *devices;        /* each target's knee (a fleet's or a plan's), or NULL */
 } sweep_view;
+
+/* A step's row (the step itself, or one of its parts), checked. */
+static int check_sweep_row(vctx *v, const json_t *e, const char *path, int part)
+{
+    static const char *const NUMS[] = {"achieved_per_s", "p50_us", "p99_us", "p999_us",
+                                       "errors_pct"};
+    const char *why, *kind;
+    json_t *name;
+    int b;
+    double x;
+    if (!json_is_object(e))
+        return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
+    if (want_nums(v, e, path, NUMS, sizeof NUMS / sizeof NUMS[0], 1) < 0 ||
+        want_num(v, e, path, "device_cpu_pct", 0, &x) < 0 ||
+        want_bool(v, e, path, "pass", &b) < 0 || want_str(v, e, path, "why", &why) < 0)
+        return -1;
+    if (part)
+        return want(v, e, path, "name", JSON_STRING, 1, &name) < 0 ||
+                       want_str(v, e, path, "kind", &kind) < 0
+                   ? -1
+                   : 0;
+    return want_num(v, e, path, "level", 1, &x) < 0 || want_bool(v, e, path, "bisection", &b) < 0
+               ? -1
+               : 0;
+}
 
 static int check_sweep(vctx *v, const json_t *doc, sweep_view *sv)
 {
@@ -392,20 +419,40 @@ static int check_sweep(vctx *v, const json_t *doc, sweep_view *sv)
         return -1;
     if (json_array_size(sv->steps) > MAX_SWEEP_STEPS)
         return bad(v, "sweep.steps", "more than %d steps", MAX_SWEEP_STEPS);
-    static const char *const NUMS[] = {"level", "achieved_per_s", "p50_us", "p99_us", "p999_us",
-                                       "errors_pct"};
     json_array_foreach(sv->steps, i, e) {
-        char path[48];
-        const char *why;
-        int b;
+        char path[80];
+        json_t *parts, *p;
+        size_t k;
         snprintf(path, sizeof path, "sweep.steps[%zu]", i);
+        if (check_sweep_row(v, e, path, 0) < 0 ||
+            want(v, e, path, "parts", JSON_ARRAY, 0, &parts) < 0)
+            return -1;
+        if (json_array_size(parts) > MAX_SWEEP_PARTS)
+            return bad(v, path, "more than %d parts", MAX_SWEEP_PARTS);
+        json_array_foreach(parts, k, p) {
+            snprintf(path, sizeof path, "sweep.steps[%zu].parts[%zu]", i, k);
+            if (check_sweep_row(v, p, path, 1) < 0)
+                return -1;
+        }
+    }
+    if (want(v, sw, "sweep", "devices", JSON_ARRAY, 0, &sv->devices) < 0)
+        return -1;
+    if (json_array_size(sv->devices) > MAX_SWEEP_PARTS)
+        return bad(v, "sweep.devices", "more than %d devices", MAX_SWEEP_PARTS);
+    json_array_foreach(sv->devices, i, e) {
+        char path[48];
+        json_t *name, *k;
+        int b;
+        snprintf(path, sizeof path, "sweep.devices[%zu]", i);
         if (!json_is_object(e))
             return bad(v, path, "expected an object, got %s", yb_json_type_name(e));
-        if (want_nums(v, e, path, NUMS, sizeof NUMS / sizeof NUMS[0], 1) < 0)
+        if (want(v, e, path, "name", JSON_STRING, 1, &name) < 0 ||
+            want(v, e, path, "knee", JSON_OBJECT, 0, &k) < 0)
             return -1;
-        if (want_num(v, e, path, "device_cpu_pct", 0, &x) < 0 ||
-            want_bool(v, e, path, "pass", &b) < 0 || want_bool(v, e, path, "bisection", &b) < 0 ||
-            want_str(v, e, path, "why", &why) < 0)
+        if (k && (want_num(v, k, path, "level", 1, &x) < 0 ||
+                  want_num(v, k, path, "achieved_per_s", 1, &x) < 0 ||
+                  want_num(v, k, path, "p99_us", 1, &x) < 0 ||
+                  want_bool(v, k, path, "lower_bound", &b) < 0))
             return -1;
     }
     if (sv->knee && (want_num(v, sv->knee, "sweep.knee", "level", 1, &x) < 0 ||
@@ -1582,6 +1629,21 @@ static int sweep_section(FILE *f, const sweep_view *sv, size_t idx)
     else
         fprintf(f, "Knee: none: no step met every SLO.");
     fprintf(f, "</p>\n");
+    size_t di;
+    const json_t *dv;
+    json_array_foreach(sv->devices, di, dv) { /* each target's own knee */
+        const json_t *k = json_object_get(dv, "knee");
+        fprintf(f, "<p>Knee of ");
+        E(json_string_value(json_object_get(dv, "name")));
+        if (json_is_object(k))
+            fprintf(f, ": %s%.1f requests/s at %g %s (p99 %.2f ms).</p>\n",
+                    json_is_true(json_object_get(k, "lower_bound")) ? "at least " : "",
+                    num(k, "achieved_per_s"), num(k, "level"),
+                    streq0(sv->unit, "req/s") ? "req/s offered" : "sessions",
+                    num(k, "p99_us") / 1e3);
+        else
+            fprintf(f, ": none: no step met its SLOs.</p>\n");
+    }
     if (n) {
         const char *names[] = {"p50", "p99", "p99.9"};
         yb_svg_plot_spec sp = {.kind = "sweep-curve", .title = "Throughput and latency, step by step",
@@ -1623,6 +1685,29 @@ static int sweep_section(FILE *f, const sweep_view *sv, size_t idx)
                       ? "ok"
                       : json_string_value(json_object_get(e, "why")));
         fprintf(f, "</tr>\n");
+        size_t k;
+        const json_t *p;
+        json_array_foreach(json_object_get(e, "parts"), k, p) { /* its targets, workloads */
+            const json_t *pc = json_object_get(p, "device_cpu_pct");
+            const char *kind = json_string_value(json_object_get(p, "kind"));
+            fprintf(f, "<tr data-kind=\"sweep-part\"><td>&nbsp;&nbsp;%s",
+                    streq0(kind, "workload") ? "workload " : "");
+            E(json_string_value(json_object_get(p, "name")));
+            fprintf(f, "</td>");
+            td_num(f, 1, num(p, "achieved_per_s"));
+            td_num(f, 2, num(p, "p50_us") / 1e3);
+            td_num(f, 2, num(p, "p99_us") / 1e3);
+            td_num(f, 2, num(p, "p999_us") / 1e3);
+            td_num(f, 3, num(p, "errors_pct"));
+            if (json_is_number(pc))
+                td_num(f, 1, json_number_value(pc));
+            else
+                td_str(f, "-");
+            td_str(f, json_is_true(json_object_get(p, "pass"))
+                          ? "ok"
+                          : json_string_value(json_object_get(p, "why")));
+            fprintf(f, "</tr>\n");
+        }
     }
     table_end(f, n);
     return 0;

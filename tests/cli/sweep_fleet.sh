@@ -31,7 +31,7 @@ DEVICES=2 serve_fleet sf --workers 4,2 --service-time fixed:200ms ||
 check_rc "an SLO scoped to a target that is not there: usage error" 2 "$YB" experiment sweep "$GC" \
     --targets "$T/sf.yaml" --fan-out -c 1,2 --slo 'target=sw9:e2e.p99<1s'
 check_rc "fleet sweep runs" 0 "$YB" experiment sweep "$GC" --targets "$T/sf.yaml" --fan-out -c 1,2,4,8 \
-    --step 3s --warmup 1s --slo 'e2e.p99<2s' --bisect 0 -q --json "$T/f.json" \
+    --step 3s --warmup 1s --slo 'e2e.p99<2s' --bisect 0 -q --json "$T/f.json" --html "$T/f.html" \
     --telemetry --telemetry-baseline 1s
 cp "$T/.out" "$T/f.txt"
 is "fleet: knee within 10% of 30/s (20 + 10)" "$(within10 "$T/f.json" "r['sweep']['knee']['achieved_per_s']" 30)" 1
@@ -45,6 +45,14 @@ is "fleet: the devices' rows add up to the step's" \
 is "fleet: each device's CPU for every step (--telemetry)" \
     "$(jget "$T/f.json" "all(isinstance(p['device_cpu_pct'], float) for s in r['sweep']['steps'] for p in s['parts'])")" true
 like "fleet text: each device's knee stated" "$(cat "$T/f.txt")" 'Knee of sw2: [0-9.]+ requests/s at [0-9]+ sessions'
+like "fleet --html: each device's knee" "$(cat "$T/f.html")" 'Knee of sw2: [0-9.]+ requests/s at [0-9]+ sessions'
+is "fleet --html: a row per device under each step" "$(grep -c 'data-kind="sweep-part"' "$T/f.html")" \
+    "$(jget "$T/f.json" "sum(len(s['parts']) for s in r['sweep']['steps'])")"
+/usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); r['sweep']['steps'][0]['parts'][1]['p99_us'] = 'x'; json.dump(r, open(sys.argv[2], 'w'))" \
+    "$T/f.json" "$T/fbad.json"
+"$YB" report "$T/fbad.json" -o "$T/fbad.html" 2>"$T/fbad.err"
+is "report: a hostile part row: exit 2" "$?" 2
+like "... naming the key" "$(cat "$T/fbad.err")" 'sweep\.steps\[0\]\.parts\[1\]\.p99_us: expected a number, got a string'
 stop_fleet
 is "one telemetry Subscribe per device, on the devices' own counts" \
     "$(jget "$T/sf.stats.json" "[d['requests']['gnmi']['Subscribe'] for d in r['devices']]")" '[1,1]'
