@@ -87,6 +87,21 @@ is "plan: the devices served the writers' Sets and the pollers' calls, sw2 nothi
     "$(jget "$T/sp.stats.json" "[d['requests']['gnmi']['Set'] > 0 and d['requests']['gnmi']['Capabilities'] > 0 for d in r['devices']] + [r['devices'][1]['requests']['gnmi']['total']]")" '[true,false,0]'
 like "plan text: the pollers' row under each step" "$(cat "$T/p.txt")" 'w:pollers +[0-9.]+'
 
+# RESTCONF over a new session per request, open loop: every device's row,
+# every request on a connection of its own (the devices' own counts)
+"$YB" synth acl --proto restconf --op get -n 4 -o "$T/rg.ybc" >/dev/null || { echo "Bail out! synth"; exit 1; }
+DEVICES=2 serve_fleet rp --service-time fixed:1ms || { echo "Bail out! serve --devices did not start"; exit 1; }
+check_rc "RESTCONF per-request rate sweep of a fleet runs" 0 "$YB" experiment sweep "$T/rg.ybc" \
+    --targets "$T/rp.yaml" --fan-out --rate 5,10 -c 2 --sessions per-request --accept 404 \
+    --step 1s --warmup 0s --bisect 0 -q --json "$T/rp.json"
+stop_fleet
+is "... each step has both devices' rows, each with its requests" \
+    "$(jget "$T/rp.json" "[[p['name'] for p in s['parts'] if p['ok'] > 0] for s in r['sweep']['steps']]")" \
+    '[["sw1","sw2"],["sw1","sw2"]]'
+is "... a connection per request on each device" \
+    "$(jget "$T/rp.stats.json" "[d['connections']['restconf'] == d['requests']['restconf']['total'] > 0 for d in r['devices']]")" \
+    '[true,true]'
+
 # rewrites reach a sweep's requests: a path no server knows fails every one
 DEVICES=2 serve_fleet rw --service-time fixed:1ms || { echo "Bail out! serve --devices did not start"; exit 1; }
 GURL=$(/usr/bin/python3 -c "import re,sys; print(re.findall(r'gnmi: \"?([^\"\\n]+)', open(sys.argv[1]).read())[0])" "$T/rw.yaml")

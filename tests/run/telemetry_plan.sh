@@ -49,6 +49,7 @@ is "... and to each workload's total" \
     "$(jget "$T/p.json" "[sum(e.get('workloads', {}).get(w['name'], 0) for d in $D for e in d['series']) == w['requests'] > 0 for w in r['workloads']]")" '[true,true]'
 like "text: the workloads' columns beside the device's CPU" "$(cat "$T/p.txt")" 't \(s\) +CPU %.*p99 \(ms\) +writers +pollers'
 
+"$YB" synth acl --proto restconf --op get -n 2 -o "$T/g.ybc" >/dev/null || { echo "Bail out! synth"; exit 1; }
 # URLs in the plan (no inventory): a RESTCONF-only device is polled
 DEVICES=2 serve_fleet tu || { echo "Bail out! serve --devices did not start"; exit 1; }
 RURL=$(/usr/bin/python3 -c "import re,sys; print(re.findall(r'restconf: \"?([^\"\\n]+)', open(sys.argv[1]).read())[0])" "$T/tu.yaml")
@@ -56,7 +57,12 @@ printf 'workloads:\n  - name: gets\n    synth: {protocol: restconf, op: get, cou
     "$RURL" >"$T/u.yaml"
 check_rc "a plan of a RESTCONF URL with --telemetry runs" 0 timeout 60 "$YB" run --plan "$T/u.yaml" -q \
     --telemetry --telemetry-baseline 1s --json "$T/u.json"
+# a fan-out (no plan): each device beside its own load, not the run's
+check_rc "run --targets --fan-out --telemetry runs" 0 timeout 60 "$YB" run "$T/g.ybc" --targets "$T/tu.yaml" \
+    --fan-out -n 10 --accept 404 -q --telemetry --telemetry-baseline 1s --json "$T/f.json"
 stop_fleet
+is "fan-out: each device's seconds carry its own 10 requests" \
+    "$(jget "$T/f.json" "[sum(e.get('requests', 0) for e in d['series']) for d in $D]")" '[10,10]'
 is "... its device polled over RESTCONF" "$(jget "$T/u.json" "[[d['protocol'], d['supported']] for d in $D]")" '[["restconf",true]]'
 is "... no gNMI session to it" "$(dev tu "d['connections']['gnmi']")" '[0,0]'
 
