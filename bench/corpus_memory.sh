@@ -31,9 +31,9 @@ YB=${1:-${YB:-./yangblast}}
 PY=/usr/bin/python3
 [ -x "$YB" ] || { echo "$0: $YB: not an executable yangblast" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "$0: taskset missing (Debian: util-linux)" >&2; exit 2; }
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/yb-mem.XXXXXX")
-spid=
-trap '[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }; rm -rf "$W"' EXIT
+trap 'bench_sink_stop; rm -rf "$W"' EXIT
 if [ -z "$big" ]; then
     big=$W/big.ybc
     t0=$(date +%s.%N)
@@ -44,30 +44,15 @@ fi
 
 # one_run CORPUS: sets rss_mb, cpu_us (per request) of replaying CORPUS for N requests.
 one_run() {
-    taskset -c 0 "$YB" serve --sink --restconf 127.0.0.1:0 --gnmi off --stats "$W/st.json" \
-        >"$W/serve.out" 2>&1 &
-    spid=$!
-    for _ in $(seq 50); do grep -q '^serve:' "$W/serve.out" && break; sleep 0.1; done
-    local url
-    url=$(awk '/^serve:/ { print $3; exit }' "$W/serve.out")
-    [ -n "$url" ] || { echo "# serve did not start"; cat "$W/serve.out"; return 1; }
-    taskset -c 1 $PY -c '
-import os, sys
-pid = os.fork()
-if pid == 0:
-    fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1); os.dup2(fd, 2)
-    os.execvp(sys.argv[3], sys.argv[3:])
-_, st, ru = os.wait4(pid, 0)
-open(sys.argv[1], "w").write("%d %.4f\n" % (ru.ru_maxrss, ru.ru_utime + ru.ru_stime))
-sys.exit(0 if os.waitstatus_to_exitcode(st) == 0 else 1)
-' "$W/ru" "$W/run.out" "$YB" run "$1" --target "$url" -c 10 -t 1 -n "$N" -q --json "$W/o.json" ||
-        { echo "# run failed:"; sed 's/^/#   /' "$W/run.out"; return 1; }
-    kill -INT "$spid"; wait "$spid"; spid=
+    bench_sink_start "$W" || return 1
+    bench_rusage "$W/ru" "$W/run.out" "$YB" run "$1" --target "$SINK_URL" -c 10 -t 1 -n "$N" -q \
+        --json "$W/o.json" || { echo "# run failed:"; sed 's/^/#   /' "$W/run.out"; return 1; }
+    bench_sink_stop
     read -r rss_mb cpu_us < <($PY - "$W/o.json" "$W/st.json" "$W/ru" "$N" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1])); st = json.load(open(sys.argv[2]))
-rss, cpu = open(sys.argv[3]).read().split()
+rss, user, sys_ = open(sys.argv[3]).read().split()
+cpu = float(user) + float(sys_)
 s = d['summary']; n = int(sys.argv[4])
 ok = s['requests_completed'] == n and s['requests_error'] == 0 and \
      st['requests']['restconf']['total'] == n
@@ -92,7 +77,6 @@ for r in $(seq "$rounds"); do
     rr="$rr $ratio" ex="$ex $extra"
     printf '%-5s %12s %12s %12s %12s %10s %12s\n' "$r" "$br" "$bc" "$sr" "$sc" "$ratio" "$extra"
 done
-rng() { $PY -c "import sys,statistics as st; v=sorted(map(float,sys.argv[1:])); print('%.2f..%.2f, median %.2f' % (v[0], v[-1], st.median(v)))" "$@"; }
-echo "peak RSS big/small: $(rng $rr) (target <= 1.5, big <= 64 MB)"
-echo "extra CPU per request streaming: $(rng $ex) us (target <= 3)"
+echo "peak RSS big/small: $(bench_range $rr) (target <= 1.5, big <= 64 MB)"
+echo "extra CPU per request streaming: $(bench_range $ex) us (target <= 3)"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

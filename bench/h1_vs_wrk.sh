@@ -51,6 +51,7 @@ command -v wrk >/dev/null || { echo "$0: wrk missing (Debian: wrk)" >&2; exit 2;
 [ -x "$YB" ] || { echo "$0: $YB: not an executable yangblast" >&2; exit 2; }
 [ -f "$SRC/tests/peers/nginx.sh" ] || { echo "$0: $SRC/tests/peers/nginx.sh missing (set YB_SRCDIR)" >&2; exit 2; }
 . "$SRC/tests/peers/nginx.sh"
+. "$HERE/lib.sh"
 PY=/usr/bin/python3
 W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
 srvpid=
@@ -100,23 +101,13 @@ url=$scheme://127.0.0.1:$port
 yb_tls=(); [ -n "$tls" ] && yb_tls=(-k)
 
 # cpu_of OUT CMD...: runs CMD on CPU 1 (stdout+stderr to OUT); prints its
-# user+sys seconds (rusage of the child, microsecond resolution; OUT.us
-# gets "user sys"), or FAILED.
+# user+sys seconds (rusage; OUT.us gets "user sys"), or FAILED.
 cpu_of() {
     local out=$1
     shift
-    taskset -c 1 $PY -c '
-import os, sys
-pid = os.fork()
-if pid == 0:
-    fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1); os.dup2(fd, 2)
-    os.execvp(sys.argv[3], sys.argv[3:])
-_, st, ru = os.wait4(pid, 0)
-open(sys.argv[1], "w").write("%.4f %.4f\n" % (ru.ru_utime, ru.ru_stime))
-sys.exit(0 if os.waitstatus_to_exitcode(st) == 0 else 1)
-' "$out.us" "$out" "$@" || { echo FAILED; return 1; }
-    awk '{ printf "%.4f\n", $1 + $2 }' "$out.us"
+    bench_rusage "$out.ru" "$out" "$@" || { echo FAILED; return 1; }
+    awk '{ printf "%.4f %.4f\n", $2, $3 }' "$out.ru" >"$out.us"
+    awk '{ printf "%.4f\n", $2 + $3 }' "$out.ru"
 }
 # us_per CPU_S N: microseconds per request.
 us_per() { $PY -c "print('%.1f' % ($1 * 1e6 / $2))"; }
@@ -197,7 +188,7 @@ if [ "$tot_wn" -gt 0 ] && [ "$tot_yn" -gt 0 ]; then
     echo "yangblast: $uy us CPU/request ($tot_yn requests, ${tot_y}s CPU;" \
         "its own report: $($PY -c "import json,sys; print(round(json.load(open(sys.argv[1]))['cpu']['per_request_us'], 1))" "$W/yb.json") us, last round)"
     echo "ratio yangblast/wrk: $($PY -c "print('%.2f' % ($uy / $uw))") overall;" \
-        "per round $($PY -c "import sys,statistics as st; v=sorted(map(float,sys.argv[1:])); print('%.2f..%.2f, median %.2f' % (v[0], v[-1], st.median(v)))" $ratios)" \
+        "per round $(bench_range $ratios)" \
         "(target <= $target)"
 fi
 exit $status

@@ -41,9 +41,9 @@ YB=${1:-${YB:-./yangblast}}
 PY=/usr/bin/python3
 [ -x "$YB" ] || { echo "$0: $YB: not an executable yangblast" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "$0: taskset missing (Debian: util-linux)" >&2; exit 2; }
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/yb-open.XXXXXX")
-spid=
-trap '[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }; rm -rf "$W"' EXIT
+trap 'bench_sink_stop; rm -rf "$W"' EXIT
 "$YB" synth acl --op get -n 1000 --scheme http -o "$W/g.ybc" >/dev/null || exit 1
 
 # one_run NAME ARGS...: a fresh sink, one yangblast run against it; sets
@@ -52,16 +52,10 @@ trap '[ -n "$spid" ] && { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; };
 one_run() {
     local name=$1
     shift
-    taskset -c 0 "$YB" serve --sink --restconf 127.0.0.1:0 --gnmi off --stats "$W/st.json" \
-        >"$W/serve.out" 2>&1 &
-    spid=$!
-    for _ in $(seq 50); do grep -q '^serve:' "$W/serve.out" && break; sleep 0.1; done
-    local url
-    url=$(awk '/^serve:/ { print $3; exit }' "$W/serve.out")
-    [ -n "$url" ] || { echo "# serve did not start"; cat "$W/serve.out"; return 1; }
-    taskset -c 1 "$YB" run "$W/g.ybc" --target "$url" -t 1 -D "${secs}s" -q --json "$W/o.json" "$@" \
+    bench_sink_start "$W" || return 1
+    taskset -c 1 "$YB" run "$W/g.ybc" --target "$SINK_URL" -t 1 -D "${secs}s" -q --json "$W/o.json" "$@" \
         >"$W/run.out" 2>&1 || { echo "# $name failed:"; sed 's/^/#   /' "$W/run.out"; return 1; }
-    kill -INT "$spid"; wait "$spid"; spid=
+    bench_sink_stop
     read -r cpu_us tput served late99 ach errs < <($PY - "$W/o.json" "$W/st.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1])); st = json.load(open(sys.argv[2]))
@@ -93,7 +87,7 @@ for r in $(seq "$rounds"); do
     ratios="$ratios $ratio"
     printf '%-5s %12s %12s %12s %12s %10s us %8s\n' "$r" "$cc" "$ct" "$oc" "$ot" "$ol" "$ratio"
 done
-echo "ratio open/closed CPU per request: $($PY -c "import sys,statistics as st; v=sorted(map(float,sys.argv[1:])); print('%.2f..%.2f, median %.2f' % (v[0], v[-1], st.median(v)))" $ratios) (target <= 1.5)"
+echo "ratio open/closed CPU per request: $(bench_range $ratios) (target <= 1.5)"
 if [ -n "$search" ]; then
     echo "# closed loop's best: $best requests/s; open loop at fractions of it (-c 64):"
     printf '%-8s %10s %10s %9s %12s %s\n' fraction target achieved "error %" "late p99" held

@@ -1,0 +1,52 @@
+# bench/lib.sh -- what the bench scripts share.  Source it (bash) with $YB
+# set, after `set -u`; needs /usr/bin/python3 and taskset.
+#
+#   bench_rusage RU OUT CMD...   runs CMD on CPU 1 (stdout and stderr to
+#                                OUT); writes "maxrss_kb user_s sys_s" of
+#                                its rusage (microsecond resolution) to RU;
+#                                fails when CMD fails
+#   bench_sink_start DIR         a `yangblast serve --sink` (RESTCONF only) on
+#                                CPU 0 writing DIR/st.json on exit; sets
+#                                SINK_PID and SINK_URL; fails if it did not start
+#   bench_sink_stop              stops it (SIGINT: it writes its --stats);
+#                                safe to call twice
+#   bench_range V...             prints "MIN..MAX, median MED" of the numbers
+
+bench_rusage() {
+    local ru=$1 out=$2
+    shift 2
+    taskset -c 1 /usr/bin/python3 -c '
+import os, sys
+pid = os.fork()
+if pid == 0:
+    fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1); os.dup2(fd, 2)
+    os.execvp(sys.argv[3], sys.argv[3:])
+_, st, ru = os.wait4(pid, 0)
+open(sys.argv[1], "w").write("%d %.4f %.4f\n" % (ru.ru_maxrss, ru.ru_utime, ru.ru_stime))
+sys.exit(0 if os.waitstatus_to_exitcode(st) == 0 else 1)
+' "$ru" "$out" "$@"
+}
+
+SINK_PID=
+bench_sink_start() {
+    local dir=$1
+    taskset -c 0 "$YB" serve --sink --restconf 127.0.0.1:0 --gnmi off --stats "$dir/st.json" \
+        >"$dir/serve.out" 2>&1 &
+    SINK_PID=$!
+    for _ in $(seq 50); do grep -q '^serve:' "$dir/serve.out" && break; sleep 0.1; done
+    SINK_URL=$(awk '/^serve:/ { print $3; exit }' "$dir/serve.out")
+    [ -n "$SINK_URL" ] || { echo "# serve did not start"; cat "$dir/serve.out"; return 1; }
+}
+
+bench_sink_stop() {
+    [ -n "$SINK_PID" ] || return 0
+    kill -INT "$SINK_PID" 2>/dev/null
+    wait "$SINK_PID" 2>/dev/null
+    SINK_PID=
+}
+
+bench_range() {
+    /usr/bin/python3 -c "import sys, statistics as st; v = sorted(map(float, sys.argv[1:]))
+print('%.2f..%.2f, median %.2f' % (v[0], v[-1], st.median(v)))" "$@"
+}
