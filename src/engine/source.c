@@ -317,7 +317,8 @@ static uint64_t request_size(const yb_request *r)
  * does not fit is streamed from the start, so the cache never grows to
  * its budget only to be thrown away (a memory peak that outlives it,
  * since the allocator keeps what was freed).  The scan stops as soon as
- * the budget is passed: it costs at most the budget's worth of decoding.
+ * the budget is passed, or the run's requests are all seen: it costs at
+ * most the budget's worth of decoding.
  * Returns 0 or -1 with err. */
 static int scan_fit(yb_source *s, char *err, size_t errlen)
 {
@@ -348,6 +349,8 @@ static int scan_fit(yb_source *s, char *err, size_t errlen)
             fits = 0;
             break;
         }
+        if (n >= s->uses)
+            break; /* no record sent twice: it will not be cached anyway */
     }
     if (yb_corpus_reader_rewind(s->rd, err, errlen) < 0)
         return -1;
