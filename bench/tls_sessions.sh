@@ -42,8 +42,8 @@ while getopts n:c:r:s:RP: o; do
 done
 shift $((OPTIND - 1))
 YB=${1:-${YB:-./yangblast}}
-for tool in nghttpd h2load taskset openssl; do
-    command -v $tool >/dev/null || { echo "$0: $tool missing" >&2; exit 2; }
+for tool in nghttpd h2load taskset openssl ss; do
+    command -v $tool >/dev/null || { echo "$0: $tool missing (Debian: nghttp2-server, nghttp2-client, util-linux, openssl, iproute2)" >&2; exit 2; }
 done
 [ -x "$YB" ] || { echo "$0: $YB: not an executable yangblast" >&2; exit 2; }
 case $server in sink|nghttpd) ;; *) echo "$0: -s nghttpd or sink" >&2; exit 2 ;; esac
