@@ -71,7 +71,7 @@ yb_run_name: t$$
 yb_args: [--plan, $T/plan.yaml, --targets, $T/lab.yaml]
 yb_workdir: $T/work
 yb_results_dir: $T/results
-yb_start_delay: 10
+yb_start_delay: ${YB_WRAP:+4}15
 yb_timeout: 120
 yb_password: $PW
 EOF2

@@ -83,7 +83,8 @@ open(os.path.join(sys.argv[4], "ca.pem"), "w").write(open(sys.argv[3]).read())
 PYEOF
 mkdir -p "$T/bin" && ln -s "$YB" "$T/bin/yangblast"
 export K8S_CM_RUN_NAME=run$$ K8S_CM_START_AT
-K8S_CM_START_AT=$(date -u -d '+6 seconds' +%Y-%m-%dT%H:%M:%SZ)
+# (valgrind, YB_WRAP: preparing takes far longer)
+K8S_CM_START_AT=$(date -u -d "+${YB_WRAP:+4}6 seconds" +%Y-%m-%dT%H:%M:%SZ)
 
 # layout JOB INDEX: lays the pod's volumes out under $T/pod (one place for
 # every pod, as the volumes are the same in each) and prints its command

@@ -42,7 +42,7 @@ stop_tcpdump() { [ -n "${TPID:-}" ] || return 0; kill "$TPID" 2>/dev/null; wait 
 at_exit stop_tcpdump
 for i in $(seq 100); do grep -qs 'listening on' "$T/tcpdump.err" && break; sleep 0.1; done
 
-START=$(( $(date +%s) + 3 ))
+START=$(( $(date +%s) + ${YB_WRAP:+40+}3 ))
 pids=""
 for i in $(seq 0 $((K - 1))); do
     (netns_exec "$i" "$YB" run "$T/gn.ybc" --target "$URL" "${LOAD[@]}" --shard "$i/$K" --start-at "@$START" -q \
@@ -122,7 +122,7 @@ stop_nginx() { [ -n "${NGPID:-}" ] || return 0; kill "$NGPID" 2>/dev/null; wait 
 at_exit stop_nginx
 for i in $(seq 100); do netns_exec 0 bash -c "exec 3<>/dev/tcp/$NETNS_TARGET/8081" 2>/dev/null && break; sleep 0.1; done
 "$YB" synth acl --proto restconf -n 40 -r 1 -o "$T/rc.ybc" >/dev/null || { echo "Bail out! synth"; exit 1; }
-START=$(( $(date +%s) + 3 ))
+START=$(( $(date +%s) + ${YB_WRAP:+40+}3 ))
 pids=""
 for i in $(seq 0 $((K - 1))); do
     (netns_exec "$i" "$YB" run "$T/rc.ybc" --target "http://$NETNS_TARGET:8081" -c 6 -n 240 --shard "$i/$K" \
