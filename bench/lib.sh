@@ -31,6 +31,7 @@ sys.exit(0 if os.waitstatus_to_exitcode(st) == 0 else 1)
 SINK_PID=
 bench_sink_start() {
     local dir=$1
+    rm -f "$dir/serve.out" # (the last server's line must not be taken for this one's)
     taskset -c 0 "$YB" serve --sink --restconf 127.0.0.1:0 --gnmi off --stats "$dir/st.json" \
         >"$dir/serve.out" 2>&1 &
     SINK_PID=$!

@@ -21,6 +21,7 @@ trap '[ -n "$SPID" ] && { kill $SPID 2>/dev/null; wait $SPID 2>/dev/null; }; rm 
 # serve_start: a fresh sink for one point (its --stats count is the point's
 # own), RURL/GURL set; serve_stop writes $T/st.json.
 serve_start() {
+    rm -f "$T/serve.out" # (the last server's line must not be taken for this one's)
     taskset -c 0 "$YB" serve --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 --sink --stats "$T/st.json" \
         > "$T/serve.out" 2>&1 &
     SPID=$!
