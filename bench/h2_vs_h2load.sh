@@ -52,29 +52,11 @@ done
 case $server in sink|nghttpd) ;; *) echo "$0: -s sink or nghttpd" >&2; exit 2 ;; esac
 score=${pin%,*} ccore=${pin#*,}
 PY=/usr/bin/python3
-W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
-srvpid=""
-stop_server() {
-    if [ -n "$srvpid" ]; then
-        kill "$srvpid" 2>/dev/null
-        wait "$srvpid" 2>/dev/null
-    fi
-    srvpid=""
-}
-cleanup() {
-    stop_server
-    rm -rf "$W"
-}
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_scratch
 
 # The request: one synthesized Set; its gRPC-framed body for h2load.
-"$YB" synth acl --proto gnmi -n 1 -o "$W/set.ybc" || exit 1
-"$YB" corpus cat "$W/set.ybc" | $PY -c '
-import base64, json, sys
-rec = json.loads(sys.stdin.readline())
-open(sys.argv[1], "wb").write(base64.b64decode(rec["body_base64"]))
-print(rec["path"])' "$W/body.bin" >"$W/path" || exit 1
-path=$(cat "$W/path")
+path=$(bench_gnmi_set "$W") || exit 1
 body_len=$(stat -c %s "$W/body.bin")
 mkdir -p "$W/docs$(dirname "$path")"
 printf '\000\000\000\000\002\022\000' >"$W/docs$path"
@@ -112,7 +94,7 @@ start_server() {
     cat "$W/server.log" >&2
     return 1
 }
-# server_counts: after stop_server, "CALLS BYTES" as the server saw them:
+# server_counts: after bench_server_stop, "CALLS BYTES" as the server saw them:
 # calls ended by the client (sink: Set calls; nghttpd: END_STREAM
 # received), request body bytes received (sink: all gNMI bytes in).
 server_counts() {
@@ -155,7 +137,7 @@ run_one() {
             "$W/yb.json" 2>/dev/null)
         [ "$ok" = "$n" ] || { s=FAILED; cat "$W/yb.out" >&2; }
     fi
-    stop_server
+    bench_server_stop
     counts=$(server_counts)
     if [ "$s" != FAILED ] && ! awk -v c="$counts" -v n="$n" -v l="$body_len" \
             'BEGIN { split(c, a, " "); exit !(a[1] == n && a[2] >= n * l) }'; then

@@ -11,6 +11,13 @@
 #   bench_sink_stop              stops it (SIGINT: it writes its --stats);
 #                                safe to call twice
 #   bench_range V...             prints "MIN..MAX, median MED" of the numbers
+#   bench_gnmi_set DIR           one synthesized gNMI Set: DIR/set.ybc for
+#                                yangblast, its gRPC-framed body DIR/body.bin
+#                                for h2load -d; prints the call's path
+#   bench_scratch                makes the scratch directory W, removed on
+#                                exit after the server in srvpid (a script's
+#                                own, started with srvpid=$!) is stopped
+#                                (bench_server_stop: SIGTERM, reaped)
 
 bench_rusage() {
     local ru=$1 out=$2
@@ -50,4 +57,27 @@ bench_sink_stop() {
 bench_range() {
     /usr/bin/python3 -c "import sys, statistics as st; v = sorted(map(float, sys.argv[1:]))
 print('%.2f..%.2f, median %.2f' % (v[0], v[-1], st.median(v)))" "$@"
+}
+
+bench_gnmi_set() {
+    "$YB" synth acl --proto gnmi -n 1 -o "$1/set.ybc" >/dev/null || return 1
+    "$YB" corpus cat "$1/set.ybc" | /usr/bin/python3 -c '
+import base64, json, sys
+rec = json.loads(sys.stdin.readline())
+open(sys.argv[1], "wb").write(base64.b64decode(rec["body_base64"]))
+print(rec["path"])' "$1/body.bin"
+}
+
+srvpid=""
+bench_server_stop() {
+    if [ -n "$srvpid" ]; then
+        kill "$srvpid" 2>/dev/null
+        wait "$srvpid" 2>/dev/null
+    fi
+    srvpid=""
+}
+
+bench_scratch() {
+    W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
+    trap 'bench_server_stop; rm -rf "$W"' EXIT
 }

@@ -51,28 +51,10 @@ case $server in sink|nghttpd) ;; *) echo "$0: -s nghttpd or sink" >&2; exit 2 ;;
     { echo "$0: h2load -c $n needs $n descriptors; ulimit -n is $(ulimit -n)" >&2; exit 2; }
 score=${pin%,*} ccore=${pin#*,}
 PY=/usr/bin/python3
-W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
-srvpid=""
-stop_server() {
-    if [ -n "$srvpid" ]; then
-        kill "$srvpid" 2>/dev/null
-        wait "$srvpid" 2>/dev/null
-    fi
-    srvpid=""
-}
-cleanup() {
-    stop_server
-    rm -rf "$W"
-}
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_scratch
 
-"$YB" synth acl --proto gnmi -n 1 -o "$W/set.ybc" || exit 1
-"$YB" corpus cat "$W/set.ybc" | $PY -c '
-import base64, json, sys
-rec = json.loads(sys.stdin.readline())
-open(sys.argv[1], "wb").write(base64.b64decode(rec["body_base64"]))
-print(rec["path"])' "$W/body.bin" >"$W/path" || exit 1
-path=$(cat "$W/path")
+path=$(bench_gnmi_set "$W") || exit 1
 mkdir -p "$W/docs$(dirname "$path")"
 printf '\000\000\000\000\002\022\000' >"$W/docs$path"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -100,7 +82,7 @@ start_server() {
     cat "$W/server.log" >&2
     return 1
 }
-# server_counts (after stop_server): "CONNECTIONS CALLS" as the server saw them.
+# server_counts (after bench_server_stop): "CONNECTIONS CALLS" as the server saw them.
 server_counts() {
     if [ "$server" = sink ]; then
         $PY -c 'import json,sys; s=json.load(open(sys.argv[1]))
@@ -142,7 +124,7 @@ print(r["summary"]["requests_ok"], r["sessions"]["opened"], r["sessions"]["tls_r
         fi
     fi
     [ "$s" = FAILED ] && cat "$W/out" >&2
-    stop_server
+    bench_server_stop
     counts=$(server_counts)
     if [ "$s" != FAILED ] && [ "$counts" != "$n $n" ]; then
         echo "$0: $who: the $server server saw \"$counts\" (TLS connections, calls), expected \"$n $n\"" >&2
