@@ -431,7 +431,8 @@ static int authority_census(const char *cmd, const yb_runopts *ro, const yb_flee
                      m[i].k == K_H2 ? "gnmi:" : "restconf:");
         /* untrusted bytes made printable, an empty authority named */
         char shown[sizeof m[i].authority];
-        snprintf(shown, sizeof shown, "%s", m[i].authority[0] ? m[i].authority : "(none)");
+        snprintf(shown, sizeof shown, "%.*s", (int)sizeof shown - 1,
+                 m[i].authority[0] ? m[i].authority : "(none)");
         for (char *c = shown; *c; c++)
             if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
                 *c = '?';

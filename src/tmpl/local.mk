@@ -1,6 +1,6 @@
 ## tmpl module: request templates (placeholders compiled once, filled per request)
 libyangblast_a_SOURCES += src/tmpl/tmpl.c src/tmpl/tmpl.h src/tmpl/record.c \
-	src/tmpl/pick.c src/tmpl/pick.h
+	src/tmpl/pick.c src/tmpl/pick.h src/tmpl/key.h
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/unit/test_tmpl

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "corpus/corpus.h"
-#include "tmpl/tmpl.h"
+#include "tmpl/key.h"
 
 /* Caps: distinct picks in one record; bytes of one value; of a step's
  * values together; of the previous response's body and head kept for them. */

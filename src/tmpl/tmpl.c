@@ -190,18 +190,6 @@ int yb_tmpl_close(yb_tmpl *t)
 
 /* ---- placeholders ------------------------------------------------------- */
 
-static uint64_t fnv(const uint8_t *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
-uint64_t yb_tmpl_key(const void *in, size_t n)
-{
-    return fnv(in, n);
-}
 
 /* Formats the placeholder text for a message (at most 60 bytes of it). */
 static void quote(char *buf, size_t cap, const uint8_t *p, size_t n)
@@ -348,7 +336,7 @@ static int compile_ph(yb_tmpl *t, const char *in, size_t n, const char **why)
     int has_args = lab < n; /* in[lab] == ':' */
     const char *args = has_args ? in + lab + 1 : "";
     size_t alen = has_args ? n - lab - 1 : 0;
-    uint64_t key = fnv((const uint8_t *)in, n);
+    uint64_t key = yb_tmpl_key(in, n);
     for (size_t i = 0; i < t->n_ph; i++)
         if (t->ph[i].key == key)
             return (int)i; /* the same text: the same value */

@@ -18,21 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "corpus/corpus.h"
+#include "tmpl/key.h"
 
-/* Caps: distinct placeholders and nested regions in one template; bytes
- * inside one placeholder's braces; items of one {{choice:...}}. */
+/* Caps: distinct placeholders and nested regions in one template; items
+ * of one {{choice:...}} (bytes inside one placeholder's braces:
+ * YB_TMPL_MAX_INNER, tmpl/key.h). */
 #define YB_TMPL_MAX_PH 32
 #define YB_TMPL_MAX_REGIONS 64
-#define YB_TMPL_MAX_INNER 4096
 #define YB_TMPL_MAX_ITEMS 256
-
-/* A value taken from the previous step's response ({{prev....}},
- * tmpl/pick.h): key is the placeholder's (a hash of its text). */
-typedef struct {
-    uint64_t key;
-    const uint8_t *p;
-    size_t n;
-} yb_tmpl_got;
 
 /* What a request's placeholders are filled from. */
 typedef struct {
@@ -87,9 +80,6 @@ int yb_tmpl_open(yb_tmpl *t, yb_tmpl_len enc);
 int yb_tmpl_close(yb_tmpl *t);
 /* Number of placeholder occurrences (0: the template is a constant). */
 size_t yb_tmpl_gaps(const yb_tmpl *t);
-/* Returns the key of a placeholder's inner text in[0..n) (what
- * yb_tmpl_got.key matches). */
-uint64_t yb_tmpl_key(const void *in, size_t n);
 /* 1 when t has a {{target}} placeholder. */
 int yb_tmpl_uses_target(const yb_tmpl *t);
 /* Bytes of literal text (what the template weighs in a cache). */

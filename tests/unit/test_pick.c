@@ -17,6 +17,7 @@
 
 #include "gnmi/gnmi_msg.h"
 #include "tmpl/pick.h"
+#include "tmpl/tmpl.h"
 
 static char why[512];
 
