@@ -5,15 +5,15 @@ PY=/usr/bin/python3
 GC="$YB_SRCDIR/tests/peers/gnmi_client.py"
 CT='Content-Type: application/yang-data+json'
 _serve_pids=""
-_serve_n=0
 _kill_serves() { for p in $_serve_pids; do kill -KILL "$p" 2>/dev/null; done; }
 at_exit _kill_serves
 
 # start_serve ARGS...: sets SPID, SOUT (its stdout/stderr file), RP and GP
 # (ports; empty when off).  Returns 1 if the server did not come up.
 start_serve() {
-    _serve_n=$((_serve_n + 1))
-    SOUT="$T/serve.$_serve_n.out"
+    # a new, empty file each time: a counter would repeat in a subshell
+    # ($(...)), and the loop below could read the last server's line
+    SOUT=$(mktemp "$T/serve.XXXXXX.out") || return 1
     "$YB" serve --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" >"$SOUT" 2>&1 &
     SPID=$!
     _serve_pids="$_serve_pids $SPID"

@@ -15,9 +15,7 @@ export YANGBLAST_SERVE_PASSWORD=$SECRET YANGBLAST_PASSWORD=$SECRET
 # "serve: N devices ready" line; sets SPID and SOUT.  Returns 1 when it
 # did not come up.
 start_fleet() {
-    _serve_n=$((_serve_n + 1))
-    SOUT="$T/fleet.$_serve_n.out"
-    : >"$SOUT"
+    SOUT=$(mktemp "$T/fleet.XXXXXX.out") || return 1
     "$YB" serve "$@" >"$SOUT" 2>&1 &
     SPID=$!
     _serve_pids="$_serve_pids $SPID"
