@@ -102,6 +102,15 @@ static const char *workload_name(const yb_engine_opts *w)
     return (slash = strrchr(w->corpus_path, '/')) ? slash + 1 : w->corpus_path;
 }
 
+/* Turns every '/' of s into '_'; returns s. */
+static char *no_slash(char *s)
+{
+    for (char *c = s; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    return s;
+}
+
 /* Has every lane of every worker tag its seconds "WORKLOAD/TARGET/" +
  * operation (the target's name, or its authority; '/' inside either
  * becomes '_', so a tag splits at its first two '/'). */
@@ -115,15 +124,11 @@ static int tag_seconds(const yb_plan *plan, yb_worker **ws, unsigned nw, char *e
             const yb_target *t = plan->pair[pair].target;
             char prefix[400];
             snprintf(prefix, sizeof prefix, "%s", workload_name(w));
-            for (char *c = prefix; *c; c++)
-                if (*c == '/')
-                    *c = '_';
-            size_t at = strlen(prefix);
+            size_t at = strlen(no_slash(prefix));
             snprintf(prefix + at, sizeof prefix - at, "/%s",
                      w->target_name ? w->target_name : t->authority);
-            for (char *c = prefix + at + 1; *c; c++)
-                if (*c == '/')
-                    *c = '_';
+            if (at + 1 < sizeof prefix) /* (a workload name that filled it: nothing after) */
+                no_slash(prefix + at + 1);
             at = strlen(prefix);
             snprintf(prefix + at, sizeof prefix - at, "/");
             if (yb_worker_set_tag(ws[i], k, prefix) < 0) {

@@ -772,6 +772,19 @@ static void td_str(FILE *f, const char *s)
     fprintf(f, "</td>");
 }
 
+/* A sweep row's last cells: the device CPU (cpu: a number, else "-") and
+ * the verdict of row e ("ok", or its "why"); ends the row. */
+static void td_cpu_verdict(FILE *f, const json_t *cpu, const json_t *e)
+{
+    if (json_is_number(cpu))
+        td_num(f, 1, json_number_value(cpu));
+    else
+        td_str(f, "-");
+    td_str(f, json_is_true(json_object_get(e, "pass")) ? "ok"
+                                                      : json_string_value(json_object_get(e, "why")));
+    fprintf(f, "</tr>\n");
+}
+
 /* A run's label: never wrapped, so rows stay one line high. */
 static void td_label(FILE *f, const run_view *r)
 {
@@ -1677,14 +1690,7 @@ static int sweep_section(FILE *f, const sweep_view *sv, size_t idx)
         td_num(f, 2, y[1][i]);
         td_num(f, 2, y[2][i]);
         td_num(f, 3, num(e, "errors_pct"));
-        if (json_is_number(cpu))
-            td_num(f, 1, json_number_value(cpu));
-        else
-            td_str(f, "-");
-        td_str(f, json_is_true(json_object_get(e, "pass"))
-                      ? "ok"
-                      : json_string_value(json_object_get(e, "why")));
-        fprintf(f, "</tr>\n");
+        td_cpu_verdict(f, cpu, e);
         size_t k;
         const json_t *p;
         json_array_foreach(json_object_get(e, "parts"), k, p) { /* its targets, workloads */
@@ -1699,14 +1705,7 @@ static int sweep_section(FILE *f, const sweep_view *sv, size_t idx)
             td_num(f, 2, num(p, "p99_us") / 1e3);
             td_num(f, 2, num(p, "p999_us") / 1e3);
             td_num(f, 3, num(p, "errors_pct"));
-            if (json_is_number(pc))
-                td_num(f, 1, json_number_value(pc));
-            else
-                td_str(f, "-");
-            td_str(f, json_is_true(json_object_get(p, "pass"))
-                          ? "ok"
-                          : json_string_value(json_object_get(p, "why")));
-            fprintf(f, "</tr>\n");
+            td_cpu_verdict(f, pc, p);
         }
     }
     table_end(f, n);
