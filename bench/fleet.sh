@@ -65,6 +65,9 @@ fi
 # $W/inv.yaml (secrets by reference: none here) and $W/ca.pem.
 serve() {
     port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.1.0.1",0)); print(s.getsockname()[1]); s.close()')
+    # emptied here, not by the background job's redirection: that one may
+    # come after the wait below has read the previous server's "ready"
+    : >"$W/server.log"
     "$YB" serve --devices "$devices" --device-addresses 127.1.0.1 --gnmi ":$port" \
         --restconf off --self-signed --write-cert "$W/ca.pem" --write-inventory "$W/inv.yaml" \
         "$@" >"$W/server.log" 2>&1 &
