@@ -10,8 +10,10 @@
  *    of its sub-buckets (the lower half is covered by the previous bucket),
  *    so the counts array holds (bucket_count + 1) * sub_bucket_count / 2
  *    slots.
- * The counts array is allocated once with the struct: recording never
- * allocates. */
+ * The counts array is mapped once, when the histogram is made: recording
+ * never allocates.  Until a histogram has more than FEW distinct slots
+ * they are kept in the struct and the mapping is not written at all (see
+ * FEW). */
 #include "config.h"
 #include "stats/hdr.h"
 
@@ -40,6 +42,14 @@
  * needs 23,552 slots; 5 digits over 1..2^62 needs about 6 million. */
 #define DECODE_MAX_COUNTS (1 << 22)
 
+/* A histogram's first FEW distinct slots are kept in its struct, not in
+ * its counts array: a run keeps a recorder per target with fifteen
+ * histograms each, most of which see one or a few values per target (the
+ * set-up phases of its one session), and each slot written in the array
+ * costs a whole page of memory.  Past FEW slots they move to the array,
+ * for good (until a reset). */
+#define FEW 8
+
 struct yb_hdr {
     int64_t lowest, highest;
     int sigfigs;
@@ -54,7 +64,13 @@ struct yb_hdr {
     int64_t min_value; /* raw (clamped) values, INT64_MAX / 0 when empty */
     int64_t max_value;
     uint64_t clamped;
-    int64_t counts[];
+    int64_t *counts;   /* counts_len slots, mmap'd; all zero while n_few >= 0 */
+    int n_few;         /* -1: counts holds every count; else few[0..n_few)
+                        * do, by ascending slot, each count > 0 */
+    struct {
+        int32_t idx;
+        int64_t n;
+    } few[FEW];
 };
 
 /* ---- layout ------------------------------------------------------------ */
@@ -108,26 +124,34 @@ static int layout(yb_hdr *h, int64_t lowest, int64_t highest, int sigfigs)
     return 0;
 }
 
-static size_t alloc_size(int32_t counts_len)
+static size_t counts_size(int32_t counts_len)
 {
-    return sizeof(yb_hdr) + (size_t)counts_len * sizeof(int64_t);
+    return (size_t)counts_len * sizeof(int64_t);
 }
 
 /* A histogram's slots are mostly zero (a phase of a few requests writes a
- * handful of its tens of thousands), so its memory comes straight from
+ * handful of its tens of thousands), so its counts come straight from
  * mmap, whose pages cost nothing until written, not from calloc, which may
  * hand back used heap memory and zero all of it: a run keeps a recorder
  * per target, and the unwritten pages of their histograms would otherwise
- * be paid in RSS and in time. */
+ * be paid in RSS and in time.  The struct is apart from them (a page of
+ * its own for each histogram otherwise), and holds the first slots (FEW). */
 static yb_hdr *alloc_layout(const yb_hdr *tmpl)
 {
-    void *m = mmap(NULL, alloc_size(tmpl->counts_len), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    yb_hdr *h = m;
+    yb_hdr *h = malloc(sizeof(*h));
+    void *m;
 
-    if (m == MAP_FAILED)
+    if (!h)
         return NULL;
+    m = mmap(NULL, counts_size(tmpl->counts_len), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        free(h);
+        return NULL;
+    }
     memcpy(h, tmpl, sizeof(*h));
+    h->counts = m;
+    h->n_few = 0;
     h->total = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -152,8 +176,10 @@ yb_hdr *yb_hdr_new_default(void)
 
 void yb_hdr_free(yb_hdr *h)
 {
-    if (h)
-        munmap(h, alloc_size(h->counts_len));
+    if (!h)
+        return;
+    munmap(h->counts, counts_size(h->counts_len));
+    free(h);
 }
 
 static int32_t counts_index_for(const yb_hdr *h, int64_t v);
@@ -162,7 +188,7 @@ void yb_hdr_reset(yb_hdr *h)
 {
     if (!h)
         return;
-    if (h->total > 0) {
+    if (h->total > 0 && h->n_few < 0) {
         /* only the slots from the least to the greatest value are not zero */
         int32_t lo = counts_index_for(h, h->min_value), hi = counts_index_for(h, h->max_value);
         if (lo < 0)
@@ -172,6 +198,7 @@ void yb_hdr_reset(yb_hdr *h)
         if (lo <= hi)
             memset(&h->counts[lo], 0, (size_t)(hi - lo + 1) * sizeof(int64_t));
     }
+    h->n_few = 0; /* the counts are all zero again */
     h->total = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -254,6 +281,74 @@ int64_t yb_hdr_highest_equivalent(const yb_hdr *h, int64_t value)
     return (h && value >= 0) ? highest_equivalent(h, value) : 0;
 }
 
+/* ---- slots --------------------------------------------------------------- */
+
+/* The count in slot i (0 <= i < counts_len). */
+static int64_t slot(const yb_hdr *h, int32_t i)
+{
+    if (h->n_few < 0)
+        return h->counts[i];
+    for (int k = 0; k < h->n_few && h->few[k].idx <= i; k++)
+        if (h->few[k].idx == i)
+            return h->few[k].n;
+    return 0;
+}
+
+/* The first slot at or after i with a count (> 0), or counts_len when
+ * none; *n gets its count.  Only the slots up to the greatest value's can
+ * hold one. */
+static int32_t next_slot(const yb_hdr *h, int32_t i, int64_t *n)
+{
+    if (h->total <= 0)
+        return h->counts_len;
+    if (h->n_few >= 0) {
+        for (int k = 0; k < h->n_few; k++)
+            if (h->few[k].idx >= i) {
+                *n = h->few[k].n;
+                return h->few[k].idx;
+            }
+        return h->counts_len;
+    }
+    int32_t hi = counts_index_for(h, h->max_value);
+    if (hi >= h->counts_len)
+        hi = h->counts_len - 1;
+    for (; i <= hi; i++)
+        if (h->counts[i] != 0) {
+            *n = h->counts[i];
+            return i;
+        }
+    return h->counts_len;
+}
+
+/* Adds n (> 0) to slot i (0 <= i < counts_len); the totals are the
+ * caller's.  A slot that finds no room among the few moves them all to
+ * the counts array. */
+static void add_slot(yb_hdr *h, int32_t i, int64_t n)
+{
+    if (h->n_few < 0) {
+        h->counts[i] += n;
+        return;
+    }
+    int k = 0;
+    while (k < h->n_few && h->few[k].idx < i)
+        k++;
+    if (k < h->n_few && h->few[k].idx == i) {
+        h->few[k].n += n;
+        return;
+    }
+    if (h->n_few < FEW) {
+        memmove(&h->few[k + 1], &h->few[k], (size_t)(h->n_few - k) * sizeof(h->few[0]));
+        h->few[k].idx = i;
+        h->few[k].n = n;
+        h->n_few++;
+        return;
+    }
+    for (k = 0; k < h->n_few; k++)
+        h->counts[h->few[k].idx] = h->few[k].n;
+    h->n_few = -1;
+    h->counts[i] += n;
+}
+
 /* ---- recording ------------------------------------------------------------ */
 
 void yb_hdr_record_n(yb_hdr *h, int64_t value, int64_t count)
@@ -269,7 +364,7 @@ void yb_hdr_record_n(yb_hdr *h, int64_t value, int64_t count)
     idx = counts_index_for(h, value);
     if (idx < 0 || idx >= h->counts_len) /* cannot happen after clamping */
         return;
-    h->counts[idx] += count;
+    add_slot(h, idx, count);
     h->total += count;
     if (value < h->min_value)
         h->min_value = value;
@@ -300,14 +395,13 @@ int yb_hdr_add(yb_hdr *dst, const yb_hdr *src)
     /* only the slots between src's smallest and largest value: the rest
      * are zero, and a mostly empty histogram (a few phases of one target's
      * requests) is merged without touching its untouched pages */
-    int32_t lo = counts_index_for(src, src->min_value), hi = counts_index_for(src, src->max_value);
+    int32_t lo = counts_index_for(src, src->min_value);
+    int64_t n;
     if (lo < 0)
         lo = 0;
-    if (hi >= src->counts_len)
-        hi = src->counts_len - 1;
     if (same_layout(dst, src)) {
-        for (int32_t i = lo; i <= hi; i++)
-            dst->counts[i] += src->counts[i];
+        for (int32_t i = next_slot(src, lo, &n); i < src->counts_len; i = next_slot(src, i + 1, &n))
+            add_slot(dst, i, n);
         dst->total += src->total;
         if (src->min_value < dst->min_value)
             dst->min_value = src->min_value;
@@ -316,9 +410,8 @@ int yb_hdr_add(yb_hdr *dst, const yb_hdr *src)
     } else {
         /* Different layouts: re-record each slot at its lowest value, which
          * is what HdrHistogram's add does in this case. */
-        for (int32_t i = lo; i <= hi; i++)
-            if (src->counts[i] > 0)
-                yb_hdr_record_n(dst, value_from_index(src, i), src->counts[i]);
+        for (int32_t i = next_slot(src, lo, &n); i < src->counts_len; i = next_slot(src, i + 1, &n))
+            yb_hdr_record_n(dst, value_from_index(src, i), n);
     }
     dst->clamped += src->clamped;
     return 0;
@@ -359,29 +452,28 @@ int64_t yb_hdr_max(const yb_hdr *h)
 double yb_hdr_mean(const yb_hdr *h)
 {
     double sum = 0.0;
+    int64_t n;
 
     if (!h || h->total == 0)
         return 0.0;
     /* Each slot stands for the middle of its equivalent range, as in
      * HdrHistogram's getMean(). */
-    for (int32_t i = 0; i < h->counts_len; i++)
-        if (h->counts[i] > 0)
-            sum += (double)median_equivalent(h, value_from_index(h, i)) * (double)h->counts[i];
+    for (int32_t i = next_slot(h, 0, &n); i < h->counts_len; i = next_slot(h, i + 1, &n))
+        sum += (double)median_equivalent(h, value_from_index(h, i)) * (double)n;
     return sum / (double)h->total;
 }
 
 double yb_hdr_stddev(const yb_hdr *h)
 {
     double mean, acc = 0.0;
+    int64_t n;
 
     if (!h || h->total == 0)
         return 0.0;
     mean = yb_hdr_mean(h);
-    for (int32_t i = 0; i < h->counts_len; i++) {
-        if (h->counts[i] > 0) {
-            double d = (double)median_equivalent(h, value_from_index(h, i)) - mean;
-            acc += d * d * (double)h->counts[i];
-        }
+    for (int32_t i = next_slot(h, 0, &n); i < h->counts_len; i = next_slot(h, i + 1, &n)) {
+        double d = (double)median_equivalent(h, value_from_index(h, i)) - mean;
+        acc += d * d * (double)n;
     }
     return sqrt(acc / (double)h->total);
 }
@@ -405,8 +497,10 @@ int64_t yb_hdr_percentile(const yb_hdr *h, double p)
         want = 1;
     /* the slots below the least value are zero: start there */
     int32_t lo = counts_index_for(h, h->min_value);
-    for (int32_t i = lo > 0 ? lo : 0; i < h->counts_len; i++) {
-        cum += h->counts[i];
+    int64_t n;
+    for (int32_t i = next_slot(h, lo > 0 ? lo : 0, &n); i < h->counts_len;
+         i = next_slot(h, i + 1, &n)) {
+        cum += n;
         if (cum >= want) {
             int64_t v = value_from_index(h, i);
             return p <= 0.0 ? lowest_equivalent(h, v) : highest_equivalent(h, v);
@@ -454,7 +548,7 @@ static int walk_percentiles(const yb_hdr *h, int ticks_per_half,
     if (h->total <= 0)
         return 0;
     while (cum < h->total && i < h->counts_len) {
-        int64_t c = h->counts[i];
+        int64_t c = slot(h, i);
 
         if (fresh) {
             cum += c;
@@ -466,7 +560,10 @@ static int walk_percentiles(const yb_hdr *h, int ticks_per_half,
             level = next_level(level, ticks_per_half);
             continue;
         }
-        i++;
+        if (c == 0) /* the empty slots up to the next one only move on */
+            i = next_slot(h, i + 1, &c);
+        else
+            i++;
         fresh = true;
     }
     if (i >= h->counts_len)
@@ -640,19 +737,20 @@ int yb_hdr_encode_compressed(const yb_hdr *h, uint8_t **out, size_t *len)
     put_be64(raw + 24, (uint64_t)h->highest);
     put_be64(raw + 32, ratio.u);
     for (i = 0; i < limit;) {
-        int64_t c = h->counts[i++];
+        int64_t c = 0;
+        int32_t next = next_slot(h, i, &c);
 
-        if (c == 0) {
-            int64_t zeros = 1;
+        if (next > limit)
+            next = limit;
+        if (next > i) {
+            int64_t zeros = next - i;
 
-            while (i < limit && h->counts[i] == 0) {
-                zeros++;
-                i++;
-            }
             /* A single zero is written as the count 0, runs as -length. */
             rawlen += put_zigzag(raw + rawlen, zeros > 1 ? -zeros : 0);
+            i = next;
         } else {
             rawlen += put_zigzag(raw + rawlen, c);
+            i++;
         }
     }
     put_be32(raw + 4, (uint32_t)(rawlen - V2_HEADER_LEN));
@@ -750,6 +848,7 @@ yb_hdr *yb_hdr_decode_compressed(const uint8_t *buf, size_t len)
     h = alloc_layout(&tmpl);
     if (!h)
         goto fail;
+    h->n_few = -1; /* written straight into the counts */
     while (pos < plen) {
         int64_t v;
         size_t n = get_zigzag(payload + pos, plen - pos, &v);

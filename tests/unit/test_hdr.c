@@ -472,6 +472,92 @@ static void test_round_trip(void **st)
     yb_hdr_free(h);
 }
 
+/* The .hgrm text of h, malloc'd. */
+static char *hgrm_of(const yb_hdr *h)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    assert_non_null(f);
+    assert_int_equal(yb_hdr_write_hgrm(h, f, 1000.0), 0);
+    fclose(f);
+    return text;
+}
+
+/* a and b hold the same counts: every query and the encoding agree. */
+static void assert_same_hist(const yb_hdr *a, const yb_hdr *b)
+{
+    uint8_t *ea, *eb;
+    size_t la, lb;
+    char *ta = hgrm_of(a), *tb = hgrm_of(b);
+
+    assert_int_equal(yb_hdr_count(a), yb_hdr_count(b));
+    assert_int_equal(yb_hdr_min(a), yb_hdr_min(b));
+    assert_int_equal(yb_hdr_max(a), yb_hdr_max(b));
+    assert_true(yb_hdr_mean(a) == yb_hdr_mean(b));
+    assert_true(yb_hdr_stddev(a) == yb_hdr_stddev(b));
+    for (double p = 0.0; p <= 100.0; p += 0.5)
+        assert_int_equal(yb_hdr_percentile(a, p), yb_hdr_percentile(b, p));
+    assert_string_equal(ta, tb);
+    assert_int_equal(yb_hdr_encode_compressed(a, &ea, &la), 0);
+    assert_int_equal(yb_hdr_encode_compressed(b, &eb, &lb), 0);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ea, eb, la);
+    free(ea);
+    free(eb);
+    free(ta);
+    free(tb);
+}
+
+/* A histogram keeps its first distinct slots in its struct and moves them
+ * to its counts array when there are more: with 1 to 20 distinct slots
+ * (in no order, some recorded several times), it answers exactly as the
+ * same counts decoded into the array do, merges into an empty and a full
+ * histogram alike, and after a reset records afresh. */
+static void test_few_slots(void **st)
+{
+    static const int64_t vals[] = {3000000, 17, 5000, 123456, 1,      2047,   2048, 999999,
+                                   42,      17, 4096, 65536,  300000, 3,      8191, 77777,
+                                   1000,    5,  2500, 3600000000};
+    (void)st;
+    for (size_t n = 1; n <= sizeof vals / sizeof vals[0]; n++) {
+        yb_hdr *h = yb_hdr_new_default(), *full = one_to_thousand(), *d, *m;
+        uint8_t *buf;
+        size_t len;
+
+        assert_non_null(h);
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < n; i++)
+                yb_hdr_record_n(h, vals[i], (int64_t)(i % 3) + 1);
+            assert_int_equal(yb_hdr_encode_compressed(h, &buf, &len), 0);
+            d = yb_hdr_decode_compressed(buf, len); /* decoded: in the array */
+            free(buf);
+            assert_non_null(d);
+            assert_same_hist(h, d);
+            m = yb_hdr_new_default();
+            assert_non_null(m);
+            assert_int_equal(yb_hdr_add(m, h), 0);
+            assert_same_hist(m, d);
+            yb_hdr_free(m);
+            /* into a histogram that holds more: the same as adding d */
+            m = one_to_thousand();
+            assert_int_equal(yb_hdr_add(m, h), 0);
+            assert_int_equal(yb_hdr_add(full, d), 0);
+            assert_same_hist(m, full);
+            yb_hdr_free(m);
+            yb_hdr_free(full);
+            full = one_to_thousand();
+            yb_hdr_free(d);
+            yb_hdr_reset(h); /* the second pass records into a reset one */
+            assert_int_equal(yb_hdr_count(h), 0);
+            assert_int_equal(yb_hdr_percentile(h, 50.0), 0);
+        }
+        yb_hdr_free(full);
+        yb_hdr_free(h);
+    }
+}
+
 static void test_decode_truncated_and_corrupt(void **st)
 {
     yb_hdr *h = spread(), *d;
@@ -612,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_hgrm_exact_small),
         cmocka_unit_test(test_decode_foreign),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_few_slots),
         cmocka_unit_test(test_decode_truncated_and_corrupt),
         cmocka_unit_test(test_decode_hostile),
     };
