@@ -1051,7 +1051,10 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     if (!l->src)
         return -1;
     yb_source_route(l->src, o->route);
-    yb_source_uses(l->src, l->share.cycle ? l->share.budget : 0);
+    /* several lanes: a share that fits the cache is kept even when the run
+     * sends no record of it twice, so that yb_source_warm closes its reader
+     * (its decompression window and buffers: about 90 KB a target) */
+    yb_source_uses(l->src, n_lanes > 1 ? UINT64_MAX : l->share.cycle ? l->share.budget : 0);
     yb_source_rewrite(l->src, o->rewrite);
     if (o->authmap)
         yb_source_authority(l->src, o->authmap, o->auth_target);
