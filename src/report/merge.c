@@ -328,10 +328,9 @@ static int read_samples(rd *d, const json_t *j, yb_recorder *r, double span_s)
         if ((st && !json_is_null(st) && !json_is_integer(st)) ||
             (gs && !json_is_null(gs) && !json_is_integer(gs)))
             return bad(d, "%sstatus, grpc_status: expected integers or null", p);
-        if (r->n_samples >= YB_ERR_SAMPLES)
+        yb_err_sample *s = yb_recorder_sample_slot(r);
+        if (!s)
             continue; /* a report keeps at most as many; a hostile one is cut */
-        yb_err_sample *s = &r->samples[r->n_samples];
-        memset(s, 0, sizeof *s);
         s->done = at_s(r->run_start, t);
         s->cls = (yb_err_class)ci;
         s->status = st && json_is_integer(st) ? (int)(json_integer_value(st) & 0xffff) : 0;
@@ -353,7 +352,6 @@ static int read_samples(rd *d, const json_t *j, yb_recorder *r, double span_s)
                 memcpy(s->body, b, s->body_len);
             free(b);
         }
-        r->n_samples++;
     }
     return 0;
 }

@@ -59,10 +59,13 @@ static void reason_count(yb_recorder *r, yb_err_class cls, const char *text, uin
             return;
         }
     }
-    if (r->n_reasons >= YB_REASONS) {
+    if (r->n_reasons >= YB_REASONS ||
+        (!r->reasons && !(r->reasons = calloc(YB_REASONS, sizeof *r->reasons)))) {
         r->reasons_other[cls] += n;
         return;
     }
+    /* (the array is written before the entry's release below: a reader
+     * that sees the entry sees the array) */
     yb_reason_count *e = &r->reasons[r->n_reasons];
     e->count = n;
     e->first = first;
@@ -81,9 +84,11 @@ void yb_recorder_count_reason(yb_recorder *r, yb_err_class cls, const char *text
 
 void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t *body, size_t len)
 {
-    if (r->n_samples >= YB_ERR_SAMPLES || res->err == YB_ERR_NONE || !body || !len)
+    if (res->err == YB_ERR_NONE || !body || !len)
         return;
-    yb_err_sample *s = &r->samples[r->n_samples++];
+    yb_err_sample *s = yb_recorder_sample_slot(r);
+    if (!s)
+        return;
     s->done = res->done;
     s->cls = res->err;
     s->status = res->status;
@@ -93,10 +98,23 @@ void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t 
     memcpy(s->body, body, s->body_len);
 }
 
+yb_err_sample *yb_recorder_sample_slot(yb_recorder *r)
+{
+    if (r->n_samples >= YB_ERR_SAMPLES ||
+        (!r->samples && !(r->samples = calloc(YB_ERR_SAMPLES, sizeof *r->samples))))
+        return NULL;
+    yb_err_sample *s = &r->samples[r->n_samples++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
 /* Adds src's samples to dst's, keeping the first YB_ERR_SAMPLES of both
  * by completion time (each side is already in completion order). */
 static void merge_samples(yb_recorder *dst, const yb_recorder *src)
 {
+    if (src->n_samples && !dst->samples &&
+        !(dst->samples = calloc(YB_ERR_SAMPLES, sizeof *dst->samples)))
+        return; /* (examples only: the counts are merged apart) */
     for (size_t k = 0; k < src->n_samples; k++) {
         const yb_err_sample *s = &src->samples[k];
         size_t at = dst->n_samples;
@@ -159,6 +177,8 @@ void yb_recorder_cleanup(yb_recorder *r)
     yb_hdr_free(r->iv_h);
     yb_ops_free(&r->ops);
     free(r->live);
+    free(r->reasons);
+    free(r->samples);
     for (size_t k = 0; k < r->n_tag_prefix; k++)
         free(r->tag_prefix[k]);
     free(r->tag_prefix);

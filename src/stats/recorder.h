@@ -194,13 +194,19 @@ typedef struct yb_recorder {
      * reasons_other[c] equals errors[c].  Entries are appended, never
      * moved; an entry's text, cls and first never change once written and
      * published, so another thread may read entries [0,
-     * yb_recorder_reasons_published()) while the owner records. */
-    yb_reason_count reasons[YB_REASONS];
+     * yb_recorder_reasons_published()) while the owner records.  The
+     * array (YB_REASONS entries) is allocated with the first reason: a
+     * run keeps a recorder per target, most of which never see an error
+     * (NULL while n_reasons == 0; a reason that finds no memory is counted
+     * in reasons_other). */
+    yb_reason_count *reasons;
     size_t n_reasons;
     _Atomic size_t reasons_pub;
     uint64_t reasons_other[YB_ERR__COUNT];
-    /* The first error responses that carried a body, in completion order. */
-    yb_err_sample samples[YB_ERR_SAMPLES];
+    /* The first error responses that carried a body, in completion order
+     * (YB_ERR_SAMPLES entries, allocated with the first: NULL while
+     * n_samples == 0; see yb_recorder_sample_slot). */
+    yb_err_sample *samples;
     size_t n_samples;
     /* Per operation (stats/ops.h): every completed request that was given
      * to yb_recorder_add_op, so their counts sum to completed. */
@@ -263,8 +269,12 @@ void yb_recorder_add_op(yb_recorder *r, uint32_t op, const yb_result *res);
 void yb_recorder_add_op_as(yb_recorder *r, uint32_t op, uint32_t tag, const yb_result *res);
 /* Keeps the body of failed response res (its first YB_ERR_SAMPLE_BODY
  * bytes of body[0..len)) while fewer than YB_ERR_SAMPLES are kept; call it
- * besides yb_recorder_add.  Copies; never allocates. */
+ * besides yb_recorder_add.  Copies; allocates only the samples' array, with
+ * the first (none kept when that fails). */
 void yb_recorder_error_body(yb_recorder *r, const yb_result *res, const uint8_t *body, size_t len);
+/* The next free entry of r->samples, zeroed and counted in n_samples, or
+ * NULL when YB_ERR_SAMPLES are kept or the array cannot be allocated. */
+yb_err_sample *yb_recorder_sample_slot(yb_recorder *r);
 /* How many entries of r->reasons are published: any thread may read their
  * text, cls and first (not count) once this says so (acquire). */
 size_t yb_recorder_reasons_published(const yb_recorder *r);

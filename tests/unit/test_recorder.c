@@ -404,6 +404,9 @@ static void test_reasons_bounded(void **st)
     yb_result res = reused(T0);
     uint64_t sum[YB_ERR__COUNT] = {0};
 
+    yb_recorder_add(r, &res); /* a success: no reason table yet */
+    assert_null(r->reasons);
+    assert_int_equal(yb_recorder_reasons_published(r), 0);
     res.err = YB_ERR_CLOSED;
     for (int i = 0; i < 100; i++) {
         snprintf(res.reason, sizeof res.reason, "closed by peer after %d response bytes", i);
@@ -428,7 +431,7 @@ static void test_reasons_bounded(void **st)
     assert_int_equal(r->reasons_other[YB_ERR_TLS], 1);
     assert_int_equal(r->reasons_other[YB_ERR_PROTOCOL], 7);
     assert_int_equal(r->errors[YB_ERR_PROTOCOL], 7);
-    assert_int_equal(r->completed, 208);
+    assert_int_equal(r->completed, 209);
     for (size_t i = 0; i < r->n_reasons; i++)
         sum[r->reasons[i].cls] += r->reasons[i].count;
     for (int c = 1; c < YB_ERR__COUNT; c++)
@@ -473,6 +476,8 @@ static void test_error_samples(void **st)
     res.err = YB_ERR_STATUS;
     res.status = 409;
     snprintf(res.reason, sizeof res.reason, "http 409");
+    yb_recorder_error_body(r, &res, big, 0); /* no body: nothing kept, nothing allocated */
+    assert_null(r->samples);
     for (int i = 0; i < 10; i++) {
         res.done = T0 + (uint64_t)(2 * i) * MS; /* r: 0, 2, 4, ... ms */
         yb_recorder_error_body(r, &res, big, i == 0 ? sizeof big : 5);
