@@ -212,7 +212,9 @@ typedef struct {
     int (*usable)(const yb_codec *c);
     /* Starts x (capacity() > 0).  Returns 0 or < 0 (x untouched). */
     int (*submit)(yb_codec *c, yb_exchange *x, uint64_t now);
-    /* Bytes received.  Returns 0, or < 0 when the session must close. */
+    /* Bytes received.  Returns 0, or < 0 when the session must close.  A
+     * codec with flush writes what they call for (acknowledgements, data
+     * the peer now lets go) in the host's next flush, not here. */
     int (*on_read)(yb_codec *c, const uint8_t *d, size_t n, uint64_t now);
     /* The peer closed cleanly (EOF): may complete a close-delimited
      * response.  In-flight exchanges that cannot complete are left for

@@ -1461,7 +1461,11 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
 static void h2_flush(yb_codec *c, uint64_t now)
 {
     c->now = now;
-    flush(c); /* a failure marks the session dead; its exchanges fail with it */
+    if (flush(c) < 0)
+        return; /* the session is dead; its exchanges fail with it */
+    /* the last output of a finished session (after GOAWAY) is out */
+    if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
+        c->host->close(c->hostdata, 0, YB_ERR_NONE, NULL);
 }
 
 static int h2_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
@@ -1486,8 +1490,8 @@ static int h2_on_read(yb_codec *c, const uint8_t *d, size_t n, uint64_t now)
         c->host->close(c->hostdata, 1, YB_ERR_PROTOCOL, why);
         return -EPROTO;
     }
-    if (flush(c) < 0)
-        return -EPIPE;
+    /* no write here: the host flushes (h2_flush) once it has submitted
+     * what this input let it, so output and new requests share a write */
     if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
         c->host->close(c->hostdata, 0, YB_ERR_NONE, NULL);
     return 0;

@@ -380,10 +380,16 @@ static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
     session *s = ud;
     if (s->closing)
         return;
+    yb_pool *p = s->p;
     if (n)
-        answered(s->p, s);
-    s->p->cfg.ops->on_read(s->codec, d, n, uv_hrtime());
-    s->p->host.kick(s->p->ud);
+        answered(p, s);
+    /* what the codec has to send back (HTTP/2: DATA the peer's window now
+     * lets go, acknowledgements) leaves with the requests the kick submits,
+     * in one write; the flush after it covers a lane that has ended */
+    p->cfg.ops->on_read(s->codec, d, n, uv_hrtime());
+    mark_dirty(s);
+    p->host.kick(p->ud);
+    yb_pool_flush(p);
 }
 
 static void on_drain(yb_transport *t, void *ud)
