@@ -32,8 +32,10 @@
  * read_cb back to back for one stream, and the bytes are consumed (fed to
  * the BIO or handed to on_read) before read_cb returns. */
 #define READ_BUF_SIZE 65536
-/* One TLS record's plaintext at most comes out of SSL_read. */
-#define PLAIN_BUF_SIZE 16384
+/* Plaintext handed to on_read at once: every record one socket read
+ * brought, decrypted first (up to this much), so that the application
+ * answers them all with one write rather than one per record. */
+#define PLAIN_BUF_SIZE 65536
 /* Small multi-buffer writes are coalesced so that they become one record. */
 #define COALESCE_MAX 16384
 /* Write buffers larger than this are released once drained, so that one
@@ -593,10 +595,10 @@ static int report_ready(yb_transport *t)
     return 0;
 }
 
-/* Records why TLS failed (verification result first: OpenSSL's own
- * reason for it is only "certificate verify failed"), sends the alert if
- * the kernel takes it, and fails the transport. */
-static void tls_fail(yb_transport *t, int sslerr)
+/* Records why TLS failed in t->errtext (verification result first:
+ * OpenSSL's own reason for it is only "certificate verify failed") and
+ * clears OpenSSL's error queue. */
+static void tls_reason(yb_transport *t, int sslerr)
 {
     long vr = SSL_get_verify_result(t->ssl);
     unsigned long e = ERR_peek_last_error();
@@ -619,6 +621,13 @@ static void tls_fail(yb_transport *t, int sslerr)
     else
         yb_reason_fmt(t->errtext, sizeof t->errtext, "%s (SSL error %d)", what, sslerr);
     ERR_clear_error();
+}
+
+/* Records why TLS failed, sends the alert if the kernel takes it, and
+ * fails the transport. */
+static void tls_fail(yb_transport *t, int sslerr)
+{
+    tls_reason(t, sslerr);
     flush_best_effort(t);
     fail(t, YB_ERR_TLS);
 }
@@ -653,27 +662,42 @@ static void tls_input(yb_transport *t)
     if (!t->hs_done && tls_handshake(t) <= 0)
         return;
     for (;;) {
-        int n, e;
+        size_t have = 0, n;
+        int e = SSL_ERROR_NONE;
 
         if (t->closing)
             return;
         if (t->paused)
             break;
-        ERR_clear_error();
-        n = SSL_read(t->ssl, plain_buf, sizeof plain_buf);
-        if (n > 0) {
-            if (t->cbs.on_read)
-                t->cbs.on_read(t, t->ud, plain_buf, (size_t)n);
-            continue;
+        /* every record there is, into one buffer (one record's plaintext
+         * is at most 16 KB, so a nearly full buffer takes a part of one) */
+        while (have < sizeof plain_buf) {
+            ERR_clear_error();
+            if (!SSL_read_ex(t->ssl, plain_buf + have, sizeof plain_buf - have, &n)) {
+                e = SSL_get_error(t->ssl, 0);
+                break;
+            }
+            have += n;
         }
-        e = SSL_get_error(t->ssl, n);
+        /* the reason of a failure is taken before on_read, whose writes
+         * clear OpenSSL's error queue; the plaintext before it still counts */
+        if (e != SSL_ERROR_NONE && e != SSL_ERROR_WANT_READ && e != SSL_ERROR_ZERO_RETURN)
+            tls_reason(t, e);
+        if (have && t->cbs.on_read) {
+            t->cbs.on_read(t, t->ud, plain_buf, have);
+            if (t->closing)
+                return;
+        }
+        if (e == SSL_ERROR_NONE)
+            continue;                           /* the buffer was full */
         if (e == SSL_ERROR_WANT_READ)
             break;
         if (e == SSL_ERROR_ZERO_RETURN) {       /* close_notify */
             fail(t, YB_ERR_CLOSED);
             return;
         }
-        tls_fail(t, e);
+        flush_best_effort(t);                   /* the alert */
+        fail(t, YB_ERR_TLS);
         return;
     }
     /* SSL_read may have produced output (key updates, alerts). */
