@@ -106,18 +106,19 @@ static int grow(jbuf *b, size_t n)
     return 0;
 }
 
-static void put(jbuf *b, const char *s, size_t n)
+/* Inline, so that the copy of a literal of known length is a few moves:
+ * a set is about 700 small pieces, and a call per piece cost most of
+ * synth's time outside zstd. */
+static inline void put(jbuf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap && grow(b, n) < 0)
+    if (__builtin_expect(b->len + n + 1 > b->cap, 0) && grow(b, n) < 0)
         return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
 }
 
-static void puts_(jbuf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
+/* A string literal, its length known at compile time. */
+#define PUTL(b, lit) put((b), (lit), sizeof(lit) - 1)
 
 static void put_u(jbuf *b, uint64_t v)
 {
@@ -156,89 +157,90 @@ static void put_text(jbuf *b, const char *s)
     }
 }
 
-static void put_indent(jbuf *b)
+/* ",\n" and the indentation of b->depth, without the comma when skip is
+ * 1: one copy (the writer's containers nest at most 16 deep, a set's
+ * JSON about 10). */
+static void put_nl(jbuf *b, int skip)
 {
-    static const char SP[] = "\n                                                                ";
+    static const char SP[] = ",\n                                                                ";
     size_t n = 4u * b->depth;
-    put(b, SP, 1);
-    for (; n > sizeof SP - 2; n -= sizeof SP - 2)
-        put(b, SP + 1, sizeof SP - 2);
-    put(b, SP + 1, n);
+    if (__builtin_expect(n <= sizeof SP - 3, 1)) {
+        put(b, SP + skip, 2 - (size_t)skip + n);
+        return;
+    }
+    put(b, SP + skip, 2 - (size_t)skip);
+    for (; n > sizeof SP - 3; n -= sizeof SP - 3)
+        put(b, SP + 2, sizeof SP - 3);
+    put(b, SP + 2, n);
 }
 
 /* Starts the next member of the innermost container. */
-static void sep(jbuf *b)
+static inline void sep(jbuf *b)
 {
-    if (!b->first)
-        put(b, ",", 1);
-    put_indent(b);
+    put_nl(b, b->first);
     b->first = 0;
 }
 
-/* "key": (a member of the innermost object) */
-static void key(jbuf *b, const char *k)
+/* "key": (a member of the innermost object).  The key is not escaped: the
+ * keys are this file's literals.  The macros below take a literal, whose
+ * quoted form is then one copy of known length. */
+static void key_s(jbuf *b, const char *k)
 {
     sep(b);
-    put(b, "\"", 1);
-    puts_(b, k);
-    put(b, "\": ", 3);
+    PUTL(b, "\"");
+    put(b, k, strlen(k));
+    PUTL(b, "\": ");
 }
+#define key(b, k) (sep(b), PUTL((b), "\"" k "\": "))
 
-static void open_(jbuf *b, char c)
+static inline void open_(jbuf *b, char c)
 {
     put(b, &c, 1);
     b->depth++;
     b->first = 1;
 }
 
-static void close_(jbuf *b, char c)
+static inline void close_(jbuf *b, char c)
 {
     b->depth--;
     if (!b->first) /* an empty container stays {} or [] */
-        put_indent(b);
+        put_nl(b, 1);
     put(b, &c, 1);
     b->first = 0;
 }
 
-static void kv_str(jbuf *b, const char *k, const char *v)
+/* "v" with v escaped */
+static void put_str(jbuf *b, const char *v)
 {
-    key(b, k);
-    put(b, "\"", 1);
+    PUTL(b, "\"");
     put_text(b, v);
-    put(b, "\"", 1);
+    PUTL(b, "\"");
 }
 
-static void kv_u(jbuf *b, const char *k, uint64_t v)
-{
-    key(b, k);
-    put_u(b, v);
-}
+#define kv_str(b, k, v) (key(b, k), put_str((b), (v)))
+#define kv_u(b, k, v) (key(b, k), put_u((b), (v)))
+#define kv_open(b, k, c) (key(b, k), open_((b), (c)))
+/* "k": "A.B.C.D/LEN", a random prefix whose first octet is `first` */
+#define kv_prefix(b, k, s, first) (key(b, k), put_prefix((b), (s), (first)))
 
-static void kv_open(jbuf *b, const char *k, char c)
-{
-    key(b, k);
-    open_(b, c);
-}
-
-static void kv_prefix(jbuf *b, const char *k, uint64_t *s, unsigned first)
+static void put_prefix(jbuf *b, uint64_t *s, unsigned first)
 {
     static const unsigned lens[] = {32, 32, 32, 24, 16};
     unsigned len = lens[pick(s, 5)];
     uint32_t a = (first << 24) | (uint32_t)(mix(s) & 0xffffff);
     if (len < 32)
         a &= ~((1u << (32 - len)) - 1);
-    key(b, k);
-    put(b, "\"", 1);
+    PUTL(b, "\"");
     for (int sh = 24; sh >= 0; sh -= 8) {
         put_u(b, (a >> sh) & 255);
         put(b, sh ? "." : "/", 1);
     }
     put_u(b, len);
-    put(b, "\"", 1);
+    PUTL(b, "\"");
 }
 
 /* One acl-entry with sequence id seq. */
-static void rule_json(jbuf *b, uint64_t *s, const char *name, unsigned seq)
+static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
 {
     static const char *const protos[] = {"openconfig-packet-match-types:IP_TCP",
                                          "openconfig-packet-match-types:IP_UDP",
@@ -251,11 +253,11 @@ static void rule_json(jbuf *b, uint64_t *s, const char *name, unsigned seq)
     kv_open(b, "config", '{');
     kv_u(b, "sequence-id", seq);
     key(b, "description");
-    put(b, "\"Description for ", 17);
-    put_text(b, name);
-    put(b, " Rule Seq ", 10);
+    PUTL(b, "\"Description for ");
+    put(b, name->p, name->len);
+    PUTL(b, " Rule Seq ");
     put_u(b, seq);
-    put(b, "\"", 1);
+    PUTL(b, "\"");
     close_(b, '}');
     unsigned proto = pick(s, 3);
     kv_open(b, "ipv4", '{');
@@ -300,9 +302,9 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     kv_str(b, "name", name);
     kv_str(b, "type", "openconfig-acl:ACL_IPV4");
     key(b, "description");
-    put(b, "\"Description for ", 17);
+    PUTL(b, "\"Description for ");
     put_text(b, name);
-    put(b, "\"", 1);
+    PUTL(b, "\"");
     close_(b, '}');
     kv_open(b, "acl-entries", '{');
     kv_open(b, "acl-entry", '[');
@@ -310,8 +312,13 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     if (rules == YB_SYNTH_RULES_AUTO)
         rules = o->proto == YB_PROTO_GNMI ? YB_SYNTH_DEFAULT_RULES_GNMI
                                           : YB_SYNTH_DEFAULT_RULES_RESTCONF;
-    for (unsigned i = 1; i <= rules; i++)
-        rule_json(b, &s, name, i);
+    jbuf ename = {0}; /* the name as escaped in JSON, once for every rule */
+    put_text(&ename, name);
+    if (ename.oom)
+        b->oom = 1;
+    for (unsigned i = 1; i <= rules && !b->oom; i++)
+        rule_json(b, &s, &ename, i);
+    free(ename.p);
     close_(b, ']');
     close_(b, '}');
     close_(b, '}');
@@ -344,10 +351,13 @@ static char *wrapped_json(const yb_synth_acl_opts *o, uint64_t k, const char *ke
     jbuf b = {0};
     open_(&b, '{');
     if (inner) {
-        kv_open(&b, key_, '{');
-        kv_open(&b, inner, '[');
+        key_s(&b, key_);
+        open_(&b, '{');
+        key_s(&b, inner);
+        open_(&b, '[');
     } else {
-        kv_open(&b, key_, '[');
+        key_s(&b, key_);
+        open_(&b, '[');
     }
     set_obj(&b, o, k);
     close_(&b, ']');
