@@ -38,9 +38,13 @@
 #define PLAIN_BUF_SIZE 65536
 /* Small multi-buffer writes are coalesced so that they become one record. */
 #define COALESCE_MAX 16384
-/* Write buffers larger than this are released once drained, so that one
- * burst does not pin memory on every idle connection afterwards. */
-#define KEEP_BUF_MAX (256u * 1024)
+/* Write buffers larger than this are released once drained, so that
+ * neither a burst nor one big request (a 14.5 KB gNMI Set: 16 KB of
+ * buffer) pins memory on every idle connection afterwards: a thousand
+ * sessions waiting for their answers would hold 16 MB.  Smaller ones stay
+ * (the first allocation is this size: enough for HTTP/2's control frames
+ * and a small request). */
+#define KEEP_BUF_MAX 1024u
 /* Cap on queued bytes per transport (and keeps lengths inside uv_buf_t). */
 #define QUEUE_MAX ((size_t)1 << 30)
 /* How long a graceful close waits for queued bytes to leave. */
@@ -106,7 +110,7 @@ static int obuf_append(obuf *b, const void *data, size_t n)
     if (n > QUEUE_MAX - b->len)
         return -1;
     if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
+        size_t cap = b->cap ? b->cap : KEEP_BUF_MAX;
         uint8_t *p;
 
         while (cap < b->len + n)
@@ -363,7 +367,7 @@ static int flush_out(yb_transport *t)
         return r;
     }
     if ((size_t)r == live) {
-        t->pend.off = t->pend.len = 0;
+        obuf_clear(&t->pend);
         return 1;
     }
     t->pend.off += (size_t)r;
