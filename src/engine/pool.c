@@ -371,7 +371,7 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
     if (p->tls)
         answered(p, s); /* the handshake was the server's answer */
     sess_drain_pending(s);
-    p->host.kick(p->ud);
+    p->host.kick(p->ud, uv_hrtime());
 }
 
 static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
@@ -386,9 +386,10 @@ static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
     /* what the codec has to send back (HTTP/2: DATA the peer's window now
      * lets go, acknowledgements) leaves with the requests the kick submits,
      * in one write; the flush after it covers a lane that has ended */
-    p->cfg.ops->on_read(s->codec, d, n, uv_hrtime());
+    uint64_t now = uv_hrtime();
+    p->cfg.ops->on_read(s->codec, d, n, now);
     mark_dirty(s);
-    p->host.kick(p->ud);
+    p->host.kick(p->ud, now);
     yb_pool_flush(p);
 }
 
@@ -462,7 +463,7 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
         p->n_oneshot--;
     p->cfg.ops->destroy(s->codec);
     free(s);
-    p->host.kick(p->ud);
+    p->host.kick(p->ud, uv_hrtime());
 }
 
 static const yb_transport_cbs TRANSPORT_CBS = {on_ready, on_read, on_drain, on_close};
@@ -643,9 +644,8 @@ yb_tls_ctx *yb_pool_tls(const yb_pool *p)
     return p->tls;
 }
 
-void yb_pool_submit(yb_pool *p, yb_exchange *x)
+void yb_pool_submit(yb_pool *p, yb_exchange *x, uint64_t now)
 {
-    uint64_t now = uv_hrtime();
     if (p->cfg.policy == YB_SESS_PER_REQUEST) {
         if (can_open_oneshot(p))
             sess_open(p, x, 1);

@@ -43,9 +43,10 @@ typedef struct {
     void (*retried)(void *ud, yb_exchange *x);
     /* A Subscribe notification (see yb_codec_host.notify). */
     void (*notify)(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
-    /* Sessions changed (one became ready, read bytes, or closed): the
-     * host moves waiting work on (yb_pool_drain), issues more and flushes. */
-    void (*kick)(void *ud);
+    /* Sessions changed (one became ready, read bytes, or closed) at now
+     * (uv_hrtime, read once for the event and its callbacks): the host
+     * moves waiting work on (yb_pool_drain), issues more and flushes. */
+    void (*kick)(void *ud, uint64_t now);
 } yb_pool_host;
 
 typedef struct {
@@ -83,8 +84,10 @@ yb_tls_ctx *yb_pool_tls(const yb_pool *p);
  * step: the session the step before it ran on), opens one (x pays its
  * set-up phases) or queues x until one frees.  x then belongs to the pool until it comes
  * back through host->done or host->drop (possibly before this returns,
- * e.g. on a connect failure or a full wait queue). */
-void yb_pool_submit(yb_pool *p, yb_exchange *x);
+ * e.g. on a connect failure or a full wait queue).  now is a clock reading
+ * (uv_hrtime) taken just before the call: x's start when a session takes
+ * it at once. */
+void yb_pool_submit(yb_pool *p, yb_exchange *x, uint64_t now);
 /* Moves waiting exchanges onto sessions with room, opening sessions up to
  * the limits. */
 void yb_pool_drain(yb_pool *p);

@@ -367,7 +367,8 @@ static void x_finish(lane *l, yb_exchange *x)
 
 /* ---- scheduler ----------------------------------------------------------- */
 
-static void pump(lane *l);
+static void pump_at(lane *l, uint64_t now);
+static void pump(lane *l) { pump_at(l, 0); }
 
 /* Seals the seconds that have ended (all of them at the end: final) and
  * hands those not handed yet to the streamed outputs.  A second the
@@ -383,14 +384,15 @@ static void seal_seconds(worker *w, uint64_t now, int final)
         yb_stream_lane_end(w->out, w->rec.sealed);
 }
 
-/* Hands x to the pool, which writes it to a session at once or lets it
- * wait for one; it counts as started only once written (x_finish). */
-static void dispatch(lane *l, yb_exchange *x)
+/* Hands x to the pool at now (a clock reading taken just before), which
+ * writes it to a session at once or lets it wait for one; it counts as
+ * started only once written (x_finish). */
+static void dispatch(lane *l, yb_exchange *x, uint64_t now)
 {
-    x->res.issued = uv_hrtime();
+    x->res.issued = now;
     if (x->req->next_step && !x->chain_head)
         x->chain_due = x->res.due; /* a chain's latency counts from its first due time */
-    yb_pool_submit(l->pool, x);
+    yb_pool_submit(l->pool, x, now);
 }
 
 /* Takes the next request from the lane's corpus share as an exchange due
@@ -454,9 +456,11 @@ static void fill(lane *l)
         if (!x)
             break;
         /* closed loop: due when issued, after the corpus read, so decoding
-         * the corpus never counts as latency */
-        x->res.due = uv_hrtime();
-        dispatch(l, x);
+         * the corpus never counts as latency; one clock reading is the
+         * request's due, issue and (written at once) start time */
+        uint64_t now = uv_hrtime();
+        x->res.due = now;
+        dispatch(l, x, now);
     }
 }
 
@@ -535,7 +539,7 @@ static void issue_original(lane *l)
         }
         yb_exchange *x = l->next_x;
         l->next_x = NULL;
-        dispatch(l, x);
+        dispatch(l, x, uv_hrtime());
         now = uv_hrtime();
     }
     if (!l->exhausted && !l->grace_end && l->next_x) {
@@ -592,7 +596,7 @@ static void issue_due(lane *l)
         yb_exchange *x = take_request(l, l->next_due);
         if (!x)
             break;
-        dispatch(l, x);
+        dispatch(l, x, uv_hrtime());
         l->next_due = due_of(l, ++l->next_k);
         if (l->next_due > now)
             now = uv_hrtime();
@@ -628,15 +632,17 @@ static void lane_end(lane *l);
 static void pool_drop(void *ud, yb_exchange *x);
 
 /* Moves lane l's waiting exchanges onto sessions, issues more, ends the
- * lane (and the worker with its last lane). */
-static void pump(lane *l)
+ * lane (and the worker with its last lane).  now: the clock read for the
+ * event that calls (0 = none read yet). */
+static void pump_at(lane *l, uint64_t now)
 {
     if (l->done || l->w->finished)
         return;
     /* -D: nothing goes onto a session after the deadline, not even what
      * has waited for one since before it */
     if (l->deadline && !l->grace_end) {
-        uint64_t now = uv_hrtime();
+        if (!now)
+            now = uv_hrtime();
         if (now >= l->deadline)
             begin_stop(l, now);
     }
@@ -647,7 +653,7 @@ static void pump(lane *l)
         l->steps = x->next;
         if (!l->steps)
             l->steps_tail = NULL;
-        dispatch(l, x);
+        dispatch(l, x, uv_hrtime());
     }
     yb_pool_drain(l->pool);
     if (!l->share.open_loop)
@@ -928,9 +934,9 @@ static void pool_notify(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_
         yb_recorder_notify(l->rec, now, lateness_ns, n_updates);
 }
 
-static void pool_kick(void *ud)
+static void pool_kick(void *ud, uint64_t now)
 {
-    pump(ud);
+    pump_at(ud, now);
 }
 
 static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_notify, pool_kick};
