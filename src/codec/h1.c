@@ -467,9 +467,17 @@ static int resp_on_message_complete(http_parser *hp)
     return 0;
 }
 
-static const http_parser_settings resp_settings = {
+/* A response whose head is kept (yb_h1_resp_keep_all) gets the header
+ * callbacks; any other is parsed without them (two calls per field
+ * saved). */
+static const http_parser_settings resp_settings_all = {
     .on_header_field = resp_on_header_field,
     .on_header_value = resp_on_header_value,
+    .on_headers_complete = resp_on_headers_complete,
+    .on_body = resp_on_body,
+    .on_message_complete = resp_on_message_complete,
+};
+static const http_parser_settings resp_settings = {
     .on_headers_complete = resp_on_headers_complete,
     .on_body = resp_on_body,
     .on_message_complete = resp_on_message_complete,
@@ -579,7 +587,8 @@ yb_h1_rc yb_h1_resp_feed(yb_h1_resp *p, const uint8_t *data, size_t len, size_t 
     }
     if (len == 0) /* execute() would take it for EOF */
         return YB_H1_MORE;
-    size_t n = http_parser_execute(&p->parser, &resp_settings, (const char *)data, len);
+    size_t n = http_parser_execute(&p->parser, p->all ? &resp_settings_all : &resp_settings,
+                                   (const char *)data, len);
     *used = n;
     if (p->complete)
         return YB_H1_COMPLETE;
@@ -604,7 +613,7 @@ yb_h1_rc yb_h1_resp_eof(yb_h1_resp *p)
         return YB_H1_ERROR;
     /* len 0 tells http_parser about EOF: a close-delimited body completes,
      * anything else mid-message is HPE_INVALID_EOF_STATE. */
-    http_parser_execute(&p->parser, &resp_settings, "", 0);
+    http_parser_execute(&p->parser, p->all ? &resp_settings_all : &resp_settings, "", 0);
     if (p->complete)
         return YB_H1_COMPLETE;
     enum http_errno e = HTTP_PARSER_ERRNO(&p->parser);
