@@ -4,10 +4,14 @@
 # Both clients send ACL-set PATCHes (application/yang-data+json, ~14.5 KB)
 # over plain HTTP/1.1 keep-alive to the same nginx (tests/peers/nginx.sh,
 # which answers 204 after reading the whole body), with the same number of
-# connections (-c 10), one thread each, for the same duration.  yangblast
-# replays a synthesized 1000-record corpus (cycling); wrk sends the
-# corpus's first record (method, path, body, Content-Type and Accept) from
-# a Lua script.  Each client's CPU (user + sys of the whole process, from
+# connections (-c 10), one thread each, for the same duration.  wrk sends
+# the first record of a synthesized corpus (method, path, body,
+# Content-Type and Accept) from a Lua script; yangblast replays the corpus
+# (cycling), by default a corpus of that one record, so that both send the
+# same bytes.  -n N gives yangblast a corpus of N different records
+# instead (as a replay does: N x 14.5 KB of bodies, which for N = 1000 no
+# longer fit in the CPU's caches, so each body is read from memory, where
+# wrk's one body stays cached).  Each client's CPU (user + sys of the whole process, from
 # its rusage) is divided by the requests it completed (wrk's summary;
 # yangblast's --json report).  yangblast also times every phase of every
 # request into histograms, wrk keeps only its latency histogram.
@@ -25,21 +29,22 @@
 # load average is printed before and after: on a shared machine only the
 # ratios of one run mean something.
 #
-# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [-s nginx|sink] [-w patch|get] [-T] [YANGBLAST]
+# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [-n RECORDS] [-s nginx|sink] [-w patch|get] [-T] [YANGBLAST]
 #   (YANGBLAST defaults to $YB, then ./yangblast; run it from a build dir)
 # Prints CPU us/request for both and the ratio yangblast/wrk per round, and
 # the range and median of the ratios (the goals: <= 0.7 for small requests,
 # <= 0.9 for the 14.5 KB PATCH).  Never fails on the numbers; exits non-zero only when a client
 # or nginx could not run, or a client saw errors.
 set -u
-secs=10 c=10 rounds=1 server=nginx work=patch tls=
-while getopts d:c:r:s:w:T o; do
+secs=10 c=10 rounds=1 nrec=1 server=nginx work=patch tls=
+while getopts d:c:r:n:s:w:T o; do
     case $o in
-    d) secs=$OPTARG ;; c) c=$OPTARG ;; r) rounds=$OPTARG ;; s) server=$OPTARG ;;
-    w) work=$OPTARG ;; T) tls=tls ;;
-    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [-s nginx|sink] [-w patch|get] [-T] [YANGBLAST]" >&2; exit 2 ;;
+    d) secs=$OPTARG ;; c) c=$OPTARG ;; r) rounds=$OPTARG ;; n) nrec=$OPTARG ;;
+    s) server=$OPTARG ;; w) work=$OPTARG ;; T) tls=tls ;;
+    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [-n RECORDS] [-s nginx|sink] [-w patch|get] [-T] [YANGBLAST]" >&2; exit 2 ;;
     esac
 done
+case $nrec in ''|*[!0-9]*|0*) echo "$0: -n: a number of records >= 1" >&2; exit 2 ;; esac
 shift $((OPTIND - 1))
 YB=${1:-${YB:-./yangblast}}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,7 +69,7 @@ trap cleanup EXIT
 
 # The workload, and wrk's copy of its first record.
 scheme=http; [ -n "$tls" ] && scheme=https
-"$YB" synth acl -n 1000 --op "$synth_op" --scheme "$scheme" -o "$W/acl.ybc" || exit 1
+"$YB" synth acl -n "$nrec" --op "$synth_op" --scheme "$scheme" -o "$W/acl.ybc" || exit 1
 "$YB" corpus cat "$W/acl.ybc" | $PY -c '
 import json, sys
 recs = [json.loads(l) for l in sys.stdin]
@@ -112,7 +117,7 @@ cpu_of() {
 # us_per CPU_S N: microseconds per request.
 us_per() { $PY -c "print('%.1f' % ($1 * 1e6 / $2))"; }
 
-echo "# $method $path, body $body_len bytes (wrk; corpus average $avg_len), $server on $url, ${secs}s each, $c connections, 1 thread"
+echo "# $method $path, body $body_len bytes (wrk; yangblast: $nrec-record corpus, average $avg_len), $server on $url, ${secs}s each, $c connections, 1 thread"
 echo "# $(nproc) CPUs; server on CPU 0, client on CPU 1 (taskset); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# wrk:       wrk -t 1 -c $c -d ${secs}s -s patch.lua $url"
 echo "# yangblast: $YB run acl.ybc --target $url ${yb_tls[*]} -c $c -t 1 -D ${secs}s --json out.json"
