@@ -6,7 +6,12 @@
  * copy to drain it or, with BIO_reset, a memset of its whole capacity on
  * every flush).  The pending buffer is offered to uv_try_write first; only
  * what the kernel did not take is handed to uv_write, and while that write
- * is in flight new output accumulates and goes out as one batch.
+ * is in flight new output accumulates and goes out as one batch.  A write
+ * of one record's worth with nothing queued (an HTTP/1.1 request, a small
+ * batch) skips the buffer: the BIO offers OpenSSL's record to the kernel
+ * itself and keeps only what it did not take, so the ciphertext is not
+ * copied once more (and the buffer, released once drained, is not grown
+ * and freed for every request).
  *
  * Lifetime: the struct is freed only after uv has closed every handle
  * (close callbacks), so a callback that closes the transport leaves it
@@ -93,6 +98,7 @@ struct yb_transport {
     unsigned handles_closed : 1;
     unsigned silent : 1;        /* start failed: free without callbacks */
     unsigned resumed : 1;
+    unsigned direct : 1;        /* the output BIO writes to the socket itself */
 
     char alpn[32];
     char errtext[YB_REASON_MAX]; /* a reason (util/errors.h) without the peer */
@@ -144,8 +150,18 @@ static size_t obuf_live(const obuf *b)
 static int out_write(BIO *b, const char *data, size_t len, size_t *written)
 {
     yb_transport *t = BIO_get_data(b);
+    size_t took = 0;
 
-    if (obuf_append(&t->pend, data, len) < 0)
+    if (t->direct && !t->busy && obuf_live(&t->pend) == 0) {
+        uv_buf_t ub = uv_buf_init((char *)data, (unsigned)len);
+        int r = uv_try_write((uv_stream_t *)&t->tcp, &ub, 1);
+
+        /* an error is met again, and reported, by the flush that sends
+         * what is queued here */
+        if (r > 0)
+            took = (size_t)r;
+    }
+    if (took < len && obuf_append(&t->pend, data + took, len - took) < 0)
         return 0;
     *written = len;
     return 1;
@@ -439,9 +455,9 @@ static int ssl_write_all(yb_transport *t, const void *p, size_t len)
  * frame header -- would otherwise be a record of its own), except whole
  * records' worth of a large piece met with the staging buffer empty,
  * which are encrypted straight from the caller's buffer (as is a single
- * buffer).  So every byte
- * is copied at most once before the encrypting copy. */
-static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n)
+ * buffer).  So every byte is copied at most once before the encrypting
+ * copy.  Returns 0 or UV_EPROTO (the transport failed). */
+static int encrypt_all(yb_transport *t, const uv_buf_t *bufs, unsigned n)
 {
     size_t o = 0;
     unsigned i;
@@ -473,7 +489,20 @@ static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n)
     }
     if (o && ssl_write_all(t, coalesce_buf, o) < 0)
         return UV_EPROTO;
-    return flush_out(t);
+    return 0;
+}
+
+static int write_tls(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t total)
+{
+    int r;
+
+    /* one record (its ciphertext one BIO write) with nothing queued: the
+     * output BIO hands it to the kernel itself; a larger write gathers its
+     * records for one write(2) */
+    t->direct = total <= COALESCE_MAX && !t->busy && obuf_live(&t->pend) == 0;
+    r = encrypt_all(t, bufs, n);
+    t->direct = 0;
+    return r < 0 ? r : flush_out(t);
 }
 
 static int write_plain(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t total)
@@ -534,7 +563,7 @@ int yb_transport_write(yb_transport *t, const uv_buf_t *bufs, unsigned n)
         total += bufs[i].len;
     if (total == 0)
         return t->busy ? 0 : 1;
-    return t->ssl ? write_tls(t, bufs, n) : write_plain(t, bufs, n, total);
+    return t->ssl ? write_tls(t, bufs, n, total) : write_plain(t, bufs, n, total);
 }
 
 size_t yb_transport_queued(const yb_transport *t)

@@ -113,7 +113,7 @@ static int group_teardown(void **state)
 /* ---- fixture: one listener, one client connection at a time -------------- */
 
 enum srv_mode { SRV_ECHO, SRV_PAUSE_FIRST, SRV_PUSH, SRV_RESET, SRV_IGNORE };
-enum cli_mode { CLI_ECHO, CLI_CLOSE_IN_READY, CLI_WAIT, CLI_PAUSED_RECV };
+enum cli_mode { CLI_ECHO, CLI_CLOSE_IN_READY, CLI_WAIT, CLI_PAUSED_RECV, CLI_ECHO_RECORDS };
 
 typedef struct {
     uv_loop_t loop;
@@ -137,6 +137,7 @@ typedef struct {
     /* client connection */
     yb_transport *cli;
     int ready_calls, close_calls, drains, write_rc, wrote;
+    int writes_at_once, writes_queued;  /* CLI_ECHO_RECORDS: rc 1 / rc 0 */
     yb_err_class ready, closed;
     char err[192], alpn[32];
     int resumed;
@@ -264,6 +265,22 @@ static void cli_on_ready(yb_transport *t, void *ud, yb_err_class st)
         maybe_resume_client(f);
         return;
     }
+    if (f->cmode == CLI_ECHO_RECORDS) {
+        /* one TLS record's worth per write, as an HTTP/1.1 request is */
+        for (size_t o = 0; o < f->payload_len; o += 16384) {
+            size_t n = f->payload_len - o < 16384 ? f->payload_len - o : 16384;
+            b = uv_buf_init((char *)f->payload + o, (unsigned)n);
+            f->write_rc = yb_transport_write(t, &b, 1);
+            assert_true(f->write_rc == 0 || f->write_rc == 1);
+            if (f->write_rc)
+                f->writes_at_once++;
+            else
+                f->writes_queued++;
+        }
+        f->wrote = 1;
+        maybe_resume_server(f);
+        return;
+    }
     b = uv_buf_init((char *)f->payload, (unsigned)f->payload_len);
     f->write_rc = yb_transport_write(t, &b, 1);
     f->wrote = 1;
@@ -381,6 +398,7 @@ static void fx_run(fx_t *f, enum cli_mode cmode)
 
     f->cmode = cmode;
     f->ready_calls = f->close_calls = f->drains = f->wrote = 0;
+    f->writes_at_once = f->writes_queued = 0;
     f->write_rc = -100;
     f->srv_accepted = f->srv_ready_calls = f->srv_close_calls = f->srv_paused = 0;
     f->srv_queued = f->srv_drains = f->cli_paused = 0;
@@ -528,6 +546,49 @@ static void test_plain_small_write_direct(void **state)
     assert_echo_ok(f);
     assert_int_equal(f->write_rc, 1);      /* taken by uv_try_write at once */
     assert_int_equal(f->drains, 0);
+    fx_free(f);
+}
+
+/* TLS, one record's worth (an HTTP/1.1 request): the output BIO hands
+ * the record to the kernel itself, which takes it at once. */
+static void test_tls_small_write_direct(void **state)
+{
+    fx_t *f = fx_new(SRV_ECHO, 1);
+    yb_tls_client_opts co = { .cacert = srv_cert };
+
+    (void)state;
+    f->stls = server_ctx(NULL, NULL, 1);
+    f->ctls = client_ctx(&co);
+    f->sni = "localhost";
+    fx_payload(f, 15000);
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    assert_int_equal(f->write_rc, 1);
+    assert_int_equal(f->drains, 0);
+    fx_free(f);
+}
+
+/* TLS, 8 MiB as 512 one-record writes to a server that reads nothing
+ * until the last (more than the client's send buffer, at most 4 MiB by
+ * default, and the server's 32 KiB take): the first go straight to the
+ * kernel, one of them only in part once the buffers fill, the rest queue
+ * behind it; all arrive, in order, and on_drain follows. */
+static void test_tls_record_writes_fill_queue(void **state)
+{
+    fx_t *f = fx_new(SRV_PAUSE_FIRST, 1);
+    yb_tls_client_opts co = { .cacert = srv_cert };
+
+    (void)state;
+    f->stls = server_ctx(NULL, NULL, 1);
+    f->ctls = client_ctx(&co);
+    f->sni = "localhost";
+    fx_payload(f, 8 << 20);
+    fx_run(f, CLI_ECHO_RECORDS);
+    assert_echo_ok(f);
+    assert_true(f->writes_at_once >= 1);
+    assert_true(f->writes_queued >= 1);
+    assert_int_equal(f->writes_at_once + f->writes_queued, 512);
+    assert_int_equal(f->drains, 1);
     fx_free(f);
 }
 
@@ -779,6 +840,8 @@ int main(void)
         cmocka_unit_test(test_plain_1mib_queue_drain),
         cmocka_unit_test(test_tls_1mib_queue_drain),
         cmocka_unit_test(test_plain_small_write_direct),
+        cmocka_unit_test(test_tls_small_write_direct),
+        cmocka_unit_test(test_tls_record_writes_fill_queue),
         cmocka_unit_test(test_close_in_ready),
         cmocka_unit_test(test_tls_verify_ok_alpn),
         cmocka_unit_test(test_tls_verify_ip),
