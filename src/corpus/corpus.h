@@ -156,6 +156,16 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
  * header for the price of a file copy.  Only close or abort may follow.
  * Returns 0, or -1 with a message in err (the writer is then poisoned). */
 int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, size_t errlen);
+/* At level 1 a writer compresses the records in zstd's jobs, in one
+ * worker thread while the caller makes the next records; this sets n
+ * such threads (1..YB_CORPUS_THREADS_MAX).  The file's bytes are the
+ * same whatever n (zstd's jobs do not depend on it).  At other levels the
+ * records are compressed in the caller's thread and this does nothing.  A
+ * thread costs a few MB of memory.  Call before the first record.
+ * Returns 0; -EINVAL after a record or a splice or for n out of range;
+ * -EIO when zstd refuses (the writer is then as it was). */
+int yb_corpus_writer_set_threads(yb_corpus_writer *w, unsigned n);
+#define YB_CORPUS_THREADS_MAX 64u
 /* Returns the number of records added so far. */
 uint64_t yb_corpus_writer_count(const yb_corpus_writer *w);
 /* Writes the trailer, flushes, fsyncs and renames into place.  Returns 0;

@@ -84,6 +84,7 @@ typedef struct {
     char *p;
     size_t len, cap;
     unsigned depth; /* open containers */
+    size_t start;   /* first allocation; 0: 16 KB, a set's size */
     int first;      /* nothing written yet in the innermost container */
     int oom;
 } jbuf;
@@ -93,7 +94,7 @@ static int grow(jbuf *b, size_t n)
 {
     if (b->oom)
         return -1;
-    size_t cap = b->cap ? b->cap : 16384;
+    size_t cap = b->cap ? b->cap : b->start ? b->start : 16384;
     while (b->len + n + 1 > cap)
         cap *= 2;
     char *p = realloc(b->p, cap);
@@ -120,13 +121,22 @@ static inline void put(jbuf *b, const char *s, size_t n)
 /* A string literal, its length known at compile time. */
 #define PUTL(b, lit) put((b), (lit), sizeof(lit) - 1)
 
+/* v in decimal, two digits at a time (a set has about 200 numbers) */
 static void put_u(jbuf *b, uint64_t v)
 {
+    static const char D2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     char d[20];
     size_t i = sizeof d;
-    do
-        d[--i] = (char)('0' + v % 10);
-    while (v /= 10);
+    for (; v >= 100; v /= 100) {
+        i -= 2;
+        memcpy(d + i, D2 + 2 * (v % 100), 2);
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(d + i, D2 + 2 * v, 2);
+    } else {
+        d[--i] = (char)('0' + v);
+    }
     put(b, d + i, sizeof d - i);
 }
 
@@ -217,6 +227,14 @@ static void put_str(jbuf *b, const char *v)
     PUTL(b, "\"");
 }
 
+/* "text" already escaped */
+static void put_quoted(jbuf *b, const jbuf *text)
+{
+    PUTL(b, "\"");
+    put(b, text->p, text->len);
+    PUTL(b, "\"");
+}
+
 #define kv_str(b, k, v) (key(b, k), put_str((b), (v)))
 #define kv_u(b, k, v) (key(b, k), put_u((b), (v)))
 #define kv_open(b, k, c) (key(b, k), open_((b), (c)))
@@ -293,17 +311,25 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     char name[128];
     set_name(o, k, name, sizeof name);
     uint64_t s = o->seed * 0x100000001b3ull ^ (k + 1) * 0x9e3779b97f4a7c15ull;
+    jbuf ename = {.start = 256}; /* the name as escaped in JSON, once for the set */
+    put_text(&ename, name);
+    if (ename.oom) {
+        b->oom = 1;
+        return;
+    }
     if (b->depth)
         sep(b);
     open_(b, '{');
-    kv_str(b, "name", name);
+    key(b, "name");
+    put_quoted(b, &ename);
     kv_str(b, "type", "openconfig-acl:ACL_IPV4");
     kv_open(b, "config", '{');
-    kv_str(b, "name", name);
+    key(b, "name");
+    put_quoted(b, &ename);
     kv_str(b, "type", "openconfig-acl:ACL_IPV4");
     key(b, "description");
     PUTL(b, "\"Description for ");
-    put_text(b, name);
+    put(b, ename.p, ename.len);
     PUTL(b, "\"");
     close_(b, '}');
     kv_open(b, "acl-entries", '{');
@@ -312,10 +338,6 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     if (rules == YB_SYNTH_RULES_AUTO)
         rules = o->proto == YB_PROTO_GNMI ? YB_SYNTH_DEFAULT_RULES_GNMI
                                           : YB_SYNTH_DEFAULT_RULES_RESTCONF;
-    jbuf ename = {0}; /* the name as escaped in JSON, once for every rule */
-    put_text(&ename, name);
-    if (ename.oom)
-        b->oom = 1;
     for (unsigned i = 1; i <= rules && !b->oom; i++)
         rule_json(b, &s, &ename, i);
     free(ename.p);

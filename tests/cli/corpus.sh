@@ -285,6 +285,12 @@ if [ "$s19" -lt $((s1 * 9 / 10)) ]; then ok "synth --level 19 is smaller ($s19 <
 else not_ok "synth --level 19 is smaller ($s19 vs $s1 bytes)"; fi
 SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --count 50 -o "$T/levd.ybc"
 is "synth's default level is 1" "$(cmp "$T/levd.ybc" "$T/lev1.ybc" && echo same)" same
+# level 1 compresses in zstd's jobs (worker threads): 400 sets, ~5.8 MB of
+# records, are three jobs; a rewrite (one writer thread) gives the same file
+SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --count 400 -o "$T/jobs.ybc"
+"$YB" corpus cat -H "$T/jobs.ybc" | "$YB" corpus import -o "$T/jobsb.ybc" -
+is "cat -H | import of a 400-set level-1 corpus gives the same file" \
+    "$(cmp "$T/jobs.ybc" "$T/jobsb.ybc" && echo same)" same
 for bad in 0 20 x; do
     run "$YB" synth acl --count 5 --level "$bad" -o "$T/levbad.ybc"
     is "synth --level $bad: usage error" "$RC" 2

@@ -1121,6 +1121,21 @@ static void test_rewind(void **state)
  * back, the new header and the same records; a file whose header does not
  * end its first frame (one frame for everything, as writers made before)
  * is refused and nothing is left under the new name. */
+/* Reads the n records of r, which must equal in[], then its clean end;
+ * closes r. */
+static void expect_rest(yb_corpus_reader *r, const yb_request *in, size_t n)
+{
+    char err[512] = "";
+    const yb_request *q;
+    for (size_t i = 0; i < n; i++) {
+        if (yb_corpus_reader_next(r, &q, err, sizeof err) != 1)
+            fail_msg("record %zu: %s", i, err);
+        assert_true(yb_request_equal(q, &in[i]));
+    }
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+    yb_corpus_reader_close(r);
+}
+
 static void test_splice(void **state)
 {
     (void)state;
@@ -1176,13 +1191,7 @@ static void test_splice(void **state)
     assert_string_equal(yb_corpus_reader_header(r)->producer, "spliced");
     assert_true(yb_corpus_reader_header(r)->created_unix_ns == 12345);
     assert_int_equal(yb_corpus_reader_header(r)->n_redactions, 1);
-    const yb_request *q;
-    for (unsigned i = 0; i < N; i++) {
-        assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 1);
-        assert_true(yb_request_equal(q, &in[i]));
-    }
-    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
-    yb_corpus_reader_close(r);
+    expect_rest(r, in, N);
     free(h.redactions[0]);
     free(h.redactions);
 
@@ -1198,6 +1207,81 @@ static void test_splice(void **state)
     assert_int_equal(access(c, F_OK), -1);
     for (unsigned i = 0; i < N; i++)
         yb_request_cleanup(&in[i]);
+}
+
+/* Writes reqs at `level` with `threads` zstd threads (0: the writer's
+ * default). */
+static void write_threads(const char *path, yb_request *reqs, size_t n, unsigned level,
+                          unsigned threads)
+{
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.created_unix_ns = 1; /* the same header every time */
+    h.level = level;
+    char err[512] = "";
+    yb_corpus_writer *w = yb_corpus_writer_open(path, &h, err, sizeof err);
+    if (!w)
+        fail_msg("writer_open: %s", err);
+    assert_int_equal(yb_corpus_writer_set_threads(w, 0), -EINVAL);
+    assert_int_equal(yb_corpus_writer_set_threads(w, YB_CORPUS_THREADS_MAX + 1), -EINVAL);
+    if (threads)
+        assert_int_equal(yb_corpus_writer_set_threads(w, threads), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(yb_corpus_writer_add(w, &reqs[i]), 0);
+    /* only before the first record */
+    assert_int_equal(yb_corpus_writer_set_threads(w, 1), -EINVAL);
+    if (yb_corpus_writer_close(w, err, sizeof err) != 0)
+        fail_msg("writer_close: %s", err);
+}
+
+/* Records compressed in worker threads (level 1): the same records, and
+ * the same bytes whatever the number of threads, over several of zstd's
+ * jobs; at level 3 the threads change nothing. */
+static void test_writer_threads(void **state)
+{
+    (void)state;
+    enum { N = 2500 }; /* 2,500 x 2 KB: 5 MB, three of zstd's 2 MB jobs at level 1 */
+    yb_request *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 2048);
+    static const struct {
+        const char *name;
+        unsigned level, threads;
+    } RUNS[] = {{"l1.ybc", 1, 0}, {"l1t3.ybc", 1, 3}, {"l3.ybc", 3, 0}, {"l3t3.ybc", 3, 3}};
+    uint8_t *bytes[4];
+    size_t len[4];
+    for (int t = 0; t < 4; t++) {
+        const char *path = tpath(RUNS[t].name);
+        write_threads(path, in, N, RUNS[t].level, RUNS[t].threads);
+        char err[512];
+        yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
+        if (!r)
+            fail_msg("%s", err);
+        expect_rest(r, in, N);
+        bytes[t] = slurp(path, &len[t]);
+    }
+    assert_true(len[0] == len[1]);
+    assert_memory_equal(bytes[0], bytes[1], len[0]);
+    assert_true(len[2] == len[3]);
+    assert_memory_equal(bytes[2], bytes[3], len[2]);
+    for (int t = 0; t < 4; t++)
+        free(bytes[t]);
+
+    /* refused after a splice */
+    char err[512];
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = 1;
+    yb_corpus_writer *w = yb_corpus_writer_open(tpath("x.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    if (yb_corpus_writer_splice(w, tpath("l1.ybc"), err, sizeof err) < 0)
+        fail_msg("splice: %s", err);
+    assert_int_equal(yb_corpus_writer_set_threads(w, 2), -EINVAL);
+    yb_corpus_writer_abort(w);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+    free(in);
 }
 
 static void test_proto_names(void **state)
@@ -1242,6 +1326,7 @@ int main(void)
         T(test_large_records_stream),
         T(test_rewind),
         T(test_splice),
+        T(test_writer_threads),
         T(test_proto_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
