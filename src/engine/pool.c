@@ -739,8 +739,16 @@ uint64_t yb_pool_backoffs(const yb_pool *p)
     return p->backoffs;
 }
 
-void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
+/* Lowers *at to t + to (the time something started at t times out). */
+static void expires(uint64_t *at, uint64_t t, uint64_t to)
 {
+    if (!*at || t + to < *at)
+        *at = t + to;
+}
+
+uint64_t yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
+{
+    uint64_t at = 0; /* the earliest time what is left can time out */
     for (session *s = p->sessions, *next; s; s = next) {
         next = s->next;
         /* A session whose set-up never finishes (TCP accepted, but no
@@ -756,14 +764,18 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
             sess_close(s, YB_ERR_CONNECT_TIMEOUT, timeout_reason(why, sizeof why, to, phase));
             continue;
         }
+        if (s->pend_head && s->pend_head == s->opener)
+            expires(&at, s->opener->res.conn_start ? s->opener->res.conn_start : now, to);
         for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
             xn = x->next;
-            if (now - x->res.send_start < to)
-                continue;
             /* a STREAM subscription of a timed run lasts until the run
              * ends, once the server has answered it */
             if (x->req->open_ended && x->res.first_byte && keep_streams)
                 continue;
+            if (now - x->res.send_start < to) {
+                expires(&at, x->res.send_start, to);
+                continue;
+            }
             list_unlink(&s->inflight, x);
             s->n_inflight--;
             int keep = p->cfg.ops->cancel(s->codec, x);
@@ -787,8 +799,10 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
     /* Exchanges waiting for a session also time out (from their due time). */
     for (yb_exchange *x = p->wait_head, *xn; x; x = xn) {
         xn = x->next;
-        if (now - x->res.due < to)
+        if (now - x->res.due < to) {
+            expires(&at, x->res.due, to);
             continue;
+        }
         if (x->prev)
             x->prev->next = x->next;
         else
@@ -802,6 +816,7 @@ void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_streams)
         char why[YB_REASON_MAX];
         x_fail(p, x, YB_ERR_TIMEOUT, timeout_reason(why, sizeof why, to, "waiting for a session"));
     }
+    return at;
 }
 
 void yb_pool_finish_streams(yb_pool *p)

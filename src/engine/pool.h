@@ -117,8 +117,11 @@ uint64_t yb_pool_backoffs(const yb_pool *p);
 /* Fails exchanges older than timeout_ns: in flight (from their send),
  * waiting (from their due time), and sessions whose set-up never ends.
  * keep_streams = 1 spares open-ended exchanges (STREAM subscriptions) the
- * server has answered: they last until the run ends. */
-void yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t timeout_ns, int keep_streams);
+ * server has answered: they last until the run ends.  Returns the
+ * earliest time what is left could time out (0 = nothing could): nothing
+ * submitted later can time out before it, so the caller need not call
+ * again until then, or until it submits to an empty pool. */
+uint64_t yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t timeout_ns, int keep_streams);
 /* The run is stopping: ends the open-ended exchanges (the codec's
  * finish); they complete as ok once the next flush writes their resets. */
 void yb_pool_finish_streams(yb_pool *p);

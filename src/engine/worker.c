@@ -22,6 +22,15 @@
 #include <string.h>
 
 typedef struct yb_worker worker;
+typedef struct lane lane;
+
+/* The worker's two heaps of lanes, each by one of the lane's times. */
+enum { H_DUE, H_CHECK };
+typedef struct {
+    lane **a;            /* room for every lane (allocated with them) */
+    size_t n;
+    int k;               /* H_DUE or H_CHECK: which time orders it */
+} lane_heap;
 
 /* What a worker publishes for the progress line (relaxed atomics: the
  * reader only wants a recent value, never a consistent snapshot). */
@@ -34,7 +43,7 @@ typedef struct {
 /* One pair of the plan inside this worker: its share, its corpus source,
  * what it has issued, its place in the schedule and its session pool.
  * Everything else (loop, timers, recorder, exchanges) is the worker's. */
-typedef struct lane {
+struct lane {
     worker *w;
     size_t pair;         /* in the plan */
     const yb_engine_opts *o;  /* the workload */
@@ -60,8 +69,13 @@ typedef struct lane {
     yb_exchange *next_x; /* --timing original: the next request, read ahead */
     uint64_t pass_offset;/* --timing original: added to recorded times per pass */
     uint64_t last_ts, last_pass;
-    uint64_t wake;       /* when the worker's timer must wake it (0 = never) */
-    size_t heap_at;      /* its index in the worker's due heap + 1 (0 = not in it) */
+    /* its times in the worker's two heaps (0 = not in it): [H_DUE] when
+     * the worker's timer must wake it (open loop), [H_CHECK] when the
+     * tick must look at it (stop, deadline, grace, timeouts, back-off);
+     * pos: its index in each heap + 1 (0 = not in it) */
+    uint64_t at[2];
+    size_t pos[2];
+    uint64_t waiting;    /* its pool's waiting exchanges, as last seen (backlog) */
     uint64_t deadline;   /* stop issuing at (0 = none) */
     uint64_t grace_end;  /* cut in-flight work off at (0 = not stopping) */
     int exhausted;       /* nothing more to issue */
@@ -69,7 +83,7 @@ typedef struct lane {
     yb_exchange *steps, *steps_tail; /* chains: next steps to send (pump) */
     uint64_t reserved;   /* chains: steps still to come of those started (a
                           * chain starts only when -n has room for all of it) */
-} lane;
+};
 
 struct yb_worker {
     lane *lanes;
@@ -88,8 +102,11 @@ struct yb_worker {
     live_stats live;
     int tfd;             /* timerfd: ns-precise wake-ups for due times */
     uv_poll_t tpoll;
-    lane **heap;         /* open-loop lanes by wake time, earliest first */
-    size_t n_heap;
+    lane_heap due;       /* open-loop lanes by wake time, earliest first */
+    lane_heap check;     /* lanes by when the tick must look at them */
+    uint64_t waiting;    /* the sum of the lanes' `waiting` */
+    size_t n_mlanes;     /* lanes with a live metrics lane */
+    int stopping;        /* the stop signal has been seen */
     yb_exchange *free_x; /* recycled exchanges */
     int finished;        /* teardown started */
     int failed;
@@ -98,72 +115,88 @@ struct yb_worker {
     pthread_t thread;
 };
 
-/* ---- the due heap: open-loop lanes by the time they next need the CPU ---- */
+/* ---- the heaps: lanes by the time they next need the CPU ------------------ */
 
-static int earlier(const lane *a, const lane *b)
+static int earlier(const lane_heap *h, const lane *a, const lane *b)
 {
-    return a->wake < b->wake;
+    return a->at[h->k] < b->at[h->k];
 }
 
-static void heap_swap(worker *w, size_t i, size_t j)
+static void heap_swap(lane_heap *h, size_t i, size_t j)
 {
-    lane *t = w->heap[i];
-    w->heap[i] = w->heap[j];
-    w->heap[j] = t;
-    w->heap[i]->heap_at = i + 1;
-    w->heap[j]->heap_at = j + 1;
+    lane *t = h->a[i];
+    h->a[i] = h->a[j];
+    h->a[j] = t;
+    h->a[i]->pos[h->k] = i + 1;
+    h->a[j]->pos[h->k] = j + 1;
 }
 
-static void heap_up(worker *w, size_t i)
+static void heap_up(lane_heap *h, size_t i)
 {
-    while (i > 0 && earlier(w->heap[i], w->heap[(i - 1) / 2])) {
-        heap_swap(w, i, (i - 1) / 2);
+    while (i > 0 && earlier(h, h->a[i], h->a[(i - 1) / 2])) {
+        heap_swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
 }
 
-static void heap_down(worker *w, size_t i)
+static void heap_down(lane_heap *h, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < w->n_heap && earlier(w->heap[l], w->heap[m]))
+        if (l < h->n && earlier(h, h->a[l], h->a[m]))
             m = l;
-        if (r < w->n_heap && earlier(w->heap[r], w->heap[m]))
+        if (r < h->n && earlier(h, h->a[r], h->a[m]))
             m = r;
         if (m == i)
             return;
-        heap_swap(w, i, m);
+        heap_swap(h, i, m);
         i = m;
     }
 }
 
-/* Sets when l next needs waking (0 = never: it leaves the heap).  The
- * heap has room for every lane (allocated with them). */
-static void lane_wake_at(lane *l, uint64_t at)
+/* Sets l's time in heap h to `at` (0 = never: it leaves the heap). */
+static void heap_set(lane_heap *h, lane *l, uint64_t at)
 {
-    worker *w = l->w;
-    l->wake = at;
-    if (!l->heap_at) {
+    int k = h->k;
+    l->at[k] = at;
+    if (!l->pos[k]) {
         if (!at)
             return;
-        w->heap[w->n_heap] = l;
-        l->heap_at = ++w->n_heap;
-        heap_up(w, w->n_heap - 1);
+        h->a[h->n] = l;
+        l->pos[k] = ++h->n;
+        heap_up(h, h->n - 1);
         return;
     }
-    size_t i = l->heap_at - 1;
+    size_t i = l->pos[k] - 1;
     if (!at) {
-        heap_swap(w, i, w->n_heap - 1);
-        w->n_heap--;
-        l->heap_at = 0;
-        if (i < w->n_heap) {
-            heap_up(w, i);
-            heap_down(w, i);
+        heap_swap(h, i, h->n - 1);
+        h->n--;
+        l->pos[k] = 0;
+        if (i < h->n) {
+            heap_up(h, i);
+            heap_down(h, i);
         }
         return;
     }
-    heap_up(w, i);
-    heap_down(w, l->heap_at - 1);
+    heap_up(h, i);
+    heap_down(h, l->pos[k] - 1);
+}
+
+/* Sets when open-loop lane l next needs waking (0 = never). */
+static void lane_wake_at(lane *l, uint64_t at)
+{
+    heap_set(&l->w->due, l, at);
+}
+
+/* The tick looks at lane l at `at` at the latest (0: no change).  The
+ * tick visits only the lanes whose time has come, so that a thousand
+ * lanes cost nothing while their requests are in flight: every reason a
+ * lane needs the tick sets a time here (its deadline, the end of its
+ * grace period, its pool's earliest timeout, a session it waits for). */
+static void lane_check_by(lane *l, uint64_t at)
+{
+    if (at && (!l->at[H_CHECK] || at < l->at[H_CHECK]))
+        heap_set(&l->w->check, l, at);
 }
 
 /* ---- exchanges --------------------------------------------------------- */
@@ -390,6 +423,9 @@ static void seal_seconds(worker *w, uint64_t now, int final)
 static void dispatch(lane *l, yb_exchange *x, uint64_t now)
 {
     x->res.issued = now;
+    /* it may time out from its due time (waiting for a session) on */
+    if (l->o->timeout_ns)
+        lane_check_by(l, (x->res.due && x->res.due < now ? x->res.due : now) + l->o->timeout_ns);
     if (x->req->next_step && !x->chain_head)
         x->chain_due = x->res.due; /* a chain's latency counts from its first due time */
     yb_pool_submit(l->pool, x, now);
@@ -478,14 +514,15 @@ static uint64_t due_of(const lane *l, uint64_t k)
 /* Arms the worker's timer for the earliest lane in the due heap. */
 static void arm_timer(worker *w)
 {
-    if (!w->n_heap)
+    if (!w->due.n)
         return;
-    lane *l = w->heap[0];
+    lane *l = w->due.a[0];
     struct itimerspec its;
     memset(&its, 0, sizeof its);
     /* --spin: wake early; issue_due spins the rest of the way, since a
      * wake-up from idle can take tens of microseconds on its own */
-    uint64_t at = l->wake > l->o->spin_ns ? l->wake - l->o->spin_ns : l->wake;
+    uint64_t wake = l->at[H_DUE];
+    uint64_t at = wake > l->o->spin_ns ? wake - l->o->spin_ns : wake;
     its.it_value.tv_sec = (time_t)(at / 1000000000ull);
     its.it_value.tv_nsec = (long)(at % 1000000000ull);
     if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
@@ -617,9 +654,9 @@ static void on_due(uv_poll_t *p, int status, int events)
     if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
     uint64_t now = uv_hrtime();
-    for (size_t n = w->n_heap; n-- && w->n_heap && !w->finished;) {
-        lane *l = w->heap[0];
-        if (l->wake > now + l->o->spin_ns)
+    for (size_t n = w->due.n; n-- && w->due.n && !w->finished;) {
+        lane *l = w->due.a[0];
+        if (l->at[H_DUE] > now + l->o->spin_ns)
             break;
         issue_due(l);
     }
@@ -659,8 +696,17 @@ static void pump_at(lane *l, uint64_t now)
     if (!l->share.open_loop)
         fill(l);
     yb_pool_flush(l->pool);
-    if (l->exhausted && l->outstanding == 0)
+    if (l->exhausted && l->outstanding == 0) {
         lane_end(l);
+        return;
+    }
+    /* what waits for a session may wait for a back-off to end (the pool
+     * has no timer of its own): the tick drains it */
+    uint64_t waiting = yb_pool_waiting(l->pool);
+    l->w->waiting += waiting - l->waiting;
+    l->waiting = waiting;
+    if (waiting)
+        lane_check_by(l, uv_hrtime() + l->w->tick_ns);
 }
 
 /* Cuts off everything still in flight (after a stop's grace period). */
@@ -702,6 +748,7 @@ static void begin_stop(lane *l, uint64_t now)
     }
     l->exhausted = 1;
     l->grace_end = now + (o->grace_ns ? o->grace_ns : 1);
+    lane_check_by(l, l->grace_end);
     lane_wake_at(l, 0);
     drop_readahead(l);
     while (l->steps) { /* chain steps not sent yet: unsent, as withdrawn ones */
@@ -746,6 +793,9 @@ static void lane_end(lane *l)
         return;
     l->done = 1;
     lane_wake_at(l, 0);
+    heap_set(&l->w->check, l, 0);
+    l->w->waiting -= l->waiting;
+    l->waiting = 0;
     uint64_t backoffs = yb_pool_backoffs(l->pool);
     l->w->rec.reconnect_backoffs += backoffs;
     if (l->rec) {
@@ -763,7 +813,7 @@ static void lane_end(lane *l)
  * recorder, or the worker's when it is the worker's only lane. */
 static void publish_metrics(worker *w, uint64_t now, int final)
 {
-    for (size_t i = 0; i < w->n_lanes; i++) {
+    for (size_t i = 0; i < w->n_lanes && w->n_mlanes; i++) {
         lane *l = &w->lanes[i];
         if (!l->mlane)
             continue;
@@ -775,34 +825,59 @@ static void publish_metrics(worker *w, uint64_t now, int final)
     }
 }
 
+/* The tick's look at lane l (its time in the check heap has come, or
+ * the stop signal): stops it at the stop or its deadline, cuts off what
+ * outlived the grace period, fails what timed out, drains what waits for
+ * a session; then sets when it needs the tick next. */
+static void visit(lane *l, uint64_t now, int stop)
+{
+    if (l->done)
+        return;
+    if (!l->grace_end && (stop || (l->deadline && now >= l->deadline)))
+        begin_stop(l, now);
+    if (l->grace_end && now >= l->grace_end && l->outstanding)
+        cut_off(l);
+    if (l->exhausted)
+        drop_readahead(l);
+    uint64_t next = 0;
+    if (l->o->timeout_ns)
+        next = yb_pool_timeouts(l->pool, now, l->o->timeout_ns, l->deadline != 0);
+    pump(l);
+    if (l->done || l->w->finished)
+        return;
+    lane_check_by(l, next);
+    if (!l->grace_end)
+        lane_check_by(l, l->deadline);
+    else if (now < l->grace_end)
+        lane_check_by(l, l->grace_end);
+}
+
 static void on_tick(uv_timer_t *t)
 {
     worker *w = t->data;
     uint64_t now = uv_hrtime();
     if (w->finished)
         return;
-    uint64_t waiting = 0;
-    for (size_t i = 0; i < w->n_lanes; i++)
-        waiting += w->lanes[i].done ? 0 : yb_pool_waiting(w->lanes[i].pool);
-    atomic_store_explicit(&w->live.backlog, waiting, memory_order_relaxed);
+    atomic_store_explicit(&w->live.backlog, w->waiting, memory_order_relaxed);
     seal_seconds(w, now, 0);
     publish_metrics(w, now, 0);
     if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
         live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
     int stop = w->o->stop && *w->o->stop;
-    for (size_t i = 0; i < w->n_lanes && !w->finished; i++) {
-        lane *l = &w->lanes[i];
-        if (l->done)
-            continue;
-        if (!l->grace_end && (stop || (l->deadline && now >= l->deadline)))
-            begin_stop(l, now);
-        if (l->exhausted)
-            drop_readahead(l);
-        if (l->grace_end && now >= l->grace_end && l->outstanding)
-            cut_off(l);
-        if (l->o->timeout_ns)
-            yb_pool_timeouts(l->pool, now, l->o->timeout_ns, l->deadline != 0);
-        pump(l);
+    if (stop && !w->stopping) {
+        /* every lane stops, once */
+        w->stopping = 1;
+        for (size_t i = 0; i < w->n_lanes && !w->finished; i++)
+            visit(&w->lanes[i], now, 1);
+    }
+    /* the lanes whose time has come (each once: one visit sets its next
+     * time after now) */
+    while (w->check.n && !w->finished && w->check.a[0]->at[H_CHECK] <= now) {
+        lane *l = w->check.a[0];
+        heap_set(&w->check, l, 0);
+        visit(l, now, stop);
+        if (l->at[H_CHECK] && l->at[H_CHECK] <= now)
+            heap_set(&w->check, l, now + w->tick_ns); /* (never twice in one tick) */
     }
     if (w->open_loop && !w->finished)
         arm_timer(w); /* a lane may have left the heap */
@@ -972,7 +1047,8 @@ static void worker_cleanup(worker *w)
         free(l->opmap);
     }
     free(w->lanes);
-    free(w->heap);
+    free(w->due.a);
+    free(w->check.a);
     yb_hdr_free(w->live_h);
     while (w->free_x) {
         yb_exchange *x = w->free_x;
@@ -1116,8 +1192,11 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live,
     for (size_t i = 0; i < plan->n_pairs; i++)
         n += yb_plan_place(plan, i, index) >= 0;
     w->lanes = calloc(n ? n : 1, sizeof *w->lanes);
-    w->heap = calloc(n ? n : 1, sizeof *w->heap);
-    if (!w->lanes || !w->heap) {
+    w->due.a = calloc(n ? n : 1, sizeof *w->due.a);
+    w->check.a = calloc(n ? n : 1, sizeof *w->check.a);
+    w->due.k = H_DUE;
+    w->check.k = H_CHECK;
+    if (!w->lanes || !w->due.a || !w->check.a) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -1189,6 +1268,8 @@ int yb_worker_set_metrics(yb_worker *w, size_t i, yb_metrics_lane *m)
         return -1;
     if (yb_recorder_keep_live(l->rec ? l->rec : &w->rec) < 0)
         return -1;
+    if (!l->mlane)
+        w->n_mlanes++;
     l->mlane = m;
     return 0;
 }
@@ -1215,8 +1296,10 @@ void yb_worker_set_start(yb_worker *w, uint64_t start)
         if (l->rec)
             l->rec->run_start = start;
         l->start = start + l->share.start_ns;
-        if (l->share.run_ns)
+        if (l->share.run_ns) {
             l->deadline = l->start + l->share.run_ns;
+            lane_check_by(l, l->deadline);
+        }
     }
 }
 

@@ -200,6 +200,32 @@ is "every device counted exactly 4 gNMI requests on 1 connection" \
     "$(jget "$T/f50.stats.json" "sorted(set((d['requests']['gnmi']['total'], d['connections']['gnmi']) for d in r['devices'])) + [len(r['devices'])]")" \
     "[[4,1],50]"
 
+# ---- timeouts among many lanes on one thread ------------------------------------
+# The worker's tick looks only at the lanes whose time has come (their
+# earliest timeout, deadline, back-off): 12 devices that answer after 2 s
+# and a 13th target that never sends SETTINGS (h2bad.py silent), one
+# thread, --timeout 1s: every request to a device times out waiting for
+# its answer (2 each, one after the other on its session), the silent
+# target's set-up times out twice, none before 1 s, and the run ends.
+. "$YB_SRCDIR/tests/peers/peer.sh"
+DEVICES=12 serve_fleet slow --service-time fixed:2s || { echo "Bail out! serve --devices did not start"; exit 1; }
+if peer_start "$T/mute" h2bad.py --mode silent --max-seconds 60; then
+    { cat "$T/slow.yaml"; printf '  - name: mute\n    gnmi: "grpc://127.0.0.1:%s"\n' "$(peer_port "$T/mute")"; } \
+        >"$T/slow2.yaml"
+    timeout 60 "$YB" run "$T/gn.ybc" --targets "$T/slow2.yaml" --fan-out -n 2 -c 1 -t 1 --timeout 1s \
+        -q --json "$T/slow.json" >/dev/null 2>&1
+    is "13 targets on 1 thread, every request timed out: exit 1" "$?" 1
+    is "JSON: 26 requests, 0 ok; 24 timeouts, 2 connect timeouts; 2 errors per target" \
+        "$(jget "$T/slow.json" "[r['summary']['requests_completed'], r['summary']['requests_ok'], r['errors']['timeout'], r['errors']['connect_timeout'], sorted(set(t['errors'] for t in r['targets'])), len(r['targets'])]")" \
+        "[26,0,24,2,[2],13]"
+    is "no request failed before its 1 s" \
+        "$(jget "$T/slow.json" "min(e['first_s'] for e in r['errors']['reasons']) >= 1.0")" "true"
+    peer_stop "$T/mute"
+else
+    not_ok "timeouts among many lanes: h2bad.py did not start"
+fi
+stop_fleet
+
 # ---- routing: a mixed corpus to two --target URLs, and fanned out ---------------
 serve_fleet mix || { echo "Bail out! serve --devices did not start"; exit 1; }
 I=$T/mix.yaml
