@@ -164,6 +164,61 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
     return 0;
 }
 
+/* Reads every record of r (the corpus at path) as yb_corpus_census
+ * describes, adding to n, *first_proto, *total and tc.  Returns 0 or -1
+ * with err (a reading error, a broken chain or a bad template). */
+static int census_pass(yb_corpus_reader *r, const char *path, uint64_t *n, yb_proto *first_proto,
+                       uint64_t *total, yb_census_tmpl *tc, char *err, size_t errlen)
+{
+    const yb_request *q;
+    int rc;
+    uint32_t chain_left = 0, chain_n = 0;
+    uint64_t chain_at = 0;
+    while ((rc = yb_corpus_reader_next(r, &q, err, errlen)) == 1) {
+        if (!(*total)++)
+            *first_proto = q->protocol;
+        /* a protocol beyond the known ones counts as unspecified (HTTP/1.1) */
+        n[(unsigned)q->protocol < YB_CENSUS_N ? q->protocol : YB_PROTO_UNSPECIFIED]++;
+        int later_step = chain_left > 0; /* a chain's second or later record */
+        /* chains: whole, and none inside another (the source relies on it) */
+        if (q->chain && chain_left) {
+            snprintf(err, errlen, "%s: record %llu starts a chain inside the chain of %u "
+                     "records that starts at record %llu", path, (unsigned long long)(*total - 1),
+                     chain_n, (unsigned long long)chain_at);
+            return -1;
+        }
+        if (chain_left)
+            chain_left--;
+        else if (q->chain) {
+            chain_left = q->chain - 1;
+            chain_n = q->chain;
+            chain_at = *total - 1;
+        }
+        if (tc && (q->templated || tc->all)) {
+            char terr[600];
+            tc->templated++;
+            if (yb_tmpl_check(q, terr, sizeof terr) < 0) {
+                snprintf(err, errlen, "%s: record %llu: template %s", path,
+                         (unsigned long long)(*total - 1), terr);
+                return -1;
+            }
+            if (!later_step && yb_pick_wanted(q)) {
+                snprintf(err, errlen, "%s: record %llu: template: its {{prev....}} "
+                         "placeholders take values from the response of the step before, but "
+                         "it is not a later step of a chain (field \"chain\" on the chain's "
+                         "first record)", path, (unsigned long long)(*total - 1));
+                return -1;
+            }
+        }
+    }
+    if (rc == 0 && chain_left) {
+        snprintf(err, errlen, "%s: the corpus ends inside the chain of %u records that "
+                 "starts at record %llu", path, chain_n, (unsigned long long)chain_at);
+        return -1;
+    }
+    return rc;
+}
+
 int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char *redacted,
                      size_t rlen, yb_census_tmpl *tc)
 {
@@ -178,61 +233,25 @@ int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char 
     uint64_t total = 0;
     memset(n, 0, YB_CENSUS_N * sizeof *n);
     *first_proto = YB_PROTO_UNSPECIFIED;
-    const yb_request *q;
-    int rc;
-    uint32_t chain_left = 0, chain_n = 0;
-    uint64_t chain_at = 0;
-    while ((rc = yb_corpus_reader_next(r, &q, err, sizeof err)) == 1) {
-        if (!total++)
-            *first_proto = q->protocol;
-        /* a protocol beyond the known ones counts as unspecified (HTTP/1.1) */
-        n[(unsigned)q->protocol < YB_CENSUS_N ? q->protocol : YB_PROTO_UNSPECIFIED]++;
-        int later_step = chain_left > 0; /* a chain's second or later record */
-        /* chains: whole, and none inside another (the source relies on it) */
-        if (q->chain && chain_left) {
-            snprintf(err, sizeof err, "%s: record %llu starts a chain inside the chain of %u "
-                     "records that starts at record %llu", path, (unsigned long long)(total - 1),
-                     chain_n, (unsigned long long)chain_at);
-            rc = -1;
-            break;
-        }
-        if (chain_left)
-            chain_left--;
-        else if (q->chain) {
-            chain_left = q->chain - 1;
-            chain_n = q->chain;
-            chain_at = total - 1;
-        }
-        if (tc && (q->templated || tc->all)) {
-            char terr[600];
-            tc->templated++;
-            if (yb_tmpl_check(q, terr, sizeof terr) < 0) {
-                snprintf(err, sizeof err, "%s: record %llu: template %s", path,
-                         (unsigned long long)(total - 1), terr);
-                rc = -1;
-                break;
-            }
-            if (!later_step && yb_pick_wanted(q)) {
-                snprintf(err, sizeof err, "%s: record %llu: template: its {{prev....}} "
-                         "placeholders take values from the response of the step before, but "
-                         "it is not a later step of a chain (field \"chain\" on the chain's "
-                         "first record)", path, (unsigned long long)(total - 1));
-                rc = -1;
-                break;
-            }
-        }
-    }
+    int rc = 0;
+    /* The writer's summary says as much without a pass over the records,
+     * unless templates are to be compiled or a chain is broken (the pass
+     * names the record at fault).  A summary that lies is found by the
+     * reader at the trailer; before that, a record the codec cannot send
+     * stops the run, naming it. */
+    const yb_corpus_summary *s = yb_corpus_reader_summary(r);
+    if (s && s->chains_whole && !s->templated && !(tc && tc->all)) {
+        for (size_t i = 0; i < YB_CENSUS_N; i++)
+            total += n[i] = s->count[i];
+        *first_proto = s->first;
+    } else
+        rc = census_pass(r, path, n, first_proto, &total, tc, err, sizeof err);
     const yb_corpus_header *h = yb_corpus_reader_header(r);
     size_t nr = 0;
     redacted[0] = 0;
     for (size_t i = 0; i < h->n_redactions && nr < rlen; i++)
         nr += (size_t)snprintf(redacted + nr, rlen - nr, "%s%s", i ? ", " : "", h->redactions[i]);
     yb_corpus_reader_close(r);
-    if (rc == 0 && chain_left) {
-        snprintf(err, sizeof err, "%s: the corpus ends inside the chain of %u records that "
-                 "starts at record %llu", path, chain_n, (unsigned long long)chain_at);
-        rc = -1;
-    }
     if (rc < 0) {
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;

@@ -37,7 +37,8 @@ typedef struct {
     uint64_t templated;   /* out: records that are templates */
 } yb_census_tmpl;
 
-/* Reads the whole corpus to choose the codec (HTTP/1.1 or HTTP/2) and
+/* Reads the whole corpus (or the summary its writer stored: see
+ * yb_corpus_census) to choose the codec (HTTP/1.1 or HTTP/2) and
  * the protocol name (static) of its first record, and lists the header's
  * redacted credential names, comma-separated, in redacted (rlen bytes; ""
  * when none).  A corpus whose records need both codecs is refused, naming
@@ -48,7 +49,10 @@ int yb_pick_codec(const char *path, const yb_codec_ops **ops, const char **proto
 
 /* Counts the records of the corpus at path per protocol into n[0 ..
  * YB_CENSUS_N - 1], sets *first_proto (the first record's), and lists the
- * redacted credential names as yb_pick_codec does.  Returns 0 or
+ * redacted credential names as yb_pick_codec does.  Takes the counts from
+ * the corpus' summary (corpus.h) when it has one, no templated records
+ * and whole chains and tc->all is not set; else reads every record,
+ * checking chains and compiling templates.  Returns 0 or
  * YB_EXIT_USAGE with a message printed (unreadable or empty corpus). */
 #define YB_CENSUS_N (YB_PROTO_HTTP2 + 1)
 int yb_corpus_census(const char *path, uint64_t *n, yb_proto *first_proto, char *redacted,

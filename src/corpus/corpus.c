@@ -323,6 +323,126 @@ const char *yb_request_problem(const yb_request *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* summary: what the writer counts and the reader checks               */
+
+/* The summary's frame: a zstd skippable frame (ignored by zstd and by
+ * readers that do not know it) whose content is the packed Summary, its
+ * length (4 bytes, little-endian) and SUM_MAGIC; so the file's last 8
+ * bytes say where the summary starts. */
+#define SKIP_MAGIC 0x184D2A5Bu
+static const uint8_t SUM_MAGIC[4] = {0x89, 'Y', 'B', 'S'};
+#define SUM_MAX 1024u /* a packed summary is far smaller */
+
+typedef struct {
+    yb_corpus_summary s;
+    uint64_t n;
+    uint32_t chain_left; /* records still due in the current chain */
+} tally;
+
+static void tally_init(tally *t)
+{
+    memset(t, 0, sizeof *t);
+    t->s.chains_whole = 1;
+}
+
+/* Counts r as census (cli/runcommon.c) would. */
+static void tally_add(tally *t, const yb_request *r)
+{
+    yb_proto p = (unsigned)r->protocol <= YB_PROTO_HTTP2 ? r->protocol : YB_PROTO_UNSPECIFIED;
+    if (t->n++ == 0)
+        t->s.first = p;
+    t->s.count[p]++;
+    t->s.templated += r->templated != 0;
+    if (r->chain && t->chain_left)
+        t->s.chains_whole = 0;
+    if (t->chain_left)
+        t->chain_left--;
+    else if (r->chain)
+        t->chain_left = r->chain - 1;
+}
+
+/* The summary of everything added (a chain still open is broken). */
+static yb_corpus_summary tally_end(const tally *t)
+{
+    yb_corpus_summary s = t->s;
+    if (t->chain_left)
+        s.chains_whole = 0;
+    return s;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Packs s as a summary frame into buf (SUM_MAX + 16 bytes).  Returns its
+ * length. */
+static size_t pack_summary(const yb_corpus_summary *s, uint8_t *buf)
+{
+    uint64_t counts[YB_PROTO_HTTP2 + 1];
+    memcpy(counts, s->count, sizeof counts);
+    Yangblast__Summary m = YANGBLAST__SUMMARY__INIT;
+    m.n_protocol_count = YB_PROTO_HTTP2 + 1;
+    m.protocol_count = counts;
+    m.templated_count = s->templated;
+    m.first_protocol = (Yangblast__Protocol)s->first;
+    m.chains_broken = !s->chains_whole;
+    size_t n = protobuf_c_message_pack(&m.base, buf + 8); /* (about 30 bytes) */
+    put_le32(buf, SKIP_MAGIC);
+    put_le32(buf + 4, (uint32_t)n + 8);
+    put_le32(buf + 8 + n, (uint32_t)n);
+    memcpy(buf + 12 + n, SUM_MAGIC, sizeof SUM_MAGIC);
+    return n + 16;
+}
+
+/* Reads the summary frame at the end of the regular file open on fd into
+ * *s.  Returns 1 when there is a well-formed one, else 0. */
+static int read_summary(int fd, yb_corpus_summary *s)
+{
+    struct stat st;
+    uint8_t tail[SUM_MAX + 16];
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16)
+        return 0;
+    off_t end = st.st_size;
+    if (pread(fd, tail, 8, end - 8) != 8 || memcmp(tail + 4, SUM_MAGIC, sizeof SUM_MAGIC))
+        return 0;
+    uint32_t n = get_le32(tail);
+    if (n > SUM_MAX || (off_t)n + 16 > end)
+        return 0;
+    off_t at = end - 16 - (off_t)n;
+    if (pread(fd, tail, n + 16, at) != (ssize_t)n + 16 || get_le32(tail) != SKIP_MAGIC ||
+        get_le32(tail + 4) != n + 8)
+        return 0;
+    Yangblast__Summary *m = yangblast__summary__unpack(NULL, n, tail + 8);
+    if (!m)
+        return 0;
+    int ok = m->n_protocol_count <= YB_PROTO_HTTP2 + 1 &&
+             (unsigned)m->first_protocol <= YB_PROTO_HTTP2;
+    if (ok) {
+        memset(s, 0, sizeof *s);
+        for (size_t i = 0; i < m->n_protocol_count; i++)
+            s->count[i] = m->protocol_count[i];
+        s->templated = m->templated_count;
+        s->first = (yb_proto)m->first_protocol;
+        s->chains_whole = !m->chains_broken;
+    }
+    yangblast__summary__free_unpacked(m, NULL);
+    return ok;
+}
+
+static int summary_equal(const yb_corpus_summary *a, const yb_corpus_summary *b)
+{
+    return !memcmp(a->count, b->count, sizeof a->count) && a->first == b->first &&
+           a->templated == b->templated && !a->chains_whole == !b->chains_whole;
+}
+
+/* ------------------------------------------------------------------ */
 /* writer                                                              */
 
 struct yb_corpus_writer {
@@ -339,6 +459,7 @@ struct yb_corpus_writer {
     int failed;        /* negative errno once a write failed */
     int spliced;       /* records and trailer copied in by yb_corpus_writer_splice */
     int jobs;          /* records compressed in zstd's jobs, in worker threads */
+    tally t;           /* of the records added, for the summary */
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -441,6 +562,7 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
         return NULL;
     }
     w->fd = -1;
+    tally_init(&w->t);
     w->cctx = ZSTD_createCCtx();
     w->out = malloc(IO_CHUNK);
     if (!w->cctx || !w->out)
@@ -567,6 +689,7 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
     if (rc)
         return w->failed = rc;
     w->count++;
+    tally_add(&w->t, r);
     return 0;
 }
 
@@ -709,6 +832,7 @@ int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
     if (!rc) {
         Yangblast__Trailer t = YANGBLAST__TRAILER__INIT;
         t.request_count = w->count;
+        t.summary_follows = 1;
         Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
         e.kind_case = YANGBLAST__ENTRY__KIND_TRAILER;
         e.trailer = &t;
@@ -716,6 +840,11 @@ int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
     }
     if (!rc)
         rc = wr_compress(w, NULL, 0, ZSTD_e_end);
+    if (!rc) { /* after the stream: a run reads it instead of every record */
+        yb_corpus_summary s = tally_end(&w->t);
+        uint8_t frame[SUM_MAX + 16];
+        rc = write_all(w->fd, frame, pack_summary(&s, frame));
+    }
     if (rc) {
         seterr(err, errlen, "%s: write failed after %llu records: %s", w->of.name,
                (unsigned long long)w->count,
@@ -755,6 +884,9 @@ struct yb_corpus_reader {
     yb_request req;      /* views into *cur */
     size_t hdr_cap;
     int drop_redacted;   /* skip headers holding the redaction placeholder */
+    int has_summary;     /* summary read from the end of the file */
+    yb_corpus_summary summary;
+    tally t;             /* of the records returned, checked against it */
 };
 
 /* Makes at least `want` decompressed bytes available at buf+start.
@@ -882,6 +1014,7 @@ static void rd_reset_stream(yb_corpus_reader *r)
     r->start = r->end = 0;
     r->index = 0;
     r->done = 0;
+    tally_init(&r->t);
 }
 
 /* Reads the magic and header entry.  Returns 0 or -1 with err. */
@@ -966,6 +1099,7 @@ yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errl
         yb_corpus_reader_close(r);
         return NULL;
     }
+    r->has_summary = read_summary(fileno(r->f), &r->summary);
     rd_reset_stream(r);
     if (rd_header(r, err, errlen) < 0) {
         yb_corpus_reader_close(r);
@@ -977,6 +1111,11 @@ yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errl
 const yb_corpus_header *yb_corpus_reader_header(const yb_corpus_reader *r)
 {
     return &r->header;
+}
+
+const yb_corpus_summary *yb_corpus_reader_summary(const yb_corpus_reader *r)
+{
+    return r->has_summary ? &r->summary : NULL;
 }
 
 uint64_t yb_corpus_reader_index(const yb_corpus_reader *r)
@@ -1052,6 +1191,26 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
     return 0;
 }
 
+/* At the trailer (announced: it says a summary follows): the records read
+ * must match the summary, and a regular file whose trailer announces one
+ * must have it.  Returns 0 or -1 with err. */
+static int summary_check(yb_corpus_reader *r, int announced, char *err, size_t errlen)
+{
+    yb_corpus_summary got = tally_end(&r->t);
+    if (r->has_summary && !summary_equal(&got, &r->summary)) {
+        seterr(err, errlen, "%s: record %llu: corrupt corpus (the summary at its end does not "
+               "match its records)", r->path, (unsigned long long)r->index);
+        return -1;
+    }
+    struct stat st;
+    if (announced && !r->has_summary && fstat(fileno(r->f), &st) == 0 && S_ISREG(st.st_mode)) {
+        seterr(err, errlen, "%s: record %llu: truncated file (the summary after the end "
+               "marker is missing or damaged)", r->path, (unsigned long long)r->index);
+        return -1;
+    }
+    return 0;
+}
+
 int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err, size_t errlen)
 {
     if (r->cur) {
@@ -1085,17 +1244,21 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
                 return -1;
             }
             r->index++;
+            tally_add(&r->t, &r->req);
             *out = &r->req;
             return 1;
         }
         case YANGBLAST__ENTRY__KIND_TRAILER: {
             uint64_t want = e->trailer->request_count;
+            int announced = e->trailer->summary_follows;
             yangblast__entry__free_unpacked(e, NULL);
             if (want != r->index) {
                 seterr(err, errlen, "%s: record %llu: corrupt corpus (end marker says %llu records)",
                        r->path, (unsigned long long)r->index, (unsigned long long)want);
                 return -1;
             }
+            if (summary_check(r, announced, err, errlen) < 0)
+                return -1;
             Yangblast__Entry *extra = NULL;
             rc = rd_entry(r, &extra, err, errlen);
             if (rc != 0) {

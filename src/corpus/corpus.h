@@ -197,6 +197,24 @@ int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen);
  * placeholder (named in the header's redactions list): a replay never
  * sends the placeholder. */
 void yb_corpus_reader_drop_redacted(yb_corpus_reader *r);
+/* What a corpus' writer knew of all its records when it closed the file:
+ * enough for a run to check the corpus without reading it first. */
+typedef struct {
+    uint64_t count[YB_PROTO_HTTP2 + 1]; /* records per protocol (an unknown
+                                         * one counts as unspecified) */
+    yb_proto first;      /* the first record's protocol (unspecified: none) */
+    uint64_t templated;  /* records marked templated */
+    int chains_whole;    /* 1: every chain complete, none inside another */
+} yb_corpus_summary;
+
+/* Returns the summary stored at the end of the file, or NULL when there is
+ * none: files written before summaries existed, and input that is not a
+ * regular file (standard input, a pipe), whose end cannot be read first.
+ * Owned by the reader.  It is a claim until the reader reaches the
+ * trailer: yb_corpus_reader_next then fails (a corrupt corpus) when the
+ * records do not match it, and when the trailer announces a summary that
+ * a regular file lacks (cut short). */
+const yb_corpus_summary *yb_corpus_reader_summary(const yb_corpus_reader *r);
 /* Returns the index of the next record to be read. */
 uint64_t yb_corpus_reader_index(const yb_corpus_reader *r);
 void yb_corpus_reader_close(yb_corpus_reader *r);

@@ -5,7 +5,8 @@
  * set, the decompressed content of one (magic, then length-prefixed
  * entries), which the target compresses first so that the fuzzer mutates
  * records rather than zstd frames.  The file reaches the reader through a
- * memfd (the reader opens paths).  Oracles: a record the reader returns passes
+ * memfd (the reader opens paths), so the summary at its end is read too.
+ * Oracles: a summary's protocol is in range; a record the reader returns passes
  * yb_request_problem (the reader refuses what the writer would); preparing
  * it either succeeds or fails with an error code, never crashes. */
 #include "config.h"
@@ -54,6 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     yb_corpus_reader *rd = yb_corpus_reader_open(path, err, sizeof err);
     if (!rd)
         return 0;
+    /* a summary read from the file's end is in range, whatever it says */
+    const yb_corpus_summary *s = yb_corpus_reader_summary(rd);
+    if (s && (unsigned)s->first > YB_PROTO_HTTP2)
+        abort();
     const yb_request *r;
     while (yb_corpus_reader_next(rd, &r, err, sizeof err) == 1) {
         if (yb_request_problem(r))

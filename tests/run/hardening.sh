@@ -133,6 +133,19 @@ yb run "$T/ronly.ybc" --target "$RURL" -k -q --json "$T/ronly.json"
 is "the suggested split: its restconf part runs, 2 started, 2 completed, 2 ok" \
     "$rc $(jget "$T/ronly.json" '[r["summary"]["requests_started"], r["summary"]["requests_completed"], r["summary"]["requests_ok"]]')" \
     "0 [2,2,2]"
+# a summary (the frame that ends the file) that claims 5 restconf records
+# for the mixed corpus: trusted before the run, so the run stops at the
+# first gnmi record, naming it; reading to the end finds the lie
+"$YB" synth acl --proto restconf -n 5 -o "$T/r5.ybc"
+sumlen() { echo $((16 + $(tail -c 8 "$1" | od -An -tu4 -N4))); }
+head -c $(($(stat -c %s "$T/mixed.ybc") - $(sumlen "$T/mixed.ybc"))) "$T/mixed.ybc" >"$T/lie.ybc"
+tail -c "$(sumlen "$T/r5.ybc")" "$T/r5.ybc" >>"$T/lie.ybc"
+yb run "$T/lie.ybc" --target "$RURL" -k -q --json "$T/lie.json"
+is "a lying summary: the run stops, exit 2, no report" "$rc $(test -e "$T/lie.json"; echo $?)" "2 1"
+like "... naming the first record the codec cannot send" "$(cat "$T/out")" 'lie\.ybc: record 2: a gnmi record'
+yb corpus info "$T/lie.ybc"
+like "... corpus info: exit 2, the summary does not match" "$rc $(cat "$T/out")" \
+    '^2 .*lie\.ybc: record 5: corrupt corpus \(the summary at its end does not match'
 # ---- open files: room for every session, or a clear refusal before any traffic ----
 (ulimit -Sn 200 -Hn 200; exec timeout 60 "$YB" run "$T/ronly.ybc" --target http://127.0.0.1:1 \
     -c 500 -n 1 -q) >"$T/out" 2>&1

@@ -1284,6 +1284,105 @@ static void test_writer_threads(void **state)
     free(in);
 }
 
+/* The summary after the records: what the writer counted (protocols, the
+ * first record's, templated records, whether chains are whole), read back
+ * without reading the records; none in a file written before summaries
+ * (which reads as it did); a summary that does not match the records, or
+ * one the trailer announces but the file lacks, fails at the trailer. */
+static void test_summary(void **state)
+{
+    (void)state;
+    enum { N = 7 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i + 1, 20); /* gNMI first, then RESTCONF, ... */
+    in[2].templated = 1;
+    in[3].chain = 2;                  /* records 3 and 4: a whole chain */
+    in[6].protocol = (yb_proto)9;     /* unknown: counted as unspecified */
+    char a[1024], err[512];
+    snprintf(a, sizeof a, "%s", tpath("sum.ybc"));
+    write_corpus(a, in, N, NULL);
+    yb_corpus_reader *r = yb_corpus_reader_open(a, err, sizeof err);
+    assert_non_null(r);
+    const yb_corpus_summary *s = yb_corpus_reader_summary(r);
+    assert_non_null(s);
+    assert_int_equal(s->first, YB_PROTO_GNMI);
+    assert_int_equal(s->count[YB_PROTO_GNMI], 3);
+    assert_int_equal(s->count[YB_PROTO_RESTCONF], 3);
+    assert_int_equal(s->count[YB_PROTO_UNSPECIFIED], 1);
+    assert_int_equal(s->templated, 1);
+    assert_int_equal(s->chains_whole, 1);
+    yb_corpus_reader_close(r);
+    uint64_t cnt;
+    assert_int_equal(read_all(a, &cnt, err, sizeof err), 0);
+    assert_int_equal(cnt, N);
+
+    /* a chain cut short by the end of the corpus */
+    in[6].chain = 3;
+    write_corpus(a, in, N, NULL);
+    r = yb_corpus_reader_open(a, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(yb_corpus_reader_summary(r)->chains_whole, 0);
+    yb_corpus_reader_close(r);
+
+    /* the summary lies (one more templated record): found at the trailer */
+    size_t n;
+    uint8_t *full = slurp(a, &n);
+    Yangblast__Summary *m = NULL;
+    size_t len = full[n - 8] | (size_t)full[n - 7] << 8;
+    m = yangblast__summary__unpack(NULL, len, full + n - 8 - len);
+    assert_non_null(m);
+    assert_int_equal(m->templated_count, 1);
+    uint8_t *mod = malloc(n + 16);
+    assert_non_null(mod);
+    m->templated_count = 2; /* packs to the same length */
+    memcpy(mod, full, n);
+    assert_int_equal(protobuf_c_message_pack(&m->base, mod + n - 8 - len), len);
+    yangblast__summary__free_unpacked(m, NULL);
+    const char *p = tpath("lie.ybc");
+    spit(p, mod, n);
+    r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(yb_corpus_reader_summary(r)->templated, 2);
+    yb_corpus_reader_close(r);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -2);
+    assert_non_null(strstr(err, "summary at its end does not match"));
+    assert_non_null(strstr(err, "record 7"));
+
+    /* the summary's frame cut off: the trailer announced it */
+    spit(p, full, n - 16 - len);
+    r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    assert_null(yb_corpus_reader_summary(r));
+    yb_corpus_reader_close(r);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -2);
+    assert_non_null(strstr(err, "summary after the end marker is missing"));
+
+    /* files written before summaries: none, and they read as before */
+    const char *old = YB_SRCDIR "/tests/cli/old-corpora/restconf-v1.ybc";
+    r = yb_corpus_reader_open(old, err, sizeof err);
+    assert_non_null(r);
+    assert_null(yb_corpus_reader_summary(r));
+    yb_corpus_reader_close(r);
+    assert_int_equal(read_all(old, &cnt, err, sizeof err), 0);
+    assert_int_equal(cnt, 10);
+    buf b = {0};
+    buf_magic(&b);
+    buf_header_entry(&b, 1);
+    buf_request_entry(&b, "/a");
+    buf_trailer_entry(&b, 1);
+    buf_write_zstd(&b, p);
+    r = yb_corpus_reader_open(p, err, sizeof err);
+    assert_non_null(r);
+    assert_null(yb_corpus_reader_summary(r));
+    yb_corpus_reader_close(r);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), 0);
+    free(mod);
+    free(full);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
 static void test_proto_names(void **state)
 {
     (void)state;
@@ -1311,6 +1410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_roundtrip_all_fields),
         T(test_empty_corpus_and_creation_time),
+        T(test_summary),
         T(test_truncated_every_offset),
         T(test_truncated_multiblock),
         T(test_flipped_bytes),
