@@ -139,6 +139,14 @@ int yb_cap_slot_is_complete(const yb_cap_slot *s);
 
 /* ---- h1x.c ------------------------------------------------------------- */
 
+struct yb_h1_req;
+/* A request parser for a new HTTP/1.1 connection (reset; body cap from
+ * the options), reused from an ended connection when one is idle; NULL on
+ * ENOMEM.  Give it back with yb_cap_h1_req_give (NULL is fine), which
+ * keeps a few and frees the rest. */
+struct yb_h1_req *yb_cap_h1_req_take(yb_capture *c);
+void yb_cap_h1_req_give(yb_capture *c, struct yb_h1_req *p);
+
 typedef struct yb_cap_h1 yb_cap_h1;
 /* dir 0 = client->server, 1 = server->client.  scheme is copied. */
 yb_cap_h1 *yb_cap_h1_new(yb_capture *c, uint64_t conn_id, const char *scheme, int midstream);

@@ -21,6 +21,8 @@
 #define MAX_WAITING 1024
 /* Longest line start the resync must see to tell: "OPTIONS /". */
 #define CARRY_MAX 16
+/* Waiting requests a connection holds without a heap allocation. */
+#define WAIT_SMALL 8
 
 /* A line start kept by the resync until it can tell. */
 typedef struct {
@@ -48,8 +50,12 @@ struct yb_cap_h1 {
     int resp_resync;
     int resp_last_lf;
     carry resp_carry;
-    waiting wait[MAX_WAITING];
-    size_t wait_head, nwait;
+    /* Requests waiting for their responses: a ring of wcap entries, in
+     * small until more are pipelined (it was MAX_WAITING entries in the
+     * struct, 16 KB zeroed per connection: most have one or two). */
+    waiting *wait;
+    size_t wcap, wait_head, nwait;
+    waiting small[WAIT_SMALL];
 };
 
 static const char *const METHODS[] = {"GET ", "POST ", "PUT ", "PATCH ", "DELETE ",
@@ -165,15 +171,18 @@ yb_cap_h1 *yb_cap_h1_new(yb_capture *c, uint64_t conn_id, const char *scheme, in
     yb_cap_h1 *h = calloc(1, sizeof *h);
     if (!h)
         return NULL;
-    uint64_t cap = yb_cap_opts(c)->max_flow_buffer;
-    h->rq = yb_h1_req_new(cap < YB_CORPUS_MAX_ENTRY / 2 ? cap : YB_CORPUS_MAX_ENTRY / 2);
+    h->c = c;
+    h->wait = h->small;
+    h->wcap = WAIT_SMALL;
+    h->rq = yb_cap_h1_req_take(c);
     /* Response bodies are counted, never stored: no need for a small cap. */
     h->rs = yb_h1_resp_new(UINT64_MAX / 4);
     if (!h->rq || !h->rs) {
-        yb_cap_h1_free(h);
+        yb_cap_h1_req_give(c, h->rq);
+        yb_h1_resp_free(h->rs);
+        free(h);
         return NULL;
     }
-    h->c = c;
     h->conn_id = conn_id;
     snprintf(h->scheme, sizeof h->scheme, "%s", scheme);
     h->req_resync = h->resp_resync = midstream;
@@ -230,17 +239,36 @@ static void release_waiting(yb_cap_h1 *h, int status)
             yb_cap_slot_req(w->slot)->expected_status = (uint32_t)status;
         yb_cap_slot_done(h->c, w->slot);
     }
-    h->wait_head = (h->wait_head + 1) % MAX_WAITING;
+    h->wait_head = (h->wait_head + 1) % h->wcap;
     h->nwait--;
+}
+
+/* Doubles the ring (at most MAX_WAITING), the oldest first; returns 0 or
+ * -1 (ENOMEM: the ring is as it was). */
+static int grow_waiting(yb_cap_h1 *h)
+{
+    size_t nc = h->wcap * 2 < MAX_WAITING ? h->wcap * 2 : MAX_WAITING;
+    waiting *nw = malloc(nc * sizeof *nw);
+    if (!nw)
+        return -1;
+    for (size_t i = 0; i < h->nwait; i++)
+        nw[i] = h->wait[(h->wait_head + i) % h->wcap];
+    if (h->wait != h->small)
+        free(h->wait);
+    h->wait = nw;
+    h->wcap = nc;
+    h->wait_head = 0;
+    return 0;
 }
 
 /* Queues a request for the next response (slot NULL: one that was lost,
  * so that its response does not go to the request after it). */
 static void wait_for_response(yb_cap_h1 *h, yb_cap_slot *s, int head)
 {
-    if (h->nwait == MAX_WAITING)
+    /* (at the most, or out of memory, the oldest goes without its status) */
+    if (h->nwait == h->wcap && (h->wcap == MAX_WAITING || grow_waiting(h) < 0))
         release_waiting(h, 0);
-    waiting *w = &h->wait[(h->wait_head + h->nwait) % MAX_WAITING];
+    waiting *w = &h->wait[(h->wait_head + h->nwait) % h->wcap];
     w->slot = s;
     w->head = head;
     h->nwait++;
@@ -433,7 +461,9 @@ void yb_cap_h1_free(yb_cap_h1 *h)
         while (h->nwait)
             release_waiting(h, 0);
     }
-    yb_h1_req_free(h->rq);
+    yb_cap_h1_req_give(h->c, h->rq);
     yb_h1_resp_free(h->rs);
+    if (h->wait != h->small)
+        free(h->wait);
     free(h);
 }

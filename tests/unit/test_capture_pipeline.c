@@ -181,6 +181,62 @@ static void test_h1_pairs_and_redacts(void **state)
     yb_capture_free(c);
 }
 
+/* Records of many pipelined requests, by path: the status each got. */
+typedef struct {
+    int n;
+    uint32_t status[512];
+} piped;
+
+static int emit_piped(void *ud, const yb_request *r)
+{
+    piped *g = ud;
+    unsigned k;
+    assert_int_equal(sscanf(r->path, "/k%u", &k), 1);
+    assert_true(k < 512);
+    g->status[k] = r->expected_status;
+    g->n++;
+    return 0;
+}
+
+/* HTTP/1.1 pipelining: requests wait in a ring that starts small and
+ * grows while its oldest entry is anywhere in it (bursts of 7 requests,
+ * then 4 responses); every response goes to its own request. */
+static void test_h1_pipelined_ring(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    static piped g;
+    memset(&g, 0, sizeof g);
+    yb_capture_opts o;
+    memset(&o, 0, sizeof o);
+    yb_capture *c = yb_capture_new(&o, emit_piped, &g);
+    assert_non_null(c);
+    feed(c, 1000, 1, 100, YB_TCP_SYN, NULL);
+    feed(c, 1100, 0, 500, YB_TCP_SYN | YB_TCP_ACK, NULL);
+    uint32_t cs = 101, ss = 501;
+    uint64_t ts = 2000;
+    unsigned sent = 0, answered = 0;
+    char m[128];
+    while (answered < N) {
+        for (int i = 0; i < 7 && sent < N; i++, sent++) {
+            snprintf(m, sizeof m, "GET /k%u HTTP/1.1\r\nHost: x\r\n\r\n", sent);
+            feed(c, ts++, 1, cs, YB_TCP_ACK, m);
+            cs += (uint32_t)strlen(m);
+        }
+        for (int i = 0; i < (sent == N ? N : 4) && answered < sent; i++, answered++) {
+            snprintf(m, sizeof m, "HTTP/1.1 %u X\r\nContent-Length: 0\r\n\r\n",
+                     200 + answered % 300);
+            feed(c, ts++, 0, ss, YB_TCP_ACK, m);
+            ss += (uint32_t)strlen(m);
+        }
+    }
+    assert_int_equal(yb_capture_finish(c), 0);
+    assert_int_equal(g.n, N);
+    for (unsigned k = 0; k < N; k++)
+        assert_int_equal(g.status[k], 200 + k % 300);
+    yb_capture_free(c);
+}
+
 static void test_short_and_foreign_packets(void **state)
 {
     (void)state;
@@ -232,6 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_h1_pairs_and_redacts),
+        cmocka_unit_test(test_h1_pipelined_ring),
         cmocka_unit_test(test_short_and_foreign_packets),
         cmocka_unit_test(test_dsb_walker),
         cmocka_unit_test(test_h2_empty_header_block),
