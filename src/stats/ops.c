@@ -25,8 +25,10 @@ uint32_t yb_ops_index(yb_ops *t, const char *name)
             return (uint32_t)i;
     if (t->n >= cap)
         goto other;
-    if (t->n == t->alloc) { /* grows with the rows, so the cap may change */
-        size_t na = t->alloc ? t->alloc * 2 : 8;
+    if (t->n == t->alloc) {
+        /* grows with the rows, so the cap may change; from one row, since
+         * a fleet keeps a table per target, most with one operation */
+        size_t na = t->alloc ? t->alloc * 2 : 1;
         yb_op_stats *g = realloc(t->op, (na < cap ? na : cap) * sizeof *g);
         if (!g)
             goto other;

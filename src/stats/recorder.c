@@ -191,7 +191,9 @@ void yb_recorder_cleanup(yb_recorder *r)
 static int ensure_intervals(yb_recorder *r, size_t n)
 {
     if (n > r->cap_iv) {
-        size_t cap = r->cap_iv ? r->cap_iv : 64;
+        /* from a few: a fleet keeps a recorder per target, and most runs
+         * are short */
+        size_t cap = r->cap_iv ? r->cap_iv : 4;
         yb_interval *iv;
 
         while (cap < n)
