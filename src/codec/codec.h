@@ -72,6 +72,10 @@ typedef struct yb_prepared {
                            * (yb_exchange.body, .head) */
     unsigned refs;        /* engine bookkeeping: exchanges using it */
     int cached;           /* engine bookkeeping: kept by the source's cache */
+    struct yb_blobs *blobs; /* set before prepare, or NULL: the table
+                           * (codec/blobs.h) a codec may share its copy of
+                           * the body through (HTTP/2), which must outlive
+                           * the prepared request */
 } yb_prepared;
 
 /* The memory the responses in flight of one worker may hold (all its
@@ -197,7 +201,8 @@ typedef struct yb_codec yb_codec;
 
 typedef struct {
     const char *name;
-    /* Builds a prepared request from a record.  Returns 0 or -errno; the
+    /* Builds a prepared request from a record into out, which it clears
+     * (out->blobs is read first: an input).  Returns 0 or -errno; the
      * result is freed with prepared_free. */
     int (*prepare)(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared *out);
     void (*prepared_free)(yb_prepared *p);

@@ -4,6 +4,7 @@
  * responses checked with protobuf-c. */
 #include "config.h"
 #include "codec/codec.h"
+#include "codec/blobs.h"
 #include "tmpl/pick.h"
 #include "gnmi/gnmi_msg.h"
 
@@ -29,7 +30,8 @@ typedef struct {
     nghttp2_nv *nv;
     size_t n_nv;
     char *arena;       /* names and values */
-    uint8_t *body;
+    const uint8_t *body;
+    struct yb_blobs *blobs; /* body is shared through it (codec/blobs.h), or NULL: owned */
     size_t body_len;
     rpc_kind rpc;
     int grpc;          /* content-type application/grpc */
@@ -371,7 +373,10 @@ static void h2_req_free(h2_req *h)
     yb_tmpl_free(h->body_tmpl);
     free(h->nv);
     free(h->arena);
-    free(h->body);
+    if (h->blobs)
+        yb_blob_put(h->blobs, h->body);
+    else
+        free((uint8_t *)(uintptr_t)h->body);
     free(h);
 }
 
@@ -414,7 +419,9 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
 {
     if (!yb_proto_is_h2(r->protocol))
         return -EPROTONOSUPPORT;
+    struct yb_blobs *blobs = out->blobs; /* (an input) */
     memset(out, 0, sizeof *out);
+    out->blobs = blobs;
     h2_req *h = calloc(1, sizeof *h);
     if (!h)
         return -ENOMEM;
@@ -507,10 +514,16 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
 #undef ADD
     h->n_own = first_own;
     if (r->body_len) {
-        h->body = malloc(r->body_len);
-        if (!h->body)
-            goto oom;
-        memcpy(h->body, r->body, r->body_len);
+        /* a fleet prepares the same body for every target: one copy */
+        if (out->blobs && (h->body = yb_blob_get(out->blobs, r->body, r->body_len))) {
+            h->blobs = out->blobs;
+        } else {
+            uint8_t *b = malloc(r->body_len);
+            if (!b)
+                goto oom;
+            memcpy(b, r->body, r->body_len);
+            h->body = b;
+        }
         h->body_len = r->body_len;
     }
     if (h->rpc == RPC_SET)

@@ -32,11 +32,17 @@ struct yb_source {
                             * (any worker's): the index records are shared by */
     yb_ops *optab;         /* where operations are named, or NULL */
     const yb_rewrite *rw;  /* rules applied before preparing, or NULL */
+    struct yb_blobs *blobs;/* shares what the cache keeps (yb_source_blobs), or NULL */
 };
 
 void yb_source_ops(yb_source *s, yb_ops *t)
 {
     s->optab = t;
+}
+
+void yb_source_blobs(yb_source *s, struct yb_blobs *t)
+{
+    s->blobs = t;
 }
 
 yb_source *yb_source_new(const char *path, unsigned worker, unsigned n, int by_conn,
@@ -232,6 +238,11 @@ static int prepare_one(yb_source *s, const yb_request *r, uint64_t k, yb_prepare
         return -1;
     }
     char why[700];
+    /* what the cache may keep for the run is shared with the other
+     * sources of the thread (a fleet: the same corpus per target); what
+     * is streamed is freed at once, so it is not worth a lookup */
+    if (s->caching)
+        p->blobs = s->blobs;
     int rc = prepare(s, r, p, why, sizeof why);
     if (rc == -EBADMSG) {
         free(p);

@@ -14,6 +14,7 @@
 
 typedef struct yb_source yb_source;
 struct yb_authmap; /* engine/route.h */
+struct yb_blobs;   /* codec/blobs.h */
 
 /* Opens path for worker `worker` of `n`.  by_conn = 1 shares whole
  * recorded connections (conn_id mod n) instead of records (j mod n).
@@ -44,6 +45,10 @@ void yb_source_rewrite(yb_source *s, const yb_rewrite *rw);
  * the source.  Before the first yb_source_next; without it, op is
  * YB_OP_NONE. */
 void yb_source_ops(yb_source *s, yb_ops *t);
+/* Prepares what the cache may keep with its bodies shared through t
+ * (codec/blobs.h; NULL = none), which must outlive the source and is
+ * used on the source's thread only.  Before the first yb_source_next. */
+void yb_source_blobs(yb_source *s, struct yb_blobs *t);
 /* The most bytes of prepared requests the cache has held (0 = nothing was
  * ever cached). */
 uint64_t yb_source_cache_peak(const yb_source *s);

@@ -6,6 +6,7 @@
 #include "engine/worker.h"
 #include "engine/pool.h"
 #include "engine/source.h"
+#include "codec/blobs.h"
 #include "report/metrics.h"
 #include "report/stream.h"
 #include "tmpl/pick.h"
@@ -108,6 +109,7 @@ struct yb_worker {
     size_t n_mlanes;     /* lanes with a live metrics lane */
     int stopping;        /* the stop signal has been seen */
     yb_exchange *free_x; /* recycled exchanges */
+    yb_blobs *blobs;     /* request bodies its lanes' caches share (a fleet: one per corpus record) */
     int finished;        /* teardown started */
     int failed;
     size_t failed_pair;  /* the pair whose corpus failed */
@@ -1056,6 +1058,7 @@ static void worker_cleanup(worker *w)
         free(x);
     }
     yb_recorder_cleanup(&w->rec);
+    yb_blobs_free(w->blobs); /* after the sources: their requests hold its bodies */
 }
 
 static int same_str(const char *a, const char *b)
@@ -1143,6 +1146,7 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     /* operations are named once, in the worker's table; a lane's own
      * recorder gets the same names (lane_op) */
     yb_source_ops(l->src, &w->rec.ops);
+    yb_source_blobs(l->src, w->blobs);
     if (o->sched.kind != YB_SCHED_NONE || n_lanes > 1) {
         /* open loop: decode the corpus before the clock starts; several
          * lanes: so that a share that fits the cache frees its reader (a
@@ -1184,7 +1188,7 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live,
         return -1;
     }
     w->rec.ops.cap = (size_t)w->o->max_ops;
-    if (live && !(w->live_h = yb_hdr_new_default())) {
+    if (!(w->blobs = yb_blobs_new()) || (live && !(w->live_h = yb_hdr_new_default()))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
