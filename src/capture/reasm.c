@@ -72,14 +72,18 @@ struct yb_cap_flows {
     uint64_t next_id;
 };
 
+/* An endpoint's hash, eight bytes at a time (every packet is looked up:
+ * FNV over its 18 bytes was 3 % of a capture). */
 static uint32_t ep_hash(const uint8_t *a, uint16_t port)
 {
-    uint32_t h = 2166136261u;
-    for (int i = 0; i < 16; i++)
-        h = (h ^ a[i]) * 16777619u;
-    h = (h ^ (port & 0xff)) * 16777619u;
-    h = (h ^ (port >> 8)) * 16777619u;
-    return h;
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, a + 8, 8);
+    uint64_t h = x * 0x9e3779b97f4a7c15ull ^ y * 0xc2b2ae3d27d4eb4full ^
+                 (port + 1ull) * 0x165667b19e3779f9ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 /* Symmetric: both directions of a connection land in one bucket. */
