@@ -13,9 +13,11 @@
 #
 # The records are checked to be identical at every level (`corpus cat`
 # digests); the script exits non-zero when they differ.  Last, synth's
-# rate at its default level: records per CPU second over ROUNDS runs of
-# --count $SYNTH_N (default 100000).  Targets: corpus <= 0.6x gzip -9 JSON
-# lines; reading no slower than at level 3; synth >= 200,000 records/s.
+# rate at its default level over ROUNDS runs of --count $SYNTH_N (default
+# 1000000): records per second of wall time (what the target means: 1M
+# records in 5 s) and per CPU second of all its threads.  Targets: corpus
+# <= 0.6x gzip -9 JSON lines; reading no slower than at level 3; synth >=
+# 200,000 records/s.
 set -u
 N=1000 ROUNDS=3 LEVELS="1 3 6 9 12 19"
 while getopts "n:r:l:" o; do
@@ -78,14 +80,31 @@ for proto in restconf gnmi; do
             'BEGIN{printf "  %-4s %9d (%.3f) %9d (%.3f)\n", l, a, a/g, b, b/g}'
     done
 done
-# synth's rate at its default level (what `synth acl` costs per record)
-SN=${SYNTH_N:-100000}
+# synth's rate at its default level: records per second of wall time (the
+# target: 1M records in 5 s on this machine, zstd compressing in worker
+# threads beside the generator) and per CPU second (all threads)
+SN=${SYNTH_N:-1000000}
 : >"$W/rate"
 for r in $(seq "$ROUNDS"); do
-    cpu "$YB" synth acl --count "$SN" -o "$W/rate.ybc" >>"$W/rate" || exit 2
+    /usr/bin/python3 -c '
+import resource, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+w = time.monotonic() - t
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.4f %.4f" % (w, r.ru_utime + r.ru_stime))' "$YB" synth acl --count "$SN" -o "$W/rate.ybc" \
+        >>"$W/rate" || exit 2
+    echo "load average: $(cut -d' ' -f1 /proc/loadavg)" >>"$W/rate.load"
 done
+rm -f "$W/rate.ybc"
 echo
-sort -n "$W/rate" | sed -n '1p;$p' | paste -sd' ' | awk -v n="$SN" '{
-    printf "synth acl --count %d (RESTCONF, default level): %.2f..%.2f s CPU, %.0f..%.0f records/s (target 200000/s: 1M in 5 s)\n", n, $1, $2, n / $2, n / $1 }'
+awk -v n="$SN" '
+    NR == 1 || $1 < w0 { w0 = $1 } NR == 1 || $1 > w1 { w1 = $1 }
+    NR == 1 || $2 < c0 { c0 = $2 } NR == 1 || $2 > c1 { c1 = $2 }
+    END {
+        printf "synth acl --count %d (RESTCONF, default level): wall %.2f..%.2f s, %.0f..%.0f records/s (target 200000/s: 1M in 5 s)\n", n, w0, w1, n / w1, n / w0
+        printf "  CPU (all threads) %.2f..%.2f s, %.0f..%.0f records per CPU second\n", c0, c1, n / c1, n / c0
+    }' "$W/rate"
+sed 's/^/  /' "$W/rate.load" | paste -sd' '
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $fail

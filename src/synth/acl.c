@@ -219,14 +219,6 @@ static inline void close_(jbuf *b, char c)
     b->first = 0;
 }
 
-/* "v" with v escaped */
-static void put_str(jbuf *b, const char *v)
-{
-    PUTL(b, "\"");
-    put_text(b, v);
-    PUTL(b, "\"");
-}
-
 /* "text" already escaped */
 static void put_quoted(jbuf *b, const jbuf *text)
 {
@@ -235,7 +227,14 @@ static void put_quoted(jbuf *b, const jbuf *text)
     PUTL(b, "\"");
 }
 
-#define kv_str(b, k, v) (key(b, k), put_str((b), (v)))
+/* "k": "lit" for a literal that needs no escaping: one copy */
+#define kv_lit(b, k, lit) (key(b, k), PUTL((b), "\"" lit "\""))
+/* a quoted literal that needs no escaping, and its length */
+typedef struct {
+    const char *q;
+    size_t n;
+} qlit;
+#define QLIT(lit) {"\"" lit "\"", sizeof(lit) + 1}
 #define kv_u(b, k, v) (key(b, k), put_u((b), (v)))
 #define kv_open(b, k, c) (key(b, k), open_((b), (c)))
 /* "k": "A.B.C.D/LEN", a random prefix whose first octet is `first` */
@@ -260,11 +259,11 @@ static void put_prefix(jbuf *b, uint64_t *s, unsigned first)
 /* One acl-entry with sequence id seq. */
 static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
 {
-    static const char *const protos[] = {"openconfig-packet-match-types:IP_TCP",
-                                         "openconfig-packet-match-types:IP_UDP",
-                                         "openconfig-packet-match-types:IP_ICMP"};
-    static const char *const actions[] = {"openconfig-acl:ACCEPT", "openconfig-acl:DROP",
-                                          "openconfig-acl:REJECT"};
+    static const qlit protos[] = {QLIT("openconfig-packet-match-types:IP_TCP"),
+                                  QLIT("openconfig-packet-match-types:IP_UDP"),
+                                  QLIT("openconfig-packet-match-types:IP_ICMP")};
+    static const qlit actions[] = {QLIT("openconfig-acl:ACCEPT"), QLIT("openconfig-acl:DROP"),
+                                   QLIT("openconfig-acl:REJECT")};
     sep(b);
     open_(b, '{');
     kv_u(b, "sequence-id", seq);
@@ -285,7 +284,8 @@ static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
     first = 100 + pick(s, 100);
     kv_prefix(b, "destination-address", s, first);
     kv_u(b, "dscp", pick(s, 64));
-    kv_str(b, "protocol", protos[proto]);
+    key(b, "protocol");
+    put(b, protos[proto].q, protos[proto].n);
     close_(b, '}');
     close_(b, '}');
     if (proto != 2) {
@@ -298,7 +298,9 @@ static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
     }
     kv_open(b, "actions", '{');
     kv_open(b, "config", '{');
-    kv_str(b, "forwarding-action", actions[pick(s, 3)]);
+    const qlit *act = &actions[pick(s, 3)];
+    key(b, "forwarding-action");
+    put(b, act->q, act->n);
     close_(b, '}');
     close_(b, '}');
     close_(b, '}');
@@ -322,11 +324,11 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     open_(b, '{');
     key(b, "name");
     put_quoted(b, &ename);
-    kv_str(b, "type", "openconfig-acl:ACL_IPV4");
+    kv_lit(b, "type", "openconfig-acl:ACL_IPV4");
     kv_open(b, "config", '{');
     key(b, "name");
     put_quoted(b, &ename);
-    kv_str(b, "type", "openconfig-acl:ACL_IPV4");
+    kv_lit(b, "type", "openconfig-acl:ACL_IPV4");
     key(b, "description");
     PUTL(b, "\"Description for ");
     put(b, ename.p, ename.len);
