@@ -18,6 +18,9 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static const uint8_t MAGIC[4] = {0x89, 'Y', 'B', 'C'};
 #define IO_CHUNK (128u * 1024u)
@@ -449,6 +452,104 @@ static int summary_equal(const yb_corpus_summary *a, const yb_corpus_summary *b)
 }
 
 /* ------------------------------------------------------------------ */
+/* digits apart (format 2): see yangblast-corpus(5), DIGITS APART       */
+
+/* Entries are gathered into blocks of about this many bytes; a block
+ * holds whole entries (one entry may be larger). */
+#define SPLIT_BLOCK (1024u * 1024u)
+/* A block's two parts together are at most this long (an entry at its
+ * limit and the block's others, with a separator per digit run). */
+#define SPLIT_PART_MAX (2u * (YB_CORPUS_MAX_ENTRY + SPLIT_BLOCK))
+
+static int is_digit(uint8_t c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Splits plain[0..n) into skel (each run of digits replaced by one '0')
+ * and dig (each run followed by ','); both have room for 2n bytes.  Sets
+ * *sn and *dn. */
+static void split_digits(const uint8_t *plain, size_t n, uint8_t *skel, size_t *sn, uint8_t *dig,
+                         size_t *dn)
+{
+    size_t s = 0, d = 0;
+    for (size_t i = 0; i < n;) {
+        if (!is_digit(plain[i])) {
+            skel[s++] = plain[i++];
+            continue;
+        }
+        skel[s++] = '0';
+        while (i < n && is_digit(plain[i]))
+            dig[d++] = plain[i++];
+        dig[d++] = ',';
+    }
+    *sn = s;
+    *dn = d;
+}
+
+/* Copies the 32 bytes at p to out and returns the offset of the first
+ * '0' among them, or 32 when there is none. */
+static unsigned copy_to_marker32(uint8_t *out, const uint8_t *p)
+{
+#ifdef __SSE2__
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p),
+            b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16)), z = _mm_set1_epi8('0');
+    _mm_storeu_si128((__m128i *)(void *)out, a);
+    _mm_storeu_si128((__m128i *)(void *)(out + 16), b);
+    uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, z)) |
+                 (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, z)) << 16;
+    return m ? (unsigned)__builtin_ctz(m) : 32;
+#else
+    memcpy(out, p, 32);
+    const uint8_t *m = memchr(p, '0', 32);
+    return m ? (unsigned)(m - p) : 32;
+#endif
+}
+
+/* Joins skel[0..sn) and dig[0..dn) back into out (room for cap bytes).
+ * Returns the length, or -1 when they do not fit together (a marker
+ * without its run, a run left over, more than cap bytes).  32 bytes at
+ * a time: a record has a run every 70 bytes or so, too close for calls
+ * to memchr and memcpy to pay. */
+static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
+                             uint8_t *out, size_t cap)
+{
+    size_t o = 0, d = 0, i = 0;
+    for (;;) {
+        /* up to the next marker */
+        for (;;) {
+            if (i + 32 <= sn && o + 32 <= cap) {
+                /* (the bytes copied past a marker are overwritten) */
+                unsigned k = copy_to_marker32(out + o, skel + i);
+                i += k;
+                o += k;
+                if (k < 32)
+                    break;
+                continue;
+            }
+            if (i == sn || skel[i] == '0')
+                break;
+            if (o == cap)
+                return -1;
+            out[o++] = skel[i++];
+        }
+        if (i == sn)
+            break;
+        i++; /* the marker: its run */
+        size_t r = d;
+        while (r < dn && is_digit(dig[r])) {
+            if (o == cap)
+                return -1;
+            out[o++] = dig[r++];
+        }
+        if (r == d || r == dn || dig[r] != ',')
+            return -1;
+        d = r + 1;
+    }
+    return d == dn ? (ptrdiff_t)o : -1;
+}
+
+/* ------------------------------------------------------------------ */
 /* writer                                                              */
 
 struct yb_corpus_writer {
@@ -466,6 +567,9 @@ struct yb_corpus_writer {
     int spliced;       /* records and trailer copied in by yb_corpus_writer_splice */
     int jobs;          /* records compressed in zstd's jobs, in worker threads */
     tally t;           /* of the records added, for the summary */
+    int split;         /* format 2: entries gathered into blocks, digits apart */
+    uint8_t *blk, *parts; /* the block being gathered; its two parts */
+    size_t blk_len, blk_cap, parts_cap;
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -496,7 +600,7 @@ static int wr_compress(yb_corpus_writer *w, const void *src, size_t n, ZSTD_EndD
         int rc = write_all(w->fd, w->out, out.pos);
         if (rc)
             return rc;
-        if (mode == ZSTD_e_end ? rem == 0 : in.pos == in.size)
+        if (mode != ZSTD_e_continue ? rem == 0 : in.pos == in.size)
             return 0;
     }
 }
@@ -510,6 +614,53 @@ static size_t put_varint(uint8_t *p, uint64_t v)
         p[n++] = b | (v ? 0x80 : 0);
     } while (v);
     return n;
+}
+
+/* Compresses the gathered block as its skeleton and digits, each
+ * prefixed with its length.  Returns 0 or a negative errno. */
+static int wr_block(yb_corpus_writer *w)
+{
+    if (!w->blk_len)
+        return 0;
+    size_t need = 4 * w->blk_len; /* (each part at most twice the block) */
+    if (need > w->parts_cap) {
+        uint8_t *p = realloc(w->parts, need);
+        if (!p)
+            return -ENOMEM;
+        w->parts = p;
+        w->parts_cap = need;
+    }
+    uint8_t *skel = w->parts, *dig = w->parts + 2 * w->blk_len, lens[20];
+    size_t sn, dn;
+    split_digits(w->blk, w->blk_len, skel, &sn, dig, &dn);
+    size_t ln = put_varint(lens, sn);
+    ln += put_varint(lens + ln, dn);
+    w->blk_len = 0;
+    /* each part ends a zstd block: the digits get literals' statistics
+     * of their own */
+    int rc = wr_compress(w, lens, ln, ZSTD_e_continue);
+    if (!rc)
+        rc = wr_compress(w, skel, sn, ZSTD_e_flush);
+    if (!rc)
+        rc = wr_compress(w, dig, dn, ZSTD_e_flush);
+    return rc;
+}
+
+/* Adds n bytes (whole entries) to the block, compressed once it is
+ * SPLIT_BLOCK long.  Returns 0 or a negative errno. */
+static int wr_gather(yb_corpus_writer *w, const uint8_t *p, size_t n)
+{
+    if (w->blk_len + n > w->blk_cap) {
+        size_t nc = w->blk_len + n > SPLIT_BLOCK ? w->blk_len + n : SPLIT_BLOCK;
+        uint8_t *b = realloc(w->blk, nc);
+        if (!b)
+            return -ENOMEM;
+        w->blk = b;
+        w->blk_cap = nc;
+    }
+    memcpy(w->blk + w->blk_len, p, n);
+    w->blk_len += n;
+    return w->blk_len >= SPLIT_BLOCK ? wr_block(w) : 0;
 }
 
 /* Packs one Entry with its varint prefix and compresses it.  Returns 0 or a
@@ -528,6 +679,8 @@ static int wr_entry(yb_corpus_writer *w, const Yangblast__Entry *e)
     }
     size_t h = put_varint(w->pack, len);
     protobuf_c_message_pack(&e->base, w->pack + h);
+    if (w->split)
+        return wr_gather(w, w->pack, h + len);
     return wr_compress(w, w->pack, h + len, ZSTD_e_continue);
 }
 
@@ -551,6 +704,8 @@ static void writer_free(yb_corpus_writer *w)
     free(w->pack);
     free(w->fields);
     free(w->fp);
+    free(w->blk);
+    free(w->parts);
     free(w);
 }
 
@@ -583,8 +738,10 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
     w->open = 1;
     w->fd = fileno(w->of.f);
 
+    /* the levels chosen for size keep digits apart (format 2) */
+    int split = h->level >= YB_CORPUS_SPLIT_LEVEL;
     Yangblast__Header ph = YANGBLAST__HEADER__INIT;
-    ph.format_version = YB_CORPUS_FORMAT_VERSION;
+    ph.format_version = split ? YB_CORPUS_FORMAT_SPLIT : YB_CORPUS_FORMAT_VERSION;
     ph.created_unix_ns = h->created_unix_ns ? h->created_unix_ns : creation_time_ns();
     ph.producer = h->producer;
     ph.source = h->source;
@@ -621,6 +778,7 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
      * levels keep one stream in the caller's thread (at level 3, jobs cost
      * capture 15 % more CPU, 3x the memory and 14 % in size).  A libzstd
      * without threads refuses: the records are then compressed here. */
+    w->split = split;
     if (!rc && h->level == 1)
         w->jobs = !ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, 1));
     if (rc) {
@@ -701,8 +859,9 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
 
 /* Returns the length of the first zstd frame of the file open on fd (read
  * from its start), or 0 with err when the file does not start with a
- * frame holding exactly the magic and one header entry. */
-static uint64_t header_frame_len(int fd, const char *path, char *err, size_t errlen)
+ * frame holding exactly the magic and one header entry, or its records
+ * are (split = 0) or are not (split = 1) in format 2. */
+static uint64_t header_frame_len(int fd, int split, const char *path, char *err, size_t errlen)
 {
     enum { HDR_MAX = 1u << 20 }; /* a header frame is far smaller */
     uint8_t *buf = malloc(HDR_MAX), *plain = NULL;
@@ -744,10 +903,19 @@ static uint64_t header_frame_len(int fd, const char *path, char *err, size_t err
         goto bad;
     Yangblast__Entry *e = yangblast__entry__unpack(NULL, (size_t)elen, plain + i);
     int ok = e && e->kind_case == YANGBLAST__ENTRY__KIND_HEADER;
+    uint32_t version = ok ? e->header->format_version : 0;
     if (e)
         yangblast__entry__free_unpacked(e, NULL);
     if (!ok)
         goto bad;
+    if ((version == YB_CORPUS_FORMAT_SPLIT) != split) {
+        /* the records are copied as they are: their layout must be the
+         * one the new header says */
+        seterr(err, errlen, "%s: its records are in format %u, not the %u of the new header "
+               "(the level decides: %u and above keep digits apart)", path, version,
+               split ? YB_CORPUS_FORMAT_SPLIT : YB_CORPUS_FORMAT_VERSION, YB_CORPUS_SPLIT_LEVEL);
+        goto out;
+    }
     len = flen;
     goto out;
 bad:
@@ -774,7 +942,7 @@ int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, si
         w->failed = -EIO;
         return -1;
     }
-    uint64_t off = header_frame_len(fd, from, err, errlen);
+    uint64_t off = header_frame_len(fd, w->split, from, err, errlen);
     if (!off) {
         close(fd);
         w->failed = -EIO;
@@ -845,6 +1013,8 @@ int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
         rc = wr_entry(w, &e);
     }
     if (!rc)
+        rc = wr_block(w);
+    if (!rc)
         rc = wr_compress(w, NULL, 0, ZSTD_e_end);
     if (!rc) { /* after the stream: a run reads it instead of every record */
         yb_corpus_summary s = tally_end(&w->t);
@@ -890,6 +1060,9 @@ struct yb_corpus_reader {
     yb_request req;      /* views into *cur */
     size_t hdr_cap;
     int drop_redacted;   /* skip headers holding the redaction placeholder */
+    int split;           /* format 2: entries come in blocks, digits apart */
+    uint8_t *pl;         /* format 2: the current block's entries [pl_start, pl_end) */
+    size_t pl_start, pl_end, pl_cap;
     int has_summary;     /* summary read from the end of the file */
     yb_corpus_summary summary;
     tally t;             /* of the records returned, checked against it */
@@ -933,7 +1106,10 @@ static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
             r->zin.size = k;
             r->zin.pos = 0;
         }
-        ZSTD_outBuffer out = {r->buf, r->cap, r->end};
+        /* format 2 takes a block at a time: decompressing past it would
+         * only be moved to the buffer's start before the next one */
+        size_t lim = r->split && r->start + want < r->cap ? r->start + want : r->cap;
+        ZSTD_outBuffer out = {r->buf, lim, r->end};
         size_t before_in = r->zin.pos;
         size_t rc = ZSTD_decompressStream(r->dctx, &out, &r->zin);
         if (ZSTD_isError(rc)) {
@@ -958,13 +1134,107 @@ static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
     return 1;
 }
 
+/* Format 2: decodes the next block of the decompressed stream (its
+ * skeleton and digits, each after its varint length) into r->pl.
+ * Returns 1, 0 at a clean end of input, or -1 with err. */
+static int rd_block(yb_corpus_reader *r, char *err, size_t errlen)
+{
+    uint64_t len[2] = {0, 0};
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned i = 0;; i++) {
+            int rc = rd_fill(r, 1, err, errlen);
+            if (rc <= 0) {
+                if (rc == 0 && (k || i))
+                    seterr(err, errlen, "%s: record %llu: truncated file (ends inside a block's "
+                           "length)", r->path, (unsigned long long)r->index);
+                return k || i ? -1 : rc;
+            }
+            uint8_t b = r->buf[r->start++];
+            len[k] |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80))
+                break;
+            if (i >= 4) {
+                seterr(err, errlen, "%s: record %llu: corrupt block length", r->path,
+                       (unsigned long long)r->index);
+                return -1;
+            }
+        }
+    if (len[0] > SPLIT_PART_MAX || len[1] > SPLIT_PART_MAX - len[0]) {
+        seterr(err, errlen, "%s: record %llu: a block of %llu + %llu bytes exceeds the %u-byte "
+               "limit", r->path, (unsigned long long)r->index, (unsigned long long)len[0],
+               (unsigned long long)len[1], SPLIT_PART_MAX);
+        return -1;
+    }
+    size_t sn = (size_t)len[0], dn = (size_t)len[1];
+    if (sn + dn && rd_fill(r, sn + dn, err, errlen) <= 0) {
+        if (r->end - r->start < sn + dn)
+            seterr(err, errlen, "%s: record %llu: truncated file (ends inside a block)", r->path,
+                   (unsigned long long)r->index);
+        return -1;
+    }
+    if (sn + dn > r->pl_cap) {
+        uint8_t *p = realloc(r->pl, sn + dn);
+        if (!p) {
+            seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+                   (unsigned long long)r->index);
+            return -1;
+        }
+        r->pl = p;
+        r->pl_cap = sn + dn;
+    }
+    ptrdiff_t n = join_digits(r->buf + r->start, sn, r->buf + r->start + sn, dn, r->pl,
+                              r->pl_cap);
+    r->start += sn + dn;
+    if (n < 0) {
+        seterr(err, errlen, "%s: record %llu: corrupt block (its digits do not fit its "
+               "skeleton)", r->path, (unsigned long long)r->index);
+        return -1;
+    }
+    r->pl_start = 0;
+    r->pl_end = (size_t)n;
+    return 1;
+}
+
+/* Makes `want` bytes of entries available at rd_at(r): from the
+ * decompressed stream, or in format 2 from the current block (an entry
+ * never crosses a block's end).  Returns 1, 0 at a clean end of input,
+ * or -1 with err. */
+static int rd_need(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
+{
+    if (!r->split)
+        return rd_fill(r, want, err, errlen);
+    while (r->pl_start == r->pl_end) {
+        int rc = rd_block(r, err, errlen);
+        if (rc <= 0)
+            return rc;
+    }
+    if (r->pl_end - r->pl_start >= want)
+        return 1;
+    seterr(err, errlen, "%s: record %llu: corrupt block (an entry crosses its end)", r->path,
+           (unsigned long long)r->index);
+    return -1;
+}
+
+static const uint8_t *rd_at(const yb_corpus_reader *r)
+{
+    return r->split ? r->pl + r->pl_start : r->buf + r->start;
+}
+
+static void rd_skip(yb_corpus_reader *r, size_t n)
+{
+    if (r->split)
+        r->pl_start += n;
+    else
+        r->start += n;
+}
+
 /* Reads one varint-prefixed Entry.  Returns 1 with *out set, 0 at a clean
  * end of input, -1 with err. */
 static int rd_entry(yb_corpus_reader *r, Yangblast__Entry **out, char *err, size_t errlen)
 {
     uint64_t len = 0;
     for (unsigned i = 0;; i++) {
-        int rc = rd_fill(r, i + 1, err, errlen);
+        int rc = rd_need(r, i + 1, err, errlen);
         if (rc <= 0) {
             if (rc == 0 && i > 0) {
                 seterr(err, errlen, "%s: record %llu: truncated file (ends inside a length prefix)",
@@ -973,10 +1243,10 @@ static int rd_entry(yb_corpus_reader *r, Yangblast__Entry **out, char *err, size
             }
             return rc;
         }
-        uint8_t b = r->buf[r->start + i];
+        uint8_t b = rd_at(r)[i];
         len |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
-            r->start += i + 1;
+            rd_skip(r, i + 1);
             break;
         }
         if (i >= 4) {
@@ -991,15 +1261,15 @@ static int rd_entry(yb_corpus_reader *r, Yangblast__Entry **out, char *err, size
                YB_CORPUS_MAX_ENTRY);
         return -1;
     }
-    if (len && rd_fill(r, (size_t)len, err, errlen) <= 0) {
-        if (!err || !*err || r->end - r->start < len)
+    if (len && rd_need(r, (size_t)len, err, errlen) <= 0) {
+        if (!r->split && (!err || !*err || r->end - r->start < len))
             seterr(err, errlen, "%s: record %llu: truncated file (ends inside an entry)", r->path,
                    (unsigned long long)r->index);
         return -1;
     }
     Yangblast__Entry *e =
-        yangblast__entry__unpack(NULL, (size_t)len, len ? r->buf + r->start : (const uint8_t *)"");
-    r->start += (size_t)len;
+        yangblast__entry__unpack(NULL, (size_t)len, len ? rd_at(r) : (const uint8_t *)"");
+    rd_skip(r, (size_t)len);
     if (!e) {
         seterr(err, errlen, "%s: record %llu: corrupt entry (protobuf decoding failed)", r->path,
                (unsigned long long)r->index);
@@ -1018,6 +1288,8 @@ static void rd_reset_stream(yb_corpus_reader *r)
     r->zerr = 0;
     r->file_eof = 0;
     r->start = r->end = 0;
+    r->split = 0;
+    r->pl_start = r->pl_end = 0;
     r->index = 0;
     r->done = 0;
     tally_init(&r->t);
@@ -1054,9 +1326,9 @@ static int rd_header(yb_corpus_reader *r, char *err, size_t errlen)
         yangblast__entry__free_unpacked(e, NULL);
         return -1;
     }
-    if (e->header->format_version > YB_CORPUS_FORMAT_VERSION) {
+    if (e->header->format_version > YB_CORPUS_FORMAT_NEWEST) {
         seterr(err, errlen, "%s: corpus format version %u is newer than this yangblast (%u)",
-               r->path, e->header->format_version, YB_CORPUS_FORMAT_VERSION);
+               r->path, e->header->format_version, YB_CORPUS_FORMAT_NEWEST);
         yangblast__entry__free_unpacked(e, NULL);
         return -1;
     }
@@ -1064,6 +1336,7 @@ static int rd_header(yb_corpus_reader *r, char *err, size_t errlen)
         yangblast__entry__free_unpacked(r->hdr_entry, NULL);
     r->hdr_entry = e;
     r->header.format_version = e->header->format_version;
+    r->split = e->header->format_version == YB_CORPUS_FORMAT_SPLIT;
     r->header.created_unix_ns = e->header->created_unix_ns;
     r->header.producer = e->header->producer;
     r->header.source = e->header->source;
@@ -1323,6 +1596,7 @@ void yb_corpus_reader_close(yb_corpus_reader *r)
     ZSTD_freeDCtx(r->dctx);
     free(r->in);
     free(r->buf);
+    free(r->pl);
     free(r->path);
     free(r);
 }

@@ -12,6 +12,12 @@
 #include <stdio.h>
 
 #define YB_CORPUS_FORMAT_VERSION 1
+/* Format 2: the records' entries in blocks, each a skeleton (every run
+ * of digits replaced by one '0') and the digits apart, which compress far
+ * better separately; written at levels YB_CORPUS_SPLIT_LEVEL and above.
+ * The newest format this reader reads. */
+#define YB_CORPUS_FORMAT_SPLIT 2
+#define YB_CORPUS_FORMAT_NEWEST 2
 /* Largest single entry accepted by the reader (and produced by the writer). */
 #define YB_CORPUS_MAX_ENTRY (64u * 1024u * 1024u)
 
@@ -150,6 +156,7 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
 #define YB_CORPUS_LEVEL_MIN 1u
 #define YB_CORPUS_LEVEL_MAX 19u
 #define YB_CORPUS_LEVEL_DEFAULT 3u
+#define YB_CORPUS_SPLIT_LEVEL 10u
 /* Copies the records and trailer of the corpus at `from` (made by this
  * writer: the magic and header end its first zstd frame) after w's
  * header, as they are, without decompressing them: a corpus gets a new

@@ -667,7 +667,7 @@ static void test_structural_errors(void **state)
 
     /* A newer format version is refused. */
     buf_magic(&b);
-    buf_header_entry(&b, YB_CORPUS_FORMAT_VERSION + 1);
+    buf_header_entry(&b, YB_CORPUS_FORMAT_NEWEST + 1);
     buf_trailer_entry(&b, 0);
     buf_write_zstd(&b, p);
     expect_read_error(p, "newer");
@@ -1284,6 +1284,175 @@ static void test_writer_threads(void **state)
     free(in);
 }
 
+/* Format 2 (levels YB_CORPUS_SPLIT_LEVEL and above: digits apart, in
+ * blocks): records of digits, '0' bytes, binary and a body larger than a
+ * block read back as written, across several blocks, after a rewind too;
+ * every prefix fails; splicing it behind a header of the other format is
+ * refused. */
+static void test_split_roundtrip(void **state)
+{
+    (void)state;
+    enum { N = 120 };
+    yb_request *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    for (unsigned i = 0; i < N; i++) {
+        small_req(&in[i], i, i == 7 ? 3u << 20 : 20000); /* one body of 3 MiB */
+        for (size_t j = 0; j < in[i].body_len; j += 7) /* runs of digits and '0's */
+            in[i].body[j] = (uint8_t)('0' + (j / 7 + i) % 10);
+        if (i % 3 == 0)
+            memcpy(in[i].body, "0000123abc9", 11);
+        char path[32];
+        snprintf(path, sizeof path, "/a/%u/0%u", i * 1000u, i);
+        assert_int_equal(yb_request_set_str(&in[i].path, path), 0);
+    }
+    char a[1024], err[512];
+    snprintf(a, sizeof a, "%s", tpath("split.ybc"));
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = YB_CORPUS_SPLIT_LEVEL;
+    write_corpus(a, in, N, &h);
+    for (int pass = 0; pass < 2; pass++) {
+        yb_corpus_reader *r = yb_corpus_reader_open(a, err, sizeof err);
+        assert_non_null(r);
+        assert_int_equal(yb_corpus_reader_header(r)->format_version, YB_CORPUS_FORMAT_SPLIT);
+        assert_int_equal(yb_corpus_reader_header(r)->level, YB_CORPUS_SPLIT_LEVEL);
+        const yb_request *q;
+        for (int round = 0; round < 2; round++) {
+            for (unsigned i = 0; i < N; i++) {
+                if (yb_corpus_reader_next(r, &q, err, sizeof err) != 1)
+                    fail_msg("record %u: %s", i, err);
+                if (!yb_request_equal(q, &in[i]))
+                    fail_msg("record %u differs", i);
+            }
+            assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+            assert_int_equal(yb_corpus_reader_rewind(r, err, sizeof err), 0);
+        }
+        yb_corpus_reader_close(r);
+    }
+    /* below the split level: format 1, the same records */
+    h.level = YB_CORPUS_SPLIT_LEVEL - 1;
+    char b[1024];
+    snprintf(b, sizeof b, "%s", tpath("plain.ybc"));
+    write_corpus(b, in, 3, &h);
+    yb_corpus_reader *r = yb_corpus_reader_open(b, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(yb_corpus_reader_header(r)->format_version, YB_CORPUS_FORMAT_VERSION);
+    yb_corpus_reader_close(r);
+    /* splice refuses records of the other format */
+    yb_corpus_writer *w = yb_corpus_writer_open(tpath("sp.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_splice(w, a, err, sizeof err), -1);
+    assert_non_null(strstr(err, "format 2"));
+    yb_corpus_writer_abort(w);
+    /* every prefix of a small format-2 corpus fails, naming a record */
+    h.level = 19;
+    write_corpus(b, in + 1, 3, &h);
+    check_prefixes(b, 7);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+    free(in);
+}
+
+/* Appends a format-2 block: the lengths of skel and dig, then both. */
+static void buf_block(buf *b, const char *skel, size_t sn, const char *dig, size_t dn)
+{
+    buf_varint(b, sn);
+    buf_varint(b, dn);
+    buf_put(b, skel, sn);
+    buf_put(b, dig, dn);
+}
+
+/* Hostile format-2 blocks: each a clear error naming the file and the
+ * record, never a crash. */
+static void test_split_hostile(void **state)
+{
+    (void)state;
+    const char *p = tpath("hostile.ybc");
+    /* a good block first: the entries of one request and the trailer */
+    buf e = {0};
+    buf_request_entry(&e, "/x/12/0");
+    buf_trailer_entry(&e, 1);
+    uint8_t skel[256], dig[256];
+    size_t sn = 0, dn = 0;
+    for (size_t i = 0; i < e.n;) { /* the writer's split, by hand */
+        if (e.p[i] < '0' || e.p[i] > '9') {
+            skel[sn++] = e.p[i++];
+            continue;
+        }
+        skel[sn++] = '0';
+        while (i < e.n && e.p[i] >= '0' && e.p[i] <= '9')
+            dig[dn++] = e.p[i++];
+        dig[dn++] = ',';
+    }
+    assert_true(dn > 0 && skel[0] != '0' && skel[1] != '0' && skel[2] != '0');
+    buf b = {0};
+    buf_magic(&b);
+    buf_header_entry(&b, YB_CORPUS_FORMAT_SPLIT);
+    buf_block(&b, (char *)skel, sn, (char *)dig, dn);
+    buf_write_zstd(&b, p);
+    uint64_t cnt;
+    char err[512];
+    if (read_all(p, &cnt, err, sizeof err) != 0)
+        fail_msg("hand-built format 2: %s", err);
+    assert_int_equal(cnt, 1);
+    static const struct {
+        int what;
+        const char *needle;
+    } cases[] = {
+        {0, "digits do not fit"},     /* a digit run missing */
+        {1, "digits do not fit"},     /* a digit run left over */
+        {2, "digits do not fit"},     /* a run without its ',' */
+        {3, "exceeds"},               /* a block length over the limit */
+        {4, "crosses its end"},       /* an entry split over two blocks */
+        {5, "ends inside a block"},   /* the stream ends inside a block */
+        {6, "digits do not fit"},     /* an empty run */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        buf_magic(&b);
+        buf_header_entry(&b, YB_CORPUS_FORMAT_SPLIT);
+        switch (cases[c].what) {
+        case 0:
+            buf_varint(&b, sn + 1);
+            buf_varint(&b, dn);
+            buf_put(&b, skel, sn);
+            buf_put(&b, "0", 1);
+            buf_put(&b, dig, dn);
+            break;
+        case 1:
+            buf_varint(&b, sn);
+            buf_varint(&b, dn + 2);
+            buf_put(&b, skel, sn);
+            buf_put(&b, dig, dn);
+            buf_put(&b, "7,", 2);
+            break;
+        case 2:
+            buf_block(&b, (char *)skel, sn, (char *)dig, dn - 1);
+            break;
+        case 3:
+            buf_varint(&b, 1ull << 32);
+            buf_varint(&b, 1);
+            break;
+        case 4:
+            buf_block(&b, (char *)skel, 3, "", 0);
+            break;
+        case 5:
+            buf_varint(&b, sn);
+            buf_varint(&b, dn);
+            buf_put(&b, skel, sn / 2);
+            break;
+        case 6:
+            buf_block(&b, "0", 1, ",", 1);
+            break;
+        }
+        buf_write_zstd(&b, p);
+        int rc = read_all(p, &cnt, err, sizeof err);
+        if (rc != -2 || !strstr(err, cases[c].needle) || !strstr(err, p) ||
+            !strstr(err, "record "))
+            fail_msg("case %zu: rc %d: %s", c, rc, err);
+    }
+    free(e.p);
+}
+
 /* The summary after the records: what the writer counted (protocols, the
  * first record's, templated records, whether chains are whole), read back
  * without reading the records; none in a file written before summaries
@@ -1411,6 +1580,8 @@ int main(void)
         T(test_roundtrip_all_fields),
         T(test_empty_corpus_and_creation_time),
         T(test_summary),
+        T(test_split_roundtrip),
+        T(test_split_hostile),
         T(test_truncated_every_offset),
         T(test_truncated_multiblock),
         T(test_flipped_bytes),
