@@ -99,6 +99,9 @@ wait_port() {
 # Returns 1 (with the output on stderr) when it did not start.
 yb_serve() {
     local out=$1; shift
+    # emptied here, not only by the background job's redirection, which can
+    # come after the loop below has read a previous server's 'serve:' line
+    : >"$out" || return 1
     "$YB" serve "$@" > "$out" 2>&1 &
     SPID=$!
     _cleanup_hooks="$_cleanup_hooks yb_serve_stop"
@@ -114,6 +117,7 @@ yb_serve() {
 # stderr) when it did not start.
 serve_fleet() {
     local name=$1; shift
+    : >"$T/$name.out" || return 1 # as in yb_serve
     "$YB" serve --devices "${DEVICES:-3}" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" \
         --write-inventory "$T/$name.yaml" --stats "$T/$name.stats.json" >"$T/$name.out" 2>&1 &
     FPID=$!

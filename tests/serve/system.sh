@@ -108,6 +108,7 @@ stop_serve
 # start_fleet ARGS...: as start_serve for --devices: RP and GP are sw1's.
 start_fleet() {
     SOUT="$T/fleet.out"
+    : >"$SOUT" # not left to the background job: the loop could read an old line
     "$YB" serve --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 "$@" >"$SOUT" 2>&1 &
     SPID=$!
     _serve_pids="$_serve_pids $SPID"
