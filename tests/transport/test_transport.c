@@ -112,8 +112,9 @@ static int group_teardown(void **state)
 
 /* ---- fixture: one listener, one client connection at a time -------------- */
 
-enum srv_mode { SRV_ECHO, SRV_PAUSE_FIRST, SRV_PUSH, SRV_RESET, SRV_IGNORE };
-enum cli_mode { CLI_ECHO, CLI_CLOSE_IN_READY, CLI_WAIT, CLI_PAUSED_RECV, CLI_ECHO_RECORDS };
+enum srv_mode { SRV_ECHO, SRV_PAUSE_FIRST, SRV_PUSH, SRV_RESET, SRV_IGNORE, SRV_RECORDS_CLOSE };
+enum cli_mode { CLI_ECHO, CLI_CLOSE_IN_READY, CLI_WAIT, CLI_PAUSED_RECV, CLI_ECHO_RECORDS,
+                CLI_READ_TO_CLOSE };
 
 typedef struct {
     uv_loop_t loop;
@@ -136,7 +137,7 @@ typedef struct {
 
     /* client connection */
     yb_transport *cli;
-    int ready_calls, close_calls, drains, write_rc, wrote;
+    int ready_calls, close_calls, drains, write_rc, wrote, reads;
     int writes_at_once, writes_queued;  /* CLI_ECHO_RECORDS: rc 1 / rc 0 */
     yb_err_class ready, closed;
     char err[192], alpn[32];
@@ -185,6 +186,15 @@ static void srv_on_ready(yb_transport *t, void *ud, yb_err_class st)
 
         f->srv_write_rc = yb_transport_write(t, &b, 1);
         maybe_resume_client(f);
+    } else if (f->smode == SRV_RECORDS_CLOSE) {
+        /* a record per 5,000 bytes, then close_notify: one flight */
+        for (size_t o = 0; o < f->payload_len; o += 5000) {
+            size_t n = f->payload_len - o < 5000 ? f->payload_len - o : 5000;
+            uv_buf_t b = uv_buf_init((char *)f->payload + o, (unsigned)n);
+
+            assert_int_equal(yb_transport_write(t, &b, 1), 1);
+        }
+        yb_transport_close(t);
     } else if (f->smode == SRV_PAUSE_FIRST) {
         yb_transport_pause(t, 1);
         f->srv_paused = 1;
@@ -257,7 +267,7 @@ static void cli_on_ready(yb_transport *t, void *ud, yb_err_class st)
         yb_transport_close(t);
         return;
     }
-    if (f->cmode == CLI_WAIT)
+    if (f->cmode == CLI_WAIT || f->cmode == CLI_READ_TO_CLOSE)
         return;
     if (f->cmode == CLI_PAUSED_RECV) {
         yb_transport_pause(t, 1);
@@ -294,6 +304,9 @@ static void cli_on_read(yb_transport *t, void *ud, const uint8_t *data, size_t l
     assert_true(f->echo_len + len <= f->payload_len);
     memcpy(f->echo + f->echo_len, data, len);
     f->echo_len += len;
+    f->reads++;
+    if (f->cmode == CLI_READ_TO_CLOSE)
+        return;                 /* the server closes */
     if (f->echo_len == f->payload_len) {
         yb_transport_close(t);
         yb_transport_close(t);  /* twice: still one on_close */
@@ -397,7 +410,7 @@ static void fx_run(fx_t *f, enum cli_mode cmode)
     yb_err_class err = YB_ERR__COUNT;
 
     f->cmode = cmode;
-    f->ready_calls = f->close_calls = f->drains = f->wrote = 0;
+    f->ready_calls = f->close_calls = f->drains = f->wrote = f->reads = 0;
     f->writes_at_once = f->writes_queued = 0;
     f->write_rc = -100;
     f->srv_accepted = f->srv_ready_calls = f->srv_close_calls = f->srv_paused = 0;
@@ -589,6 +602,28 @@ static void test_tls_record_writes_fill_queue(void **state)
     assert_true(f->writes_queued >= 1);
     assert_int_equal(f->writes_at_once + f->writes_queued, 512);
     assert_int_equal(f->drains, 1);
+    fx_free(f);
+}
+
+/* TLS: three records and close_notify arrive in one socket read; their
+ * plaintext reaches on_read in one call (the application then answers
+ * them all with one write, not one per record), before the close. */
+static void test_tls_records_one_read(void **state)
+{
+    fx_t *f = fx_new(SRV_RECORDS_CLOSE, 1);
+    yb_tls_client_opts co = { .cacert = srv_cert };
+
+    (void)state;
+    f->stls = server_ctx(NULL, NULL, 0);
+    f->ctls = client_ctx(&co);
+    f->sni = "localhost";
+    fx_payload(f, 15000);
+    fx_run(f, CLI_READ_TO_CLOSE);
+    assert_int_equal(f->ready, YB_ERR_NONE);
+    assert_int_equal(f->echo_len, f->payload_len);
+    assert_memory_equal(f->echo, f->payload, f->payload_len);
+    assert_int_equal(f->reads, 1);
+    assert_int_equal(f->closed, YB_ERR_CLOSED);
     fx_free(f);
 }
 
@@ -842,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_plain_small_write_direct),
         cmocka_unit_test(test_tls_small_write_direct),
         cmocka_unit_test(test_tls_record_writes_fill_queue),
+        cmocka_unit_test(test_tls_records_one_read),
         cmocka_unit_test(test_close_in_ready),
         cmocka_unit_test(test_tls_verify_ok_alpn),
         cmocka_unit_test(test_tls_verify_ip),
