@@ -65,9 +65,10 @@ static int parse_op(const char *s, yb_synth_op *op)
     return -1;
 }
 
-/* Most zstd threads synth starts: the records come at about 2.5 us each,
- * a thread compresses one (14.5 KB at level 1) in about 7 us. */
-#define SYNTH_ZSTD_THREADS 4
+/* Most zstd threads synth starts: this thread makes an ACL record in about
+ * 6 us, a zstd thread compresses one (14.5 KB at level 1) in about 8 us,
+ * so two keep up with it; more would only cost memory. */
+#define SYNTH_ZSTD_THREADS 2
 
 /* Compresses w's records in worker threads, one per CPU up to
  * SYNTH_ZSTD_THREADS (the writer's default is one): making records and
