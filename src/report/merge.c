@@ -250,8 +250,11 @@ static int read_counts(rd *d, const json_t *j, yb_recorder *r)
         uint64_t code = 0;
         if (strcmp(k, "none") && yb_parse_u64(k, 1, YB_MAX_STATUS - 1, &code) < 0)
             return bad(d, "status.%s: expected an HTTP status (1..599) or \"none\"", k);
-        if (get_u64(d, o, "status.", k, &r->status[code]))
+        uint64_t n = 0;
+        if (get_u64(d, o, "status.", k, &n))
             return -1;
+        if (yb_recorder_count_status(r, (int)code, n) < 0)
+            return bad(d, "status.%s: out of memory", k);
     }
     if (!(o = get(d, j, "", "grpc_status", JSON_OBJECT)))
         return -1;

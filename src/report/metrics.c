@@ -189,7 +189,7 @@ void yb_metrics_publish(yb_metrics_lane *l, const yb_recorder *r, uint64_t in_fl
     s->completed = r->completed;
     s->ok = r->ok;
     memcpy(s->errors, r->errors, sizeof s->errors);
-    memcpy(s->status, r->status, sizeof s->status);
+    yb_recorder_statuses(r, s->status);
     memcpy(s->grpc, r->grpc, sizeof s->grpc);
     s->bytes_out = r->bytes_out;
     s->bytes_in = r->bytes_in;

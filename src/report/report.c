@@ -415,13 +415,13 @@ static void text_counts(FILE *f, const yb_recorder *r)
     fprintf(f, "HTTP status:");
     sep = " ";
     for (int i = 1; i < YB_MAX_STATUS; i++) {
-        if (r->status[i]) {
-            fprintf(f, "%s%d: %" PRIu64, sep, i, r->status[i]);
+        if (yb_recorder_status(r, i)) {
+            fprintf(f, "%s%d: %" PRIu64, sep, i, yb_recorder_status(r, i));
             sep = ", ";
         }
     }
-    if (r->status[0]) {
-        fprintf(f, "%snone: %" PRIu64, sep, r->status[0]);
+    if (yb_recorder_status(r, 0)) {
+        fprintf(f, "%snone: %" PRIu64, sep, yb_recorder_status(r, 0));
         sep = ", ";
     }
     fprintf(f, "%s\n", *sep == ' ' ? " -" : "");
@@ -945,13 +945,13 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
 
     o = json_object();
     for (int i = 1; o && i < YB_MAX_STATUS; i++) {
-        if (r->status[i]) {
+        if (yb_recorder_status(r, i)) {
             snprintf(key, sizeof(key), "%d", i);
-            put(o, key, juint(r->status[i]), &bad);
+            put(o, key, juint(yb_recorder_status(r, i)), &bad);
         }
     }
-    if (o && r->status[0])
-        put(o, "none", juint(r->status[0]), &bad);
+    if (o && yb_recorder_status(r, 0))
+        put(o, "none", juint(yb_recorder_status(r, 0)), &bad);
     put(root, "status", o, &bad);
 
     o = json_object();

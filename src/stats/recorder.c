@@ -156,6 +156,54 @@ fail:
     return -ENOMEM;
 }
 
+uint64_t yb_recorder_status(const yb_recorder *r, int code)
+{
+    if (code < 0 || code >= YB_MAX_STATUS)
+        return 0;
+    if (r->status_tab)
+        return r->status_tab[code];
+    for (unsigned k = 0; k < r->n_status; k++)
+        if (r->status_code[k] == code)
+            return r->status_n[k];
+    return 0;
+}
+
+int yb_recorder_count_status(yb_recorder *r, int code, uint64_t n)
+{
+    if (code < 0 || code >= YB_MAX_STATUS)
+        code = 0;
+    if (!r->status_tab) {
+        for (unsigned k = 0; k < r->n_status; k++)
+            if (r->status_code[k] == code) {
+                r->status_n[k] += n;
+                return 0;
+            }
+        if (r->n_status < YB_STATUS_SLOTS) {
+            r->status_code[r->n_status] = (uint16_t)code;
+            r->status_n[r->n_status++] = n;
+            return 0;
+        }
+        if (!(r->status_tab = calloc(YB_MAX_STATUS, sizeof *r->status_tab)))
+            return -ENOMEM;
+        for (unsigned k = 0; k < r->n_status; k++)
+            r->status_tab[r->status_code[k]] = r->status_n[k];
+        r->n_status = 0;
+    }
+    r->status_tab[code] += n;
+    return 0;
+}
+
+void yb_recorder_statuses(const yb_recorder *r, uint64_t *out)
+{
+    if (r->status_tab) {
+        memcpy(out, r->status_tab, YB_MAX_STATUS * sizeof *out);
+        return;
+    }
+    memset(out, 0, YB_MAX_STATUS * sizeof *out);
+    for (unsigned k = 0; k < r->n_status; k++)
+        out[r->status_code[k]] = r->status_n[k];
+}
+
 int yb_recorder_keep_live(yb_recorder *r)
 {
     if (!r->live && !(r->live = calloc(1, sizeof *r->live)))
@@ -179,6 +227,7 @@ void yb_recorder_cleanup(yb_recorder *r)
     free(r->live);
     free(r->reasons);
     free(r->samples);
+    free(r->status_tab);
     for (size_t k = 0; k < r->n_tag_prefix; k++)
         free(r->tag_prefix[k]);
     free(r->tag_prefix);
@@ -616,10 +665,10 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
         r->errors[err]++;
         reason_count(r, err, res->reason[0] ? res->reason : yb_err_name(err), 1, res->done, 0);
     }
-    if (res->status >= 0 && res->status < YB_MAX_STATUS)
-        r->status[res->status]++;
-    else
-        r->status[0]++; /* no valid status line: counted with "none" */
+    /* no valid status line: counted with "none"; a status that finds
+     * neither a slot nor memory for the table is lost (only when memory ran
+     * out, as the tags' values) */
+    (void)yb_recorder_count_status(r, res->status, 1);
     if (res->grpc_status >= 0)
         r->grpc[res->grpc_status < YB_GRPC_CODES ? res->grpc_status : YB_GRPC_CODES]++;
     r->bytes_out += res->bytes_out;
@@ -786,8 +835,15 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->ok += src->ok;
     for (i = 0; i < YB_ERR__COUNT; i++)
         dst->errors[i] += src->errors[i];
-    for (i = 0; i < YB_MAX_STATUS; i++)
-        dst->status[i] += src->status[i];
+    if (src->status_tab) {
+        for (i = 0; i < YB_MAX_STATUS; i++)
+            if (src->status_tab[i] && yb_recorder_count_status(dst, i, src->status_tab[i]) < 0)
+                return -ENOMEM;
+    } else {
+        for (unsigned k = 0; k < src->n_status; k++)
+            if (yb_recorder_count_status(dst, src->status_code[k], src->status_n[k]) < 0)
+                return -ENOMEM;
+    }
     for (i = 0; i <= YB_GRPC_CODES; i++)
         dst->grpc[i] += src->grpc[i];
     dst->bytes_out += src->bytes_out;

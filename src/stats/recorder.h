@@ -111,6 +111,7 @@ typedef struct {
 } yb_interval;
 
 #define YB_MAX_STATUS 600
+#define YB_STATUS_SLOTS 4
 #define YB_GRPC_CODES 17
 
 /* Distinct error reasons kept per recorder; the rest are counted per class
@@ -157,7 +158,16 @@ typedef struct yb_recorder {
     uint64_t completed;        /* requests that ended (ok + errors) */
     uint64_t ok;               /* completed with no error class */
     uint64_t errors[YB_ERR__COUNT];
-    uint64_t status[YB_MAX_STATUS];   /* by exact HTTP status; [0] = no status */
+    /* By exact HTTP status, [0] = no status (read with yb_recorder_status):
+     * the first YB_STATUS_SLOTS distinct statuses in status_code/status_n,
+     * then every status in status_tab (YB_MAX_STATUS counts, allocated when
+     * a status finds no slot, the slots' counts moved into it; NULL before).
+     * A run keeps a recorder per target, most of which see one status: the
+     * table would be 4.8 KB of each. */
+    uint16_t status_code[YB_STATUS_SLOTS];
+    uint64_t status_n[YB_STATUS_SLOTS];
+    unsigned n_status;         /* slots in use */
+    uint64_t *status_tab;
     uint64_t grpc[YB_GRPC_CODES + 1]; /* by gRPC code; [17] = out of range */
     uint64_t bytes_out, bytes_in;   /* every completed request */
     uint64_t ok_bytes_out, ok_bytes_in; /* successful requests only */
@@ -233,6 +243,15 @@ int yb_recorder_init(yb_recorder *r);
 void yb_recorder_cleanup(yb_recorder *r);
 /* From now on also counts every latency value in r->live (allocated
  * here, freed by yb_recorder_cleanup).  Returns 0 or -ENOMEM. */
+/* How many requests r counted with HTTP status code (0 = none; 0 for a
+ * code outside 0..YB_MAX_STATUS-1). */
+uint64_t yb_recorder_status(const yb_recorder *r, int code);
+/* Counts n more requests with status code (0 = none; a code outside
+ * 0..YB_MAX_STATUS-1 counts as 0).  Returns 0, or -ENOMEM when a status
+ * finds no slot and the table cannot be allocated (nothing counted). */
+int yb_recorder_count_status(yb_recorder *r, int code, uint64_t n);
+/* Every status count of r into out (YB_MAX_STATUS entries, by code). */
+void yb_recorder_statuses(const yb_recorder *r, uint64_t *out);
 int yb_recorder_keep_live(yb_recorder *r);
 /* Records one finished request.  Never allocates except to grow the
  * per-second series (amortised).  It counts in the second of res->done

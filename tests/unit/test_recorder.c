@@ -84,7 +84,7 @@ static void test_reused_session_phases(void **st)
     assert_int_equal(yb_hdr_percentile(r->h[YB_H_TTFB], 50), 10007);
     assert_int_equal(r->completed, 1);
     assert_int_equal(r->ok, 1);
-    assert_int_equal(r->status[204], 1);
+    assert_int_equal(yb_recorder_status(r, 204), 1);
     assert_int_equal(r->run_end, res.done);
 }
 
@@ -134,6 +134,58 @@ static void test_new_session_phases(void **st)
     assert_int_equal(r->sessions_opened, 2);
 }
 
+/* Statuses: the first distinct ones in slots, then all of them in the
+ * table (counts moved over, none lost); merging a recorder of each kind
+ * into each other kind adds exactly; codes outside 0..599 count as none. */
+static void test_status_slots_and_table(void **state)
+{
+    yb_recorder *r = *state, s, u;
+    assert_int_equal(yb_recorder_init(&s), 0);
+    assert_int_equal(yb_recorder_init(&u), 0);
+    for (int k = 0; k < YB_STATUS_SLOTS; k++)
+        assert_int_equal(yb_recorder_count_status(r, 200 + k, (uint64_t)k + 1), 0);
+    assert_int_equal(yb_recorder_count_status(r, 200, 10), 0);
+    assert_null(r->status_tab);               /* every status found a slot */
+    assert_int_equal(yb_recorder_status(r, 200), 11);
+    assert_int_equal(yb_recorder_status(r, 599), 0);
+    assert_int_equal(yb_recorder_status(r, 600), 0);
+    assert_int_equal(yb_recorder_status(r, -1), 0);
+    /* a slotted recorder merged into a fresh one stays in slots */
+    assert_int_equal(yb_recorder_merge(&u, r), 0);
+    assert_null(u.status_tab);
+    assert_int_equal(yb_recorder_status(&u, 201), 2);
+    /* one more distinct status: the table, with the slots' counts */
+    assert_int_equal(yb_recorder_count_status(r, 599, 7), 0);
+    assert_non_null(r->status_tab);
+    assert_int_equal(yb_recorder_status(r, 200), 11);
+    for (int k = 1; k < YB_STATUS_SLOTS; k++)
+        assert_int_equal(yb_recorder_status(r, 200 + k), (uint64_t)k + 1);
+    assert_int_equal(yb_recorder_status(r, 599), 7);
+    assert_int_equal(yb_recorder_count_status(r, 1000, 3), 0); /* as none */
+    assert_int_equal(yb_recorder_status(r, 0), 3);
+    /* the table merged into slots, and slots into a table */
+    assert_int_equal(yb_recorder_count_status(&s, 404, 5), 0);
+    assert_int_equal(yb_recorder_merge(&s, r), 0);
+    assert_non_null(s.status_tab);
+    assert_int_equal(yb_recorder_status(&s, 404), 5);
+    assert_int_equal(yb_recorder_status(&s, 599), 7);
+    assert_int_equal(yb_recorder_status(&s, 200), 11);
+    assert_int_equal(yb_recorder_merge(r, &u), 0);
+    assert_int_equal(yb_recorder_status(r, 200), 22);
+    uint64_t all[YB_MAX_STATUS];
+    yb_recorder_statuses(&u, all);
+    uint64_t sum = 0;
+    for (int k = 0; k < YB_MAX_STATUS; k++)
+        sum += all[k];
+    assert_int_equal(sum, 11 + 2 + 3 + 4);
+    assert_int_equal(all[203], 4);
+    yb_recorder_statuses(&s, all);
+    assert_int_equal(all[0], 3);
+    assert_int_equal(all[404], 5);
+    yb_recorder_cleanup(&s);
+    yb_recorder_cleanup(&u);
+}
+
 static void test_counters(void **st)
 {
     yb_recorder *r = *st;
@@ -162,10 +214,10 @@ static void test_counters(void **st)
     assert_int_equal(r->errors[YB_ERR_STATUS], 2);
     assert_int_equal(r->errors[YB_ERR_OTHER], 1);
     assert_int_equal(r->errors[YB_ERR_NONE], 0);
-    assert_int_equal(r->status[0], 2);
-    assert_int_equal(r->status[503], 1);
-    assert_int_equal(r->status[200], 1);
-    assert_int_equal(r->status[204], 1);
+    assert_int_equal(yb_recorder_status(r, 0), 2);
+    assert_int_equal(yb_recorder_status(r, 503), 1);
+    assert_int_equal(yb_recorder_status(r, 200), 1);
+    assert_int_equal(yb_recorder_status(r, 204), 1);
     assert_int_equal(r->grpc[14], 1);
     assert_int_equal(r->grpc[YB_GRPC_CODES], 1);
     assert_int_equal(r->bytes_out, 5 * 14500);
@@ -326,7 +378,7 @@ static void test_merge_different_start(void **st)
     assert_int_equal(a->retried, 6);
     assert_int_equal(a->sessions_opened, 4);
     assert_int_equal(a->errors[YB_ERR_CLOSED], 1);
-    assert_int_equal(a->status[204], 4);
+    assert_int_equal(yb_recorder_status(a, 204), 4);
     /* the failure is in no success histogram, only in its own */
     assert_int_equal(yb_hdr_count(a->h[YB_H_E2E]), 3);
     assert_int_equal(yb_hdr_count(a->h[YB_H_E2E_FAILED]), 1);
@@ -516,6 +568,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reused_session_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_session_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_slots_and_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intervals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_counts_only, setup, teardown),
