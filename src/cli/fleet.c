@@ -184,7 +184,7 @@ static int split_check(const char *cmd, yb_runopts *ro, const yb_inventory *inv,
                               "connections are not divided among targets)");
     for (size_t t = 0; t < inv->n; t++) {
         const yb_inv_target *it = &inv->target[t];
-        if (it->concurrency || it->has_rate)
+        if (it->concurrency || it->rate)
             return yb_usage_error(cmd, "%s:%u: target '%s' has its own %s: --split divides "
                                   "the run's load model among the targets", ro->inventory,
                                   it->line, it->name, it->concurrency ? "concurrency" : "rate");
@@ -246,12 +246,12 @@ static int target_pair(const char *cmd, yb_runopts *ro, yb_fleet *f, size_t t, i
     }
     if (it->concurrency)
         o->concurrency = it->concurrency; /* below -t: on fewer threads (plan.h) */
-    if (it->has_rate) {
+    if (it->rate) {
         if (o->timing_original) {
             yb_errorf("%sa rate excludes --timing original", where);
             return YB_EXIT_USAGE;
         }
-        o->sched = it->rate;
+        o->sched = *it->rate;
     }
     const char *user = it->secret == YB_SECRET_PASSWORD ? it->user : NULL;
     if (it->user && it->secret != YB_SECRET_PASSWORD) {

@@ -176,6 +176,7 @@ static void target_free(yb_inv_target *t)
     free(t->tls_cert);
     free(t->tls_key);
     free(t->tls_server_name);
+    free(t->rate);
     memset(t, 0, sizeof *t);
 }
 
@@ -244,10 +245,11 @@ static int set_rate(ctx *c, const place *pl, const node *k, const node *v, entry
     char wbuf[128], msg[256];
     if (want_string(c, pl, k, v) < 0)
         return -1;
-    if (yb_sched_parse(v->s, &e->t.rate, msg, sizeof msg) < 0) /* it speaks of --rate */
+    if (!e->t.rate && !(e->t.rate = calloc(1, sizeof *e->t.rate)))
+        return ferr(c, v->line, "out of memory");
+    if (yb_sched_parse(v->s, e->t.rate, msg, sizeof msg) < 0) /* it speaks of --rate */
         return ferr(c, v->line, "key '%s' %s: %s", k->s, WHERE(pl),
                     strncmp(msg, "--rate ", 7) ? msg : msg + 7);
-    e->t.has_rate = 1;
     return 0;
 }
 
@@ -451,9 +453,10 @@ static int merge(ctx *c, entry *e, const entry *d)
         e->h2c = d->h2c;
     if (!t->concurrency)
         t->concurrency = f->concurrency;
-    if (!t->has_rate && f->has_rate) {
-        t->has_rate = 1;
-        t->rate = f->rate;
+    if (!t->rate && f->rate) {
+        if (!(t->rate = malloc(sizeof *t->rate)))
+            return ferr(c, t->line, "out of memory");
+        *t->rate = *f->rate;
     }
     if (f->n_labels) {
         size_t n = t->n_labels + f->n_labels;

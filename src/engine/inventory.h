@@ -44,8 +44,9 @@ typedef struct {
     char *tls_ca, *tls_cert, *tls_key, *tls_server_name;
     int tls_insecure;         /* skip verification */
     unsigned concurrency;     /* 0 = not given */
-    int has_rate;
-    yb_schedule rate;         /* when has_rate: same syntax as --rate */
+    yb_schedule *rate;        /* same syntax as --rate; NULL = not given (a
+                               * schedule is 1 KB, and a fleet has a target a
+                               * device; owned) */
 } yb_inv_target;
 
 typedef struct {

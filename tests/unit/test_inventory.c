@@ -78,7 +78,7 @@ static void test_native(void **st)
     assert_string_equal(a->tls_server_name, "sw.lab");
     assert_int_equal(a->tls_insecure, 0);
     assert_int_equal(a->concurrency, 4);
-    assert_int_equal(a->has_rate, 0);
+    assert_null(a->rate);
     assert_int_equal(a->n_labels, 2); /* own rack wins, site from defaults */
     assert_string_equal(a->label_key[0], "rack");
     assert_string_equal(a->label_value[0], "r1");
@@ -86,8 +86,8 @@ static void test_native(void **st)
     assert_string_equal(b->user, "ops");
     assert_null(b->restconf);
     assert_int_equal(b->concurrency, 8);
-    assert_int_equal(b->has_rate, 1);
-    assert_true(b->rate.rate == 2000.0);
+    assert_non_null(b->rate);
+    assert_true(b->rate->rate == 2000.0);
     assert_ptr_equal(yb_inventory_find(&inv, "sw1.lab"), a);
     assert_ptr_equal(yb_inventory_find(&inv, "sw2"), b);
     assert_null(yb_inventory_find(&inv, "sw3"));
