@@ -553,7 +553,7 @@ int yb_fleet_prepare(const char *cmd, yb_runopts *ro, yb_fleet *f)
     if (rc)
         goto fail;
     for (; f->n_rec < f->n; f->n_rec++)
-        if (yb_recorder_init(&f->rec[f->n_rec]) < 0) {
+        if (yb_recorder_init_lazy(&f->rec[f->n_rec]) < 0) {
             rc = yb_usage_error(cmd, "out of memory");
             goto fail;
         }

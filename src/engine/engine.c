@@ -276,6 +276,13 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
             }
         }
     }
+    /* every per-pair histogram exists for the reports (the fleet's are
+     * made lazily: yb_recorder_init_lazy) */
+    for (size_t k = 0; per_pair && k < plan->n_pairs; k++)
+        if (yb_recorder_fill(&per_pair[k]) < 0 && !rc) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
     /* the streamed outputs end with what the workers measured in all */
     char serr[256];
     if (o->stream && yb_stream_end(o->stream, out, serr, sizeof serr) < 0 && !rc) {

@@ -135,25 +135,32 @@ size_t yb_recorder_reasons_published(const yb_recorder *r)
     return atomic_load_explicit(&((yb_recorder *)r)->reasons_pub, memory_order_acquire);
 }
 
-int yb_recorder_init(yb_recorder *r)
+int yb_recorder_init_lazy(yb_recorder *r)
 {
-    int i;
-
     memset(r, 0, sizeof(*r));
     atomic_init(&r->reasons_pub, 0);
     r->tag_pending = -1;
-    for (i = 0; i < YB_H__COUNT; i++) {
-        r->h[i] = yb_hdr_new_default();
-        if (!r->h[i])
-            goto fail;
-    }
     r->iv_h = yb_hdr_new_default();
     if (!r->iv_h)
-        goto fail;
+        return -ENOMEM;
     return 0;
-fail:
-    yb_recorder_cleanup(r);
-    return -ENOMEM;
+}
+
+int yb_recorder_fill(yb_recorder *r)
+{
+    for (int i = 0; i < YB_H__COUNT; i++)
+        if (!r->h[i] && !(r->h[i] = yb_hdr_new_default()))
+            return -ENOMEM;
+    return 0;
+}
+
+int yb_recorder_init(yb_recorder *r)
+{
+    if (yb_recorder_init_lazy(r) < 0 || yb_recorder_fill(r) < 0) {
+        yb_recorder_cleanup(r);
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 uint64_t yb_recorder_status(const yb_recorder *r, int code)
@@ -597,6 +604,8 @@ const uint64_t yb_live_bounds_us[YB_LIVE_BOUNDS] = {
  * when kept, the live fixed buckets, so both count the same values. */
 static void hist_record(yb_recorder *r, yb_hist_id id, int64_t us)
 {
+    if (!r->h[id] && !(r->h[id] = yb_hdr_new_default()))
+        return; /* a lazy recorder's (yb_recorder_init_lazy), out of memory */
     yb_hdr_record(r->h[id], us);
     if (r->live) {
         size_t b = 0;
@@ -756,6 +765,8 @@ void yb_recorder_chain(yb_recorder *r, int ok, uint64_t ns)
     }
     r->chains_ok++;
     uint64_t us = ns / 1000;
+    if (!r->h[YB_H_CHAIN] && !(r->h[YB_H_CHAIN] = yb_hdr_new_default()))
+        return; /* a lazy recorder's (yb_recorder_init_lazy), out of memory */
     yb_hdr_record(r->h[YB_H_CHAIN], us ? (int64_t)us : 1);
 }
 
@@ -827,9 +838,12 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
         if ((rc = yb_interval_add(&dst->iv[k + sshift], &src->iv[k])) < 0)
             return rc;
 
-    for (i = 0; i < YB_H__COUNT; i++)
-        if (yb_hdr_add(dst->h[i], src->h[i]) < 0)
-            return -ENOMEM; /* only when a histogram is missing */
+    for (i = 0; i < YB_H__COUNT; i++) {
+        if (!src->h[i])
+            continue; /* a lazy recorder's, empty */
+        if ((!dst->h[i] && !(dst->h[i] = yb_hdr_new_default())) || yb_hdr_add(dst->h[i], src->h[i]) < 0)
+            return -ENOMEM;
+    }
     dst->started += src->started;
     dst->completed += src->completed;
     dst->ok += src->ok;

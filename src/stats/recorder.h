@@ -240,6 +240,15 @@ typedef struct yb_recorder {
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
  * first yb_recorder_add (intervals are relative to it). */
 int yb_recorder_init(yb_recorder *r);
+/* The same, but each latency histogram is made when it first gets a value
+ * (or by yb_recorder_fill): a run keeps a recorder per target, most of
+ * whose YB_H__COUNT histograms (232 bytes each) never see one.  Until
+ * filled, r->h[i] may be NULL, which yb_hdr's readers take as empty; a
+ * value whose histogram finds no memory is lost (only when memory ran
+ * out).  Returns 0 or -ENOMEM. */
+int yb_recorder_init_lazy(yb_recorder *r);
+/* Makes r's missing histograms (empty).  Returns 0 or -ENOMEM. */
+int yb_recorder_fill(yb_recorder *r);
 void yb_recorder_cleanup(yb_recorder *r);
 /* From now on also counts every latency value in r->live (allocated
  * here, freed by yb_recorder_cleanup).  Returns 0 or -ENOMEM. */
@@ -254,7 +263,8 @@ int yb_recorder_count_status(yb_recorder *r, int code, uint64_t n);
 void yb_recorder_statuses(const yb_recorder *r, uint64_t *out);
 int yb_recorder_keep_live(yb_recorder *r);
 /* Records one finished request.  Never allocates except to grow the
- * per-second series (amortised).  It counts in the second of res->done
+ * per-second series (amortised), a fifth distinct status's table and a
+ * lazy recorder's histogram at its first value.  It counts in the second of res->done
  * (since run_start), or in the open second when that one is sealed.
  * Counts completed, ok / errors[class] and its reason, status ([0] also
  * takes statuses outside 0..599), grpc (unless grpc_status == -1), bytes
@@ -300,7 +310,8 @@ size_t yb_recorder_reasons_published(const yb_recorder *r);
 /* Records one Subscribe notification received at now (uv_hrtime)
  * carrying n_updates updates: counts it (totals and the per-second
  * series) and, when lateness_ns >= 0, records it in YB_H_SAMPLE_LATENESS
- * (rounded up to µs).  Never allocates except to grow the series. */
+ * (rounded up to µs).  Never allocates except to grow the series (and
+ * a lazy recorder's histogram). */
 void yb_recorder_notify(yb_recorder *r, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
 /* Records the end of a chain of requests (corpus chain): ok = every step
  * succeeded, then its latency ns (last step done - first step due) goes

@@ -186,6 +186,43 @@ static void test_status_slots_and_table(void **state)
     yb_recorder_cleanup(&u);
 }
 
+/* A lazy recorder makes a histogram at its first value: the others stay
+ * NULL (empty to the readers) through merges either way, until filled. */
+static void test_lazy_histograms(void **state)
+{
+    yb_recorder *full = *state, lz, dst;
+    assert_int_equal(yb_recorder_init_lazy(&lz), 0);
+    assert_int_equal(yb_recorder_init_lazy(&dst), 0);
+    lz.run_start = T0;
+    for (int i = 0; i < YB_H__COUNT; i++)
+        assert_null(lz.h[i]);
+    yb_result res = reused(T0);
+    yb_recorder_add(&lz, &res);
+    yb_recorder_chain(&lz, 1, 5000);
+    assert_non_null(lz.h[YB_H_E2E]);
+    assert_non_null(lz.h[YB_H_CHAIN]);
+    assert_null(lz.h[YB_H_CONNECT]);       /* a reused session: no set-up */
+    assert_int_equal(yb_hdr_count(lz.h[YB_H_E2E]), 1);
+    assert_int_equal(yb_hdr_count(lz.h[YB_H_CONNECT]), 0);
+    /* lazy into full, full into lazy, lazy into lazy */
+    yb_recorder_add(full, &res);
+    assert_int_equal(yb_recorder_merge(full, &lz), 0);
+    assert_int_equal(yb_hdr_count(full->h[YB_H_E2E]), 2);
+    assert_int_equal(yb_hdr_count(full->h[YB_H_CHAIN]), 1);
+    assert_int_equal(yb_recorder_merge(&dst, &lz), 0);
+    assert_null(dst.h[YB_H_CONNECT]);
+    assert_int_equal(yb_hdr_count(dst.h[YB_H_E2E]), 1);
+    assert_int_equal(yb_recorder_merge(&lz, full), 0);
+    assert_non_null(lz.h[YB_H_CONNECT]);   /* full's, empty, made on merge */
+    assert_int_equal(yb_hdr_count(lz.h[YB_H_E2E]), 3);
+    assert_int_equal(yb_recorder_fill(&dst), 0);
+    for (int i = 0; i < YB_H__COUNT; i++)
+        assert_non_null(dst.h[i]);
+    assert_int_equal(yb_hdr_count(dst.h[YB_H_E2E]), 1);
+    yb_recorder_cleanup(&lz);
+    yb_recorder_cleanup(&dst);
+}
+
 static void test_counters(void **st)
 {
     yb_recorder *r = *st;
@@ -568,6 +605,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reused_session_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_session_phases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lazy_histograms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_slots_and_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intervals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
