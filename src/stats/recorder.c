@@ -140,9 +140,6 @@ int yb_recorder_init_lazy(yb_recorder *r)
     memset(r, 0, sizeof(*r));
     atomic_init(&r->reasons_pub, 0);
     r->tag_pending = -1;
-    r->iv_h = yb_hdr_new_default();
-    if (!r->iv_h)
-        return -ENOMEM;
     return 0;
 }
 
@@ -156,7 +153,8 @@ int yb_recorder_fill(yb_recorder *r)
 
 int yb_recorder_init(yb_recorder *r)
 {
-    if (yb_recorder_init_lazy(r) < 0 || yb_recorder_fill(r) < 0) {
+    if (yb_recorder_init_lazy(r) < 0 || !(r->iv_h = yb_hdr_new_default()) ||
+        yb_recorder_fill(r) < 0) {
         yb_recorder_cleanup(r);
         return -ENOMEM;
     }
@@ -750,6 +748,10 @@ static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err)
             if (err == YB_ERR_NONE && res->due && res->done >= res->due &&
                 !r->series_counts_only) {
                 uint64_t us = (res->done - res->due + 999) / 1000;
+                /* a lazy recorder makes it with the first (a fleet's
+                 * per-target ones keep counts only: never) */
+                if (!r->iv_h && !(r->iv_h = yb_hdr_new_default()))
+                    return; /* out of memory: the second misses it */
                 yb_hdr_record(r->iv_h, us ? (int64_t)us : 1);
                 r->tag_pending = us ? (int64_t)us : 1; /* for its operation's tag */
             }

@@ -240,9 +240,10 @@ typedef struct yb_recorder {
 /* Returns 0 or -ENOMEM.  run_start must be set by the caller before the
  * first yb_recorder_add (intervals are relative to it). */
 int yb_recorder_init(yb_recorder *r);
-/* The same, but each latency histogram is made when it first gets a value
- * (or by yb_recorder_fill): a run keeps a recorder per target, most of
- * whose YB_H__COUNT histograms (232 bytes each) never see one.  Until
+/* The same, but each latency histogram (and the open second's) is made
+ * when it first gets a value (or by yb_recorder_fill): a run keeps a
+ * recorder per target, most of whose YB_H__COUNT histograms (232 bytes
+ * each) never see one.  Until
  * filled, r->h[i] may be NULL, which yb_hdr's readers take as empty; a
  * value whose histogram finds no memory is lost (only when memory ran
  * out).  Returns 0 or -ENOMEM. */

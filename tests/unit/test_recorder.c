@@ -196,8 +196,13 @@ static void test_lazy_histograms(void **state)
     lz.run_start = T0;
     for (int i = 0; i < YB_H__COUNT; i++)
         assert_null(lz.h[i]);
+    assert_null(lz.iv_h);
+    dst.series_counts_only = 1;
     yb_result res = reused(T0);
+    yb_recorder_add(&dst, &res);
+    assert_null(dst.iv_h);                 /* counts only: never made */
     yb_recorder_add(&lz, &res);
+    assert_non_null(lz.iv_h);              /* the open second's */
     yb_recorder_chain(&lz, 1, 5000);
     assert_non_null(lz.h[YB_H_E2E]);
     assert_non_null(lz.h[YB_H_CHAIN]);
@@ -211,14 +216,15 @@ static void test_lazy_histograms(void **state)
     assert_int_equal(yb_hdr_count(full->h[YB_H_CHAIN]), 1);
     assert_int_equal(yb_recorder_merge(&dst, &lz), 0);
     assert_null(dst.h[YB_H_CONNECT]);
-    assert_int_equal(yb_hdr_count(dst.h[YB_H_E2E]), 1);
+    assert_int_equal(yb_hdr_count(dst.h[YB_H_E2E]), 2);
     assert_int_equal(yb_recorder_merge(&lz, full), 0);
     assert_non_null(lz.h[YB_H_CONNECT]);   /* full's, empty, made on merge */
     assert_int_equal(yb_hdr_count(lz.h[YB_H_E2E]), 3);
     assert_int_equal(yb_recorder_fill(&dst), 0);
     for (int i = 0; i < YB_H__COUNT; i++)
         assert_non_null(dst.h[i]);
-    assert_int_equal(yb_hdr_count(dst.h[YB_H_E2E]), 1);
+    assert_int_equal(yb_hdr_count(dst.h[YB_H_E2E]), 2);
+    assert_int_equal(yb_recorder_finish(&dst), 0);
     yb_recorder_cleanup(&lz);
     yb_recorder_cleanup(&dst);
 }
