@@ -436,11 +436,22 @@ static void on_write_done(uv_write_t *req, int status)
     }
 }
 
+/* Empties this thread's OpenSSL error queue, so that SSL_get_error after
+ * the next call sees that call's errors only.  ERR_clear_error resets all
+ * of the queue's slots each time; it is the usual case (nothing queued)
+ * that is checked first, since this runs before every record read and
+ * write. */
+static void err_reset(void)
+{
+    if (ERR_peek_error())
+        ERR_clear_error();
+}
+
 static int ssl_write_all(yb_transport *t, const void *p, size_t len)
 {
     size_t w;
 
-    ERR_clear_error();
+    err_reset();
     if (!SSL_write_ex(t->ssl, p, len, &w)) {
         yb_reason_fmt(t->errtext, sizeof t->errtext, "tls: write failed");
         ERR_clear_error();
@@ -705,7 +716,7 @@ static void tls_input(yb_transport *t)
         /* every record there is, into one buffer (one record's plaintext
          * is at most 16 KB, so a nearly full buffer takes a part of one) */
         while (have < sizeof plain_buf) {
-            ERR_clear_error();
+            err_reset();
             if (!SSL_read_ex(t->ssl, plain_buf + have, sizeof plain_buf - have, &n)) {
                 e = SSL_get_error(t->ssl, 0);
                 break;
