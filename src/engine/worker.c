@@ -712,7 +712,7 @@ static void pump_at(lane *l, uint64_t now)
     l->w->waiting += waiting - l->waiting;
     l->waiting = waiting;
     if (waiting)
-        lane_check_by(l, uv_hrtime() + l->w->tick_ns);
+        lane_check_by(l, (now ? now : uv_hrtime()) + l->w->tick_ns);
 }
 
 /* Cuts off everything still in flight (after a stop's grace period). */
@@ -819,7 +819,9 @@ static void lane_end(lane *l)
  * recorder, or the worker's when it is the worker's only lane. */
 static void publish_metrics(worker *w, uint64_t now, int final)
 {
-    for (size_t i = 0; i < w->n_lanes && w->n_mlanes; i++) {
+    if (!w->n_mlanes)
+        return; /* no --metrics-listen: no walk over a fleet's lanes every tick */
+    for (size_t i = 0; i < w->n_lanes; i++) {
         lane *l = &w->lanes[i];
         if (!l->mlane)
             continue;
