@@ -145,9 +145,10 @@ yb_serve "$T/fleet.out" --devices 3 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
     --write-inventory "$T/inv.yaml" || exit 1
 check "a fleet run (--targets --fan-out) with --html" timeout 60 "$YB" run -q "$GN_CORPUS" \
     --targets "$T/inv.yaml" --fan-out -n 30 -c 2 --json "$T/fleet.json" --html "$T/fleet.html"
+# (a real as the page writes it, %.6g: a p50 of exactly 2 ms is "2", not "2.0")
 is "the page's per-target table lists the JSON's targets, with their figures (not their histograms)" \
     "$(sed -n '/id="targets"/,/<\/table>/p' "$T/fleet.html" | grep '^<tr><td' | sed 's/<[^>]*>/ /g; s/  */ /g; s/^ //; s/ $//')" \
-    "$(jget "$T/fleet.json" '"\n".join(" ".join(str(t[k]) for k in t if k != "histograms") for t in r["targets"])')"
+    "$(jget "$T/fleet.json" '"\n".join(" ".join("%.6g" % t[k] if isinstance(t[k], float) else str(t[k]) for k in t if k != "histograms") for t in r["targets"])')"
 yb_serve_stop
 
 # ---- experiment sessions --html: one page over the matrix -----------------------
