@@ -33,12 +33,7 @@ for i in $(seq 300); do grep -qs 'devices ready' "$T/lab.out" && break; sleep 0.
 grep -q 'devices ready' "$T/lab.out" || { cat "$T/lab.out"; echo "Bail out! serve --devices did not start"; exit 1; }
 sed -i "s|password-env: YANGBLAST_PASSWORD.*|password-file: $T/work/password|" "$T/lab.yaml"
 # A capture of every connection's first packet in the target's namespace.
-ip netns exec "$(netns_name t)" tcpdump -i eth0 -nn -U -w "$T/syn.pcap" 'tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn' \
-    >/dev/null 2>"$T/tcpdump.err" &
-TPID=$!
-stop_tcpdump() { [ -n "${TPID:-}" ] || return 0; kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null; TPID=; }
-at_exit stop_tcpdump
-for i in $(seq 100); do grep -qs 'listening on' "$T/tcpdump.err" && break; sleep 0.1; done
+netns_syn_start "$T/syn.pcap"
 
 cat >"$T/plan.yaml" <<EOF2
 workloads:
@@ -81,7 +76,7 @@ rc=$?
 is "ansible-playbook: shards run, fetched and merged" "$rc" 0
 [ "$rc" = 0 ] || diag "$(grep -E 'fatal|FAILED|ERROR|msg' "$T/ap.out" | head -20)"
 sleep 0.3
-stop_tcpdump
+netns_syn_stop
 stop_fleet
 M=$T/results/t$$-merged.json
 is "merged: $K shards 0..$((K - 1))" "$(jget "$M" "sorted(s['index'] for s in r['shards'])")" "[0,1,2]"
@@ -95,8 +90,7 @@ is "each fetched report: shard index from the inventory, one common start" \
     "[0,3] [1,3] [2,3] 1"
 is "the merged text report is in the playbook's output" "$(grep -c 'Shard' "$T/ap.out" | awk '{print ($1 > 0)}')" 1
 is "the target saw connections from the $K namespaces' addresses" \
-    "$(tcpdump -nn -r "$T/syn.pcap" 2>/dev/null | awk '{print $3}' | sed 's/\.[0-9]*$//' | sort -u | tr '\n' ' ')" \
-    "$(for i in $(seq 0 $((K - 1))); do printf '%s ' "$NETNS_NET.$((11 + i))"; done)"
+    "$(netns_syn_sources "$T/syn.pcap")" "$(netns_clients "$K")"
 is "the password is in no output or report, and its file is gone" \
     "$(grep -rl -- "$PW" "$T/ap.out" "$T/results" "$T/work" 2>/dev/null | wc -l) $(test -e "$T/work/password" && echo left || echo gone)" \
     "0 gone"

@@ -10,6 +10,13 @@
 #                    bridge support): skip then.  Removed at exit.
 #   netns_name WHO   prints the namespace of "t" (the target) or client i
 #   netns_exec WHO CMD...   runs CMD in that namespace
+#   netns_syn_start FILE    captures the first packet (SYN) of every TCP
+#                    connection the target namespace sees into FILE (tcpdump),
+#                    waiting until it listens; stopped at exit at the latest
+#   netns_syn_stop   stops that capture (its file is then whole)
+#   netns_syn_sources FILE  prints the capture's source addresses, sorted,
+#                    each followed by a space
+#   netns_clients K  prints the K client addresses the same way
 #
 # Names are unique to the test's process ($$); the addresses (10.213.0.0/24)
 # exist only inside these namespaces.
@@ -55,4 +62,26 @@ netns_down() {
     done
     for ns in $NETNS_ALL; do ip netns del "$ns" 2>/dev/null; done
     NETNS_ALL=""
+}
+
+netns_syn_start() {
+    ip netns exec "$(netns_name t)" tcpdump -i eth0 -nn -U -w "$1" \
+        'tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn' >/dev/null 2>"$1.err" &
+    NETNS_SYN_PID=$!
+    at_exit netns_syn_stop
+    local i
+    for i in $(seq 100); do grep -qs 'listening on' "$1.err" && break; sleep 0.1; done
+}
+netns_syn_stop() {
+    [ -n "${NETNS_SYN_PID:-}" ] || return 0
+    kill "$NETNS_SYN_PID" 2>/dev/null
+    wait "$NETNS_SYN_PID" 2>/dev/null
+    NETNS_SYN_PID=
+}
+netns_syn_sources() {
+    tcpdump -nn -r "$1" 2>/dev/null | awk '{print $3}' | sed 's/\.[0-9]*$//' | sort -u | tr '\n' ' '
+}
+netns_clients() {
+    local i
+    for i in $(seq 0 $(($1 - 1))); do printf '%s ' "$NETNS_NET.$((11 + i))"; done
 }

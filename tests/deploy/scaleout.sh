@@ -35,12 +35,7 @@ target() {
 }
 target s1 || { echo "Bail out! serve did not start in the target namespace"; exit 1; }
 # Every connection's first packet, as the target's namespace sees it.
-ip netns exec "$(netns_name t)" tcpdump -i eth0 -nn -U -w "$T/syn.pcap" 'tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn' \
-    >/dev/null 2>"$T/tcpdump.err" &
-TPID=$!
-stop_tcpdump() { [ -n "${TPID:-}" ] || return 0; kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null; TPID=; }
-at_exit stop_tcpdump
-for i in $(seq 100); do grep -qs 'listening on' "$T/tcpdump.err" && break; sleep 0.1; done
+netns_syn_start "$T/syn.pcap"
 
 START=$(( $(date +%s) + ${YB_WRAP:+40+}3 ))
 pids=""
@@ -52,7 +47,7 @@ done
 wait $pids
 is "the $K shards ran, each in its own namespace" "$(cat "$T"/sh.*.rc | tr '\n' ' ')" "0 0 0 "
 sleep 0.3
-stop_tcpdump
+netns_syn_stop
 yb_serve_stop
 "$YB" merge --json "$T/m.json" "$T"/sh.{0,1,2}.json >"$T/m.out" 2>&1
 is "merge of the $K reports (same run id)" "$?" 0
@@ -86,8 +81,7 @@ print(len(vals), "same" if got == want else "merged %r, logs %r" % (got, want))
 PY
 )" "300 same"
 is "the target saw connections from the $K client addresses" \
-    "$(tcpdump -nn -r "$T/syn.pcap" 2>/dev/null | awk '{print $3}' | sed 's/\.[0-9]*$//' | sort -u | tr '\n' ' ')" \
-    "$(for i in $(seq 0 $((K - 1))); do printf '%s ' "$NETNS_NET.$((11 + i))"; done)"
+    "$(netns_syn_sources "$T/syn.pcap")" "$(netns_clients "$K")"
 
 # ---- RESTCONF against nginx in the target namespace ----------------------------------
 NG=$T/ng
