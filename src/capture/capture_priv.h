@@ -126,8 +126,19 @@ typedef enum {
 /* Returns a new open slot for connection conn_id, or NULL (ENOMEM, or the
  * record queue is over its cap: counted). */
 yb_cap_slot *yb_cap_slot_open(yb_capture *c, uint64_t conn_id);
-/* The request being built (owned by the slot). */
+/* The request being built (owned by the slot).  Its strings and headers
+ * belong to the slot's arena: set them only with the functions below
+ * (never yb_request_set_str / add_header, never yb_request_cleanup). */
 yb_request *yb_cap_slot_req(yb_cap_slot *s);
+/* Sets *field (one of the request's strings) to a copy of v[0..n) cut at
+ * its first NUL.  Returns 0 or -ENOMEM (*field unchanged). */
+int yb_cap_slot_set(yb_cap_slot *s, char **field, const void *v, size_t n);
+/* Appends a header: the name cut at its first NUL, the value as it is
+ * (NUL-terminated after value_len).  Returns 0 or -ENOMEM. */
+int yb_cap_slot_add_header(yb_cap_slot *s, const void *name, size_t nlen, const void *value,
+                           size_t vlen);
+/* Replaces the body with a copy (owned by the slot); returns 0 or -ENOMEM. */
+int yb_cap_slot_set_body(yb_cap_slot *s, const void *body, size_t len);
 /* The request is complete: protocol classified, redacted, charged. */
 void yb_cap_slot_complete(yb_capture *c, yb_cap_slot *s);
 /* The extractor lets go: the record is written once all earlier ones are. */
@@ -177,10 +188,11 @@ extern const uint8_t yb_cap_h2_preface[YB_H2_PREFACE_LEN];
 
 /* ---- redact.c ---------------------------------------------------------- */
 
-/* Replaces the values of credential headers in r with "<redacted>": the
- * default names, and extra[0..n_extra) (any case), and calls note(ud, name)
- * for each with the name as the record spells it.  Returns the number
- * replaced or -ENOMEM. */
+/* Replaces the values of credential headers in r (a slot's request) with
+ * "<redacted>" (static storage: r's values are never freed one by one):
+ * the default names, and extra[0..n_extra) (any case), and calls note(ud,
+ * name) for each with the name as the record spells it.  Returns the
+ * number replaced. */
 int yb_cap_redact(yb_request *r, const char *const *extra, size_t n_extra,
                   void (*note)(void *ud, const char *name), void *ud);
 
@@ -194,6 +206,26 @@ int yb_cap_pcapng_dsb(FILE *f, int (*add)(void *ud, const uint8_t *t, size_t n),
 /* Same over a memory image of a pcapng file. */
 int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
                           int (*add)(void *ud, const uint8_t *t, size_t n), void *ud);
+
+/* The classic pcap files read without libpcap's copies (see pcap_in.c). */
+struct bpf_program;
+typedef struct {
+    int link;          /* link type of the packets (libpcap's DLT_) */
+    uint32_t snaplen;  /* snapshot length: longer records are left to libpcap */
+    int nsec;          /* timestamps in ns (else in us) */
+    const struct bpf_program *filter; /* compiled BPF filter, NULL for none */
+} yb_cap_pcap_fmt;
+/* Returns 0 and sets fmt->nsec when the file header h[0..n) is one whose
+ * records yb_cap_pcap_records reads (pcap 2.4 in this host's byte order),
+ * else -1. */
+int yb_cap_pcap_fast_header(const uint8_t *h, size_t n, yb_cap_pcap_fmt *fmt);
+/* Hands each whole record in b[0..n) (untrusted) to yb_capture_packet,
+ * those the filter passes, in place.  Stops before a record whose header or
+ * data runs past n, or one libpcap would cut or refuse (*stop = 1), or
+ * after yb_capture_packet fails (*rc its code, else 0).  Returns the bytes
+ * of the records consumed. */
+size_t yb_cap_pcap_records(yb_capture *c, const yb_cap_pcap_fmt *fmt, const uint8_t *b, size_t n,
+                           int *stop, int *rc);
 
 /* ---- reasm.c ----------------------------------------------------------- */
 

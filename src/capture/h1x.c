@@ -197,18 +197,23 @@ static int iequal(const char *a, size_t al, const char *b)
 
 /* Fills the slot's record from the parsed request; returns 0 or -1 when it
  * cannot be represented (counted by the caller as a parse drop). */
-static int build(yb_cap_h1 *h, yb_request *r)
+static int build(yb_cap_h1 *h, yb_cap_slot *s)
 {
+    yb_request *r = yb_cap_slot_req(s);
     size_t plen = 0, n = 0;
     const char *path = yb_h1_req_path(h->rq, &plen);
-    if (yb_request_set_str(&r->method, yb_h1_req_method(h->rq)) < 0 ||
-        yb_request_set_str(&r->path, path ? path : "") < 0 ||
-        yb_request_set_str(&r->scheme, h->scheme) < 0)
+    const char *method = yb_h1_req_method(h->rq);
+    if (!path)
+        path = "";
+    if (yb_cap_slot_set(s, &r->method, method, strlen(method)) < 0 ||
+        yb_cap_slot_set(s, &r->path, path, strlen(path)) < 0 ||
+        yb_cap_slot_set(s, &r->scheme, h->scheme, strlen(h->scheme)) < 0)
         return -1;
     const yb_h1_header *hd = yb_h1_req_headers(h->rq, &n);
     for (size_t i = 0; i < n; i++) {
         if (iequal(hd[i].name, hd[i].name_len, "host")) {
-            if (!r->authority[0] && yb_request_set_str(&r->authority, hd[i].value) < 0)
+            if (!r->authority[0] &&
+                yb_cap_slot_set(s, &r->authority, hd[i].value, hd[i].value_len) < 0)
                 return -1;
             continue;
         }
@@ -216,12 +221,13 @@ static int build(yb_cap_h1 *h, yb_request *r)
         if (iequal(hd[i].name, hd[i].name_len, "content-length") ||
             iequal(hd[i].name, hd[i].name_len, "transfer-encoding"))
             continue;
-        if (yb_request_add_header(r, hd[i].name, hd[i].value, hd[i].value_len) < 0)
+        if (yb_cap_slot_add_header(s, hd[i].name, hd[i].name_len, hd[i].value,
+                                   hd[i].value_len) < 0)
             return -1;
     }
     size_t blen = 0;
     const uint8_t *body = yb_h1_req_body(h->rq, &blen);
-    if (blen && yb_request_set_body(r, body, blen) < 0)
+    if (blen && yb_cap_slot_set_body(s, body, blen) < 0)
         return -1;
     r->protocol = (!strncmp(r->path, "/restconf/", 10) || !strcmp(r->path, "/restconf"))
                       ? YB_PROTO_RESTCONF
@@ -281,7 +287,7 @@ static void request_complete(yb_cap_h1 *h)
     h->in_req = 0;
     if (!s)
         return;
-    if (build(h, yb_cap_slot_req(s)) < 0) {
+    if (build(h, s) < 0) {
         yb_cap_slot_drop(h->c, s, YB_DROP_PARSE);
         return;
     }

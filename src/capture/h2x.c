@@ -97,12 +97,13 @@ static void uncharge(yb_cap_h2 *h, size_t n)
     yb_cap_mem_release(h->c, n);
 }
 
-/* Grows *buf (capacity *cap, charged) to hold need bytes; returns 0 or -1. */
-static int reserve(yb_cap_h2 *h, uint8_t **buf, size_t *cap, size_t need)
+/* Grows *buf (capacity *cap, charged) to hold need bytes, to at least
+ * first when it is empty; returns 0 or -1. */
+static int reserve_first(yb_cap_h2 *h, uint8_t **buf, size_t *cap, size_t need, size_t first)
 {
     if (need <= *cap)
         return 0;
-    size_t nc = *cap ? *cap : 1024;
+    size_t nc = *cap ? *cap : first;
     while (nc < need)
         nc *= 2;
     if (charge(h, nc - *cap) < 0)
@@ -115,6 +116,26 @@ static int reserve(yb_cap_h2 *h, uint8_t **buf, size_t *cap, size_t need)
     *buf = nb;
     *cap = nc;
     return 0;
+}
+
+static int reserve(yb_cap_h2 *h, uint8_t **buf, size_t *cap, size_t need)
+{
+    return reserve_first(h, buf, cap, need, 1024);
+}
+
+/* The size a stream's body buffer starts with, given its first DATA
+ * payload p[0..n): the whole of the first gRPC message when p starts with
+ * its prefix (flag, 4-byte length) and it is at most 1 MB, so that a body
+ * arriving in several frames is not copied by doubling reallocs on the
+ * way; the usual 1 KB otherwise.  (Only a size: p is not trusted.) */
+static size_t first_body_size(const uint8_t *p, size_t n)
+{
+    if (n >= 5 && p[0] <= 1) {
+        uint32_t m = be32(p + 1);
+        if (m <= (1u << 20) - 5 && m + 5 > n)
+            return m + 5;
+    }
+    return n > 1024 ? n : 1024;
 }
 
 static void release_buf(yb_cap_h2 *h, uint8_t **buf, size_t *len, size_t *cap)
@@ -283,40 +304,38 @@ static void on_field(yb_cap_h2 *h, int dir, stream *s, int push, const nghttp2_n
         mark_broken(h, s, YB_DROP_TOO_LARGE);
         return;
     }
-    /* Values become C strings for the pseudo-headers: NUL inside is refused
-     * later by the record checks. */
-    char buf[8192];
+    /* Values become C strings for the pseudo-headers (cut at a NUL, as
+     * the record's strings are), in the slot's arena.  The length limits
+     * are those of the 8 KB buffer they once went through. */
+    enum { STR_MAX = 8192 };
     int rc = 0;
     if (nv->namelen && nv->name[0] == ':') {
-        if (nv->valuelen >= sizeof buf) {
+        if (nv->valuelen >= STR_MAX) {
             mark_broken(h, s, YB_DROP_TOO_LARGE);
             return;
         }
-        memcpy(buf, nv->value, nv->valuelen);
-        buf[nv->valuelen] = 0;
+        char **field = NULL;
         if (name_is(nv, ":method"))
-            rc = yb_request_set_str(&r->method, buf);
+            field = &r->method;
         else if (name_is(nv, ":path"))
-            rc = yb_request_set_str(&r->path, buf);
+            field = &r->path;
         else if (name_is(nv, ":scheme"))
-            rc = yb_request_set_str(&r->scheme, buf);
+            field = &r->scheme;
         else if (name_is(nv, ":authority"))
-            rc = yb_request_set_str(&r->authority, buf);
+            field = &r->authority;
         /* other pseudo-headers (:protocol) have no place in a record */
+        if (field)
+            rc = yb_cap_slot_set(s->slot, field, nv->value, nv->valuelen);
     } else if (name_is(nv, "content-length")) {
         /* derived by the sender */
-    } else if (name_is(nv, "host") && !r->authority[0] && nv->valuelen < sizeof buf) {
-        memcpy(buf, nv->value, nv->valuelen);
-        buf[nv->valuelen] = 0;
-        rc = yb_request_set_str(&r->authority, buf);
+    } else if (name_is(nv, "host") && !r->authority[0] && nv->valuelen < STR_MAX) {
+        rc = yb_cap_slot_set(s->slot, &r->authority, nv->value, nv->valuelen);
     } else {
-        if (nv->namelen >= sizeof buf) {
+        if (nv->namelen >= STR_MAX) {
             mark_broken(h, s, YB_DROP_TOO_LARGE);
             return;
         }
-        memcpy(buf, nv->name, nv->namelen);
-        buf[nv->namelen] = 0;
-        rc = yb_request_add_header(r, buf, nv->value, nv->valuelen);
+        rc = yb_cap_slot_add_header(s->slot, nv->name, nv->namelen, nv->value, nv->valuelen);
     }
     if (rc < 0)
         mark_broken(h, s, YB_DROP_TOO_LARGE);
@@ -352,7 +371,8 @@ static void header_block(yb_cap_h2 *h, int dir)
                 s->slot = yb_cap_slot_open(h->c, h->conn_id);
                 s->have_req = 1;
                 if (s->slot)
-                    yb_request_set_str(&yb_cap_slot_req(s->slot)->scheme, h->scheme);
+                    yb_cap_slot_set(s->slot, &yb_cap_slot_req(s->slot)->scheme, h->scheme,
+                                    strlen(h->scheme));
             }
         } else if (s && s->have_req) {
             s = NULL; /* trailers of the request: not part of a record */
@@ -439,7 +459,8 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
             size_t n = end - off;
             if (!s->broken && s->slot && n) {
                 if (s->body_len + n > YB_CORPUS_MAX_ENTRY / 2 ||
-                    reserve(h, &s->body, &s->body_cap, s->body_len + n) < 0) {
+                    reserve_first(h, &s->body, &s->body_cap, s->body_len + n,
+                                  first_body_size(p + off, n)) < 0) {
                     mark_broken(h, s, YB_DROP_TOO_LARGE);
                 } else {
                     memcpy(s->body + s->body_len, p + off, n);

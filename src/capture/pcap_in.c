@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define PCAPNG_SHB 0x0A0D0D0Au
 #define PCAPNG_DSB 0x0000000Au
@@ -125,6 +126,127 @@ int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
     return walk(&s, add, ud);
 }
 
+/* ---- classic pcap records, parsed in place ------------------------------
+ *
+ * libpcap hands out a packet after two freads (its record header, then the
+ * data into its own buffer) through stdio's buffer: three copies of every
+ * byte and a fifth of a capture's CPU.  The common file (pcap 2.4 in this
+ * host's byte order, as tcpdump, dumpcap and editcap write it) is read here
+ * instead, in large blocks, each packet handed on where it lies.  Only
+ * records libpcap would hand out unchanged are taken: at the first record
+ * that libpcap would cut, reject or report (captured length over the
+ * snapshot length or its 256 KB sanity limit, a record cut by the end of
+ * the file, a read error) the file is given back to libpcap from that
+ * record on, so its handling and messages stay libpcap's.  Other files
+ * (pcapng, the other byte order, older versions) are libpcap's alone. */
+
+#define PCAP_MAGIC_US 0xa1b2c3d4u
+#define PCAP_MAGIC_NS 0xa1b23c4du
+#define PCAP_FILE_HDR 24
+#define PCAP_REC_HDR 16
+/* libpcap's max_snaplen_for_dlt for every link type capture decodes */
+#define FAST_MAX_CAPLEN 262144u
+/* The block read at once: the largest record the fast path takes fits. */
+#define FAST_BUF (1u << 20)
+
+/* (the file's int32 as libpcap stores it in a struct timeval: sign-extended) */
+static int64_t s32(uint32_t v)
+{
+    return v < 0x80000000u ? (int64_t)v : (int64_t)v - 0x100000000ll;
+}
+
+int yb_cap_pcap_fast_header(const uint8_t *h, size_t n, yb_cap_pcap_fmt *fmt)
+{
+    uint32_t one = 1;
+    uint8_t little;
+    memcpy(&little, &one, 1);
+    if (n < PCAP_FILE_HDR || !little)
+        return -1;
+    uint32_t magic = rd32(h, 0);
+    if (magic != PCAP_MAGIC_US && magic != PCAP_MAGIC_NS)
+        return -1; /* the other byte order, pcapng, a variant: libpcap's */
+    if (h[4] != 2 || h[5] != 0 || h[6] != 4 || h[7] != 0)
+        return -1; /* not 2.4: libpcap may swap the lengths */
+    fmt->nsec = magic == PCAP_MAGIC_NS;
+    return 0;
+}
+
+size_t yb_cap_pcap_records(yb_capture *c, const yb_cap_pcap_fmt *fmt, const uint8_t *b, size_t n,
+                           int *stop, int *rc)
+{
+    size_t off = 0;
+    *stop = 0;
+    *rc = 0;
+    while (n - off >= PCAP_REC_HDR) {
+        const uint8_t *r = b + off;
+        uint32_t caplen = rd32(r + 8, 0), len = rd32(r + 12, 0);
+        if (caplen > fmt->snaplen || caplen > FAST_MAX_CAPLEN) {
+            *stop = 1; /* libpcap cuts or refuses it */
+            break;
+        }
+        if (n - off - PCAP_REC_HDR < caplen)
+            break; /* the rest is in the next block */
+        const uint8_t *data = r + PCAP_REC_HDR;
+        off += PCAP_REC_HDR + caplen;
+        int64_t sec = s32(rd32(r, 0)), frac = s32(rd32(r + 4, 0));
+        if (!fmt->nsec)
+            frac *= 1000;
+        if (fmt->filter) {
+            struct pcap_pkthdr ph;
+            ph.ts.tv_sec = (time_t)sec;
+            ph.ts.tv_usec = (suseconds_t)frac;
+            ph.caplen = caplen;
+            ph.len = len;
+            if (!pcap_offline_filter(fmt->filter, &ph, data))
+                continue;
+        }
+        uint64_t ts = (uint64_t)sec * 1000000000ull + (uint64_t)frac;
+        int ret = yb_capture_packet(c, fmt->link, ts, data, caplen, len);
+        if (ret < 0) {
+            *rc = ret;
+            break;
+        }
+    }
+    return off;
+}
+
+/* Reads the records of fd from offset PCAP_FILE_HDR on.  Returns 1 when
+ * the file ended at a record boundary (or yb_capture_packet failed: *ret),
+ * 0 when libpcap must go on from offset *pos. */
+static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t *pos, int *ret)
+{
+    uint8_t *buf = malloc(FAST_BUF);
+    off_t at = PCAP_FILE_HDR; /* file offset of buf[0] */
+    size_t have = 0;
+    int done = 0;
+    *pos = at;
+    if (!buf)
+        return 0;
+    for (;;) {
+        ssize_t k = pread(fd, buf + have, FAST_BUF - have, at + (off_t)have);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            break; /* libpcap reads it again and reports the error */
+        have += (size_t)k;
+        int stop;
+        size_t used = yb_cap_pcap_records(c, fmt, buf, have, &stop, ret);
+        at += (off_t)used;
+        have -= used;
+        if (have)
+            memmove(buf, buf + used, have);
+        if (*ret < 0 || (k == 0 && have == 0)) {
+            done = 1;
+            break;
+        }
+        if (stop || k == 0)
+            break; /* a record for libpcap, or one cut by the end of the file */
+    }
+    *pos = at;
+    free(buf);
+    return done;
+}
+
 static int add_secrets(void *ud, const uint8_t *t, size_t n)
 {
     return yb_cap_add_secrets(ud, t, n);
@@ -159,18 +281,17 @@ int yb_capture_read_file(yb_capture *c, const char *path, const char *filter, FI
         snprintf(err, errlen, "%s: not a capture file libpcap can read: %s", path, perr);
         return -1;
     }
+    struct bpf_program prog = {0, NULL};
     if (filter && *filter) {
-        struct bpf_program prog;
         if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
             snprintf(err, errlen, "filter '%s': %s", filter, pcap_geterr(p));
             pcap_close(p);
             free(vbuf);
             return -1;
         }
-        int rc = pcap_setfilter(p, &prog);
-        pcap_freecode(&prog);
-        if (rc < 0) {
+        if (pcap_setfilter(p, &prog) < 0) {
             snprintf(err, errlen, "filter '%s': %s", filter, pcap_geterr(p));
+            pcap_freecode(&prog);
             pcap_close(p);
             free(vbuf);
             return -1;
@@ -179,8 +300,23 @@ int yb_capture_read_file(yb_capture *c, const char *path, const char *filter, FI
     int link = pcap_datalink(p), ret = 0, failed = 0;
     struct pcap_pkthdr *h;
     const u_char *data;
-    int rc;
-    while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
+    int rc = 0, all_read = 0;
+    uint8_t fh[PCAP_FILE_HDR];
+    yb_cap_pcap_fmt fmt = {link, (uint32_t)pcap_snapshot(p), 0, prog.bf_insns ? &prog : NULL};
+    if (pcap_snapshot(p) > 0 && !pcap_is_swapped(p) &&
+        pread(fileno(f), fh, sizeof fh, 0) == (ssize_t)sizeof fh &&
+        yb_cap_pcap_fast_header(fh, sizeof fh, &fmt) == 0) {
+        off_t pos;
+        if (read_fast(c, fileno(f), &fmt, &pos, &ret)) {
+            all_read = 1; /* libpcap has nothing left */
+        } else if (fseeko(f, pos, SEEK_SET) != 0) {
+            all_read = failed = 1;
+            if (warn)
+                fprintf(warn, "yangblast: warning: %s: cannot seek: %s (packets up to there were "
+                              "used)\n", path, strerror(errno));
+        }
+    }
+    while (ret == 0 && !all_read && (rc = pcap_next_ex(p, &h, &data)) == 1) {
         uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
         ret = yb_capture_packet(c, link, ts, data, h->caplen, h->len);
         if (ret < 0)
@@ -193,6 +329,7 @@ int yb_capture_read_file(yb_capture *c, const char *path, const char *filter, FI
                     pcap_geterr(p));
     }
     yb_cap_count_file(c, size, failed);
+    pcap_freecode(&prog);
     pcap_close(p); /* closes f */
     free(vbuf);
     if (ret < 0)

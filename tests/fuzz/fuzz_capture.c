@@ -4,8 +4,12 @@
  * Input layout: byte 0 picks the link type; then a sequence of packets,
  * each a 2-byte big-endian length and that many bytes (the last one takes
  * what is left).  Every 8th input is instead treated as a pcapng image for
- * the Decryption Secrets Block walker.  Records are validated as the
- * corpus writer would, then discarded.
+ * the Decryption Secrets Block walker, and every 8th other (bits 0x18 of
+ * byte 0 set, 0x20 clear) as a classic pcap file image for the reader
+ * that parses its records in place (the file header's link type as
+ * given, fed in blocks of a size byte 1 picks, as the file reader's
+ * refills cut them).  Records are validated as the corpus writer would,
+ * then discarded.
  *
  * TLS flows are decrypted with the key logs listed (colon-separated) in
  * YB_FUZZ_KEYLOGS, e.g. the committed captures' (tests/capture/fuzz.sh
@@ -92,6 +96,38 @@ static int count_dsb(void *ud, const uint8_t *t, size_t n)
     return 0;
 }
 
+/* A classic pcap file image: b[0] sets the block size, then the file.
+ * The reader's loop: the whole records of what has been read, the rest
+ * kept for the next block; each window is a heap copy of exactly its
+ * bytes, so that ASan sees a read past it. */
+static void pcap_image(yb_capture *c, const uint8_t *b, size_t n)
+{
+    yb_cap_pcap_fmt fmt = {0, 0, 0, NULL};
+    if (n < 25 || yb_cap_pcap_fast_header(b + 1, n - 1, &fmt) < 0)
+        return;
+    const uint8_t *h = b + 1;
+    fmt.snaplen = (uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 |
+                  (uint32_t)h[19] << 24;
+    fmt.link = h[20] | h[21] << 8;
+    const uint8_t *recs = h + 24;
+    size_t total = n - 25, block = 64 + (size_t)b[0] * 64, pos = 0, have = 0;
+    for (;;) {
+        size_t k = total - pos - have < block ? total - pos - have : block;
+        have += k;
+        uint8_t *win = malloc(have ? have : 1);
+        if (!win)
+            return;
+        memcpy(win, recs + pos, have);
+        int stop, rc;
+        size_t used = yb_cap_pcap_records(c, &fmt, win, have, &stop, &rc);
+        free(win);
+        pos += used;
+        have -= used;
+        if (rc < 0 || stop || k == 0)
+            return;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -112,6 +148,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.tls_store = store;
     yb_capture *c = yb_capture_new(&o, emit, NULL);
     if (!c) {
+        yb_tls_store_free(store);
+        return 0;
+    }
+    if ((data[0] & 0x38) == 0x18) {
+        pcap_image(c, data + 1, size - 1);
+        yb_capture_finish(c);
+        yb_capture_free(c);
         yb_tls_store_free(store);
         return 0;
     }

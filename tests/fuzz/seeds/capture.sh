@@ -2,7 +2,8 @@
 # tests/fuzz/seeds/capture.sh SRCDIR OUTDIR -- seeds for the `capture` fuzz
 # target, made of the committed captures: each pcap as the target's input
 # format (link byte, then 2-byte length-prefixed packets), plus each pcapng
-# image for the Decryption Secrets Block walker.
+# image for the Decryption Secrets Block walker, and each pcap file image
+# for the reader that parses the records in place.
 exec /usr/bin/python3 - "$1/captures" "$2" <<'PY'
 import os, struct, sys
 src, dst = sys.argv[1:3]
@@ -13,6 +14,8 @@ for name in sorted(os.listdir(src)):
     if not name.endswith(".pcap"):
         continue
     b = open(p, "rb").read()
+    # the same file for the in-place pcap reader (mode 0x18, block byte)
+    open(os.path.join(dst, name + ".file"), "wb").write(b"\x18\x07" + b[:60000])
     out, off = bytearray(b"\x00"), 24
     while off + 16 <= len(b) and len(out) < 60000:
         cl = struct.unpack("<I", b[off + 8:off + 12])[0]
