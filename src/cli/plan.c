@@ -288,7 +288,7 @@ static int read_workload(const pctx *c, const yb_ynode *m, const yb_ynode *defau
             return perr(c, nm->line, "key 'name': duplicate workload name '%s' (first at line "
                         "%u)", nm->s, pf->w[j].line);
     snprintf(w->name, sizeof w->name, "%s", nm->s);
-    w->ro = *base;
+    yb_runopts_copy(&w->ro, base);
     int rc;
     if (defaults && (rc = read_keys(c, defaults, w, 1)))
         return rc;

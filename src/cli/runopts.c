@@ -467,10 +467,20 @@ int yb_runopts_rewrite(const char *cmd, yb_runopts *r, yb_engine_opts *o)
     return 0;
 }
 
+void yb_runopts_copy(yb_runopts *dst, const yb_runopts *src)
+{
+    *dst = *src;
+    yb_sched_copy(&dst->o.sched, &src->o.sched);
+    dst->rewrite = NULL;
+    dst->o.rewrite = NULL;
+}
+
 void yb_runopts_cleanup(yb_runopts *r)
 {
     yb_rewrite_free(r->rewrite);
     r->rewrite = NULL;
+    r->o.rewrite = NULL;
+    yb_sched_release(&r->o.sched);
 }
 
 int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg, yb_runopts *r)
@@ -504,6 +514,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_SUBS: rc = count(cmdname, id, arg, 1, 100000, &r->subscriptions); break;
     case YB_RO_RATE: {
         char err[256];
+        yb_sched_release(&o->sched); /* a --rate given again replaces the first */
         if (yb_sched_parse(arg, &o->sched, err, sizeof err) < 0)
             rc = yb_usage_error(cmdname, "%s", err);
         r->rate = arg;

@@ -50,7 +50,9 @@ typedef struct {
     const char *arg;
 } yb_ro_seen;
 
-/* Everything the shared options set.  Strings point into argv. */
+/* Everything the shared options set.  Strings point into argv.  Copy it
+ * with yb_runopts_copy (it owns the --rate schedule's reference to its
+ * steps, and the rewrite rules); free with yb_runopts_cleanup. */
 typedef struct {
     yb_engine_opts o;        /* engine options (yb_engine_defaults first) */
     const char *target;      /* the first --target */
@@ -174,7 +176,14 @@ void yb_runopts_bind_headers(const yb_runopts *r, yb_engine_opts *o);
  * with the reason printed.  Call before the run; yb_runopts_cleanup
  * frees the rules. */
 int yb_runopts_rewrite(const char *cmd, yb_runopts *r, yb_engine_opts *o);
-/* Frees what yb_runopts_rewrite built. */
+/* Sets *dst to a copy of src that holds what it owns on its own: its own
+ * reference to the --rate schedule's steps (engine/schedule.h), and no
+ * rewrite rules (dst->rewrite NULL: yb_runopts_rewrite builds a copy's
+ * own).  Strings still point where src's do.  Clean each up on its own. */
+void yb_runopts_copy(yb_runopts *dst, const yb_runopts *src);
+/* Frees what r owns: the rules yb_runopts_rewrite built, its reference to
+ * the --rate schedule's steps.  The engine options copied from r->o (views,
+ * plan.h) must not be used after it. */
 void yb_runopts_cleanup(yb_runopts *r);
 
 /* Prints the --help lines of the shared options of cmd, in groups. */

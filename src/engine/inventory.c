@@ -176,6 +176,8 @@ static void target_free(yb_inv_target *t)
     free(t->tls_cert);
     free(t->tls_key);
     free(t->tls_server_name);
+    if (t->rate)
+        yb_sched_release(t->rate);
     free(t->rate);
     memset(t, 0, sizeof *t);
 }
@@ -247,6 +249,7 @@ static int set_rate(ctx *c, const place *pl, const node *k, const node *v, entry
         return -1;
     if (!e->t.rate && !(e->t.rate = calloc(1, sizeof *e->t.rate)))
         return ferr(c, v->line, "out of memory");
+    yb_sched_release(e->t.rate); /* a second rate replaces the first */
     if (yb_sched_parse(v->s, e->t.rate, msg, sizeof msg) < 0) /* it speaks of --rate */
         return ferr(c, v->line, "key '%s' %s: %s", k->s, WHERE(pl),
                     strncmp(msg, "--rate ", 7) ? msg : msg + 7);
@@ -456,7 +459,7 @@ static int merge(ctx *c, entry *e, const entry *d)
     if (!t->rate && f->rate) {
         if (!(t->rate = malloc(sizeof *t->rate)))
             return ferr(c, t->line, "out of memory");
-        *t->rate = *f->rate;
+        yb_sched_copy(t->rate, f->rate); /* the defaults' steps, shared */
     }
     if (f->n_labels) {
         size_t n = t->n_labels + f->n_labels;

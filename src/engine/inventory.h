@@ -44,9 +44,8 @@ typedef struct {
     char *tls_ca, *tls_cert, *tls_key, *tls_server_name;
     int tls_insecure;         /* skip verification */
     unsigned concurrency;     /* 0 = not given */
-    yb_schedule *rate;        /* same syntax as --rate; NULL = not given (a
-                               * schedule is 1 KB, and a fleet has a target a
-                               * device; owned) */
+    yb_schedule *rate;        /* same syntax as --rate; NULL = not given
+                               * (owned, with its reference to the steps) */
 } yb_inv_target;
 
 typedef struct {

@@ -78,7 +78,9 @@ typedef struct {
     uint64_t cache_bytes;    /* prepared-request cache per worker */
     yb_tls_client_opts tls;
     yb_codec_cfg codec;
-    yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE */
+    yb_schedule sched;       /* open loop when sched.kind != YB_SCHED_NONE; a
+                              * view (schedule.h) of the schedule the command
+                              * parsed, which holds its steps */
     uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
     uint64_t max_ops;        /* distinct operations reported (stats/ops.h), 0 = default */
     const yb_rewrite *rewrite; /* rules applied to each record when it is

@@ -7,9 +7,80 @@
 #include <stdlib.h>
 #include <string.h>
 
-int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
+struct yb_sched_steps {
+    size_t refs;         /* holders (schedule.h) */
+    size_t n;
+    struct {
+        double rate;     /* requests/s */
+        uint64_t ns;     /* how long */
+    } step[];
+};
+
+/* "step:R1@D1,R2@D2,...": the steps into a new table (one reference) in
+ * *out.  Returns 0, or -1 with a message in err. */
+static int parse_steps(const char *spec, yb_sched_steps **out, char *err, size_t errlen)
 {
+    size_t n = 1;
+    for (const char *p = spec + 5; *p; p++)
+        n += *p == ',';
+    if (n > YB_SCHED_MAX_STEPS)
+        n = YB_SCHED_MAX_STEPS + 1; /* refused below, at the first one too many */
+    yb_sched_steps *t = malloc(sizeof *t + n * sizeof t->step[0]);
+    if (!t) {
+        snprintf(err, errlen, "--rate '%s': out of memory", spec);
+        return -1;
+    }
+    t->refs = 1;
+    t->n = 0;
+    const char *p = spec + 5;
+    while (*p) {
+        const char *at = strchr(p, '@');
+        size_t len = strcspn(p, ",");
+        if (!at || at > p + len || t->n == YB_SCHED_MAX_STEPS ||
+            yb_parse_rate_n(p, (size_t)(at - p), &t->step[t->n].rate) ||
+            yb_parse_duration_n(at + 1, (size_t)(p + len - at - 1), &t->step[t->n].ns) ||
+            t->step[t->n].ns == 0) {
+            snprintf(err, errlen, "--rate '%s': expected step:R1@D1,R2@D2,... (at most %d)",
+                     spec, YB_SCHED_MAX_STEPS);
+            free(t);
+            return -1;
+        }
+        t->n++;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (!t->n) {
+        snprintf(err, errlen, "--rate '%s': no steps", spec);
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void yb_sched_copy(yb_schedule *dst, const yb_schedule *src)
+{
+    *dst = *src;
+    if (dst->steps)
+        dst->steps->refs++;
+}
+
+void yb_sched_release(yb_schedule *s)
+{
+    if (s->steps && --s->steps->refs == 0)
+        free(s->steps);
     memset(s, 0, sizeof *s);
+}
+
+size_t yb_sched_n_steps(const yb_schedule *s)
+{
+    return s->steps ? s->steps->n : 0;
+}
+
+/* yb_sched_parse but for emptying *s on failure. */
+static int parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
+{
     if (!strncmp(spec, "ramp:", 5)) {
         const char *p = spec + 5, *dots = strstr(p, ".."), *slash = strchr(p, '/');
         if (!dots || !slash || slash < dots || yb_parse_rate_n(p, (size_t)(dots - p), &s->from) ||
@@ -23,27 +94,8 @@ int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
         return 0;
     }
     if (!strncmp(spec, "step:", 5)) {
-        const char *p = spec + 5;
-        while (*p) {
-            const char *at = strchr(p, '@');
-            size_t len = strcspn(p, ",");
-            if (!at || at > p + len || s->n_steps == YB_SCHED_MAX_STEPS ||
-                yb_parse_rate_n(p, (size_t)(at - p), &s->step_rate[s->n_steps]) ||
-                yb_parse_duration_n(at + 1, (size_t)(p + len - at - 1), &s->step_ns[s->n_steps]) ||
-                s->step_ns[s->n_steps] == 0) {
-                snprintf(err, errlen, "--rate '%s': expected step:R1@D1,R2@D2,... (at most %d)",
-                         spec, YB_SCHED_MAX_STEPS);
-                return -1;
-            }
-            s->n_steps++;
-            p += len;
-            if (*p == ',')
-                p++;
-        }
-        if (!s->n_steps) {
-            snprintf(err, errlen, "--rate '%s': no steps", spec);
+        if (parse_steps(spec, &s->steps, err, errlen) < 0)
             return -1;
-        }
         s->kind = YB_SCHED_STEP;
         return 0;
     }
@@ -53,6 +105,16 @@ int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
         return -1;
     }
     s->kind = YB_SCHED_RATE;
+    return 0;
+}
+
+int yb_sched_parse(const char *spec, yb_schedule *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (parse(spec, s, err, errlen) < 0) {
+        memset(s, 0, sizeof *s); /* a ramp's bounds read before the error */
+        return -1;
+    }
     return 0;
 }
 
@@ -89,10 +151,11 @@ int yb_sched_due(const yb_schedule *s, uint64_t g, uint64_t *t_ns)
     }
     case YB_SCHED_STEP: {
         double start = 0;
-        for (size_t i = 0; i < s->n_steps; i++) {
-            double d = (double)s->step_ns[i] / 1e9, in_step = s->step_rate[i] * d;
+        for (size_t i = 0; i < s->steps->n; i++) {
+            double d = (double)s->steps->step[i].ns / 1e9, rate = s->steps->step[i].rate;
+            double in_step = rate * d;
             if (n < in_step) {
-                *t_ns = (uint64_t)llround((start + n / s->step_rate[i]) * 1e9);
+                *t_ns = (uint64_t)llround((start + n / rate) * 1e9);
                 return 0;
             }
             n -= in_step;
@@ -113,8 +176,8 @@ uint64_t yb_sched_length(const yb_schedule *s)
 {
     uint64_t sum = 0;
     if (s->kind == YB_SCHED_STEP)
-        for (size_t i = 0; i < s->n_steps; i++)
-            sum += s->step_ns[i];
+        for (size_t i = 0; i < s->steps->n; i++)
+            sum += s->steps->step[i].ns;
     else if (s->kind == YB_SCHED_RAMP)
         sum = s->dur_ns;
     return sum;
@@ -131,10 +194,10 @@ double yb_sched_rate_at(const yb_schedule *s, uint64_t t_ns)
         return s->from + (s->to - s->from) * (double)t_ns / (double)s->dur_ns;
     case YB_SCHED_STEP: {
         uint64_t end = 0;
-        for (size_t i = 0; i < s->n_steps; i++) {
-            end += s->step_ns[i];
+        for (size_t i = 0; i < s->steps->n; i++) {
+            end += s->steps->step[i].ns;
             if (t_ns < end)
-                return s->step_rate[i];
+                return s->steps->step[i].rate;
         }
         return 0;
     }
