@@ -111,9 +111,11 @@ typedef struct {
 
 typedef struct yb_capture yb_capture;
 
-/* Called once per record, in order of the requests' first byte.  r is
- * owned by the pipeline and valid during the call; return 0, or a negative
- * code to stop (yb_capture_packet then returns it). */
+/* Called once per record, in order of the requests' first byte, with
+ * records yb_request_problem accepts only (the others are counted invalid
+ * and skipped; a writer may take them with yb_corpus_writer_add_checked).
+ * r is owned by the pipeline and valid during the call; return 0, or a
+ * negative code to stop (yb_capture_packet then returns it). */
 typedef int (*yb_capture_emit_fn)(void *ud, const yb_request *r);
 
 /* Creates a pipeline; opts is copied.  Returns NULL on ENOMEM. */

@@ -59,9 +59,10 @@ static int is_header_name(const char *s)
     return 1;
 }
 
+/* (the pipeline checked r: see yb_capture_emit_fn) */
 static int emit(void *ud, const yb_request *r)
 {
-    return yb_corpus_writer_add(ud, r);
+    return yb_corpus_writer_add_checked(ud, r);
 }
 
 static const char *base(const char *p)

@@ -795,11 +795,16 @@ oom:
 
 int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
 {
+    if (!w->failed && yb_request_problem(r)) /* poisons the writer, as documented */
+        return w->failed = -EINVAL;
+    return yb_corpus_writer_add_checked(w, r);
+}
+
+int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
+{
     if (w->failed)
         return w->failed;
     if (w->spliced)
-        return w->failed = -EINVAL;
-    if (yb_request_problem(r)) /* poisons the writer, as documented */
         return w->failed = -EINVAL;
     if (r->n_headers > w->fields_cap) { /* kept: records mostly have as many */
         Yangblast__HeaderField *f = realloc(w->fields, r->n_headers * sizeof *f);

@@ -150,6 +150,11 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path,
 /* Appends a record; returns 0 or a negative errno (the writer is then
  * poisoned and close will discard the file). */
 int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
+/* The same for a record the caller has just had yb_request_problem
+ * accept (capture, which skips and counts the records that fail it): r is
+ * not checked again.  Passing any other record breaks the corpus format's
+ * promise that a record cannot smuggle a request onto the wire. */
+int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r);
 /* zstd compression levels a writer accepts (yb_corpus_header.level), and
  * the one it uses unless told (see bench/corpus_size.sh for what they cost
  * and give). */
