@@ -61,6 +61,7 @@ typedef struct stream {
     size_t body_limit;        /* Subscribe: body bytes that may be sent now */
     int may_end;              /* Subscribe: END_STREAM once body_limit is sent */
     int deferred;             /* the data provider returned NGHTTP2_ERR_DEFERRED */
+    int local_ended;          /* our END_STREAM is sent (nghttp2's local close) */
     int stopped;              /* ended by the engine at the run's end (finish) */
     /* gRPC response messages, assembled one at a time as they arrive:
      * the 5-byte prefix, then exactly the length it announces (over
@@ -110,11 +111,20 @@ struct yb_codec {
     size_t out_len, out_cap;
     struct piece { const uint8_t *p; size_t off, len; } *pieces; /* p NULL: out + off */
     unsigned n_pieces;
-    int got_settings, got_ack, ready;
-    int goaway;
-    int dead;
-    int got_bytes;            /* the peer has sent something */
+    /* (flags in bytes: this state is what each idle session of a fleet
+     * keeps, so it stays small) */
+    unsigned char got_settings, got_ack, ready;
+    unsigned char goaway;
+    unsigned char dead;
+    unsigned char got_bytes;  /* the peer has sent something */
+    unsigned held;            /* requests with a body submitted since the last flush
+                               * (their HEADERS wait in nghttp2's queue) */
     unsigned active;
+    /* The stream looked up last (stream_of): the frames of one response
+     * come together, and each callback would otherwise search nghttp2's
+     * stream map again.  hit is NULL when it was unbound or freed. */
+    int32_t hit_sid;
+    stream *hit;
     stream *streams;
     stream *pool;             /* finished streams' states, for the next requests */
     unsigned n_pool;
@@ -214,6 +224,8 @@ static stream *stream_new(yb_codec *c)
  * pool, or frees it when the pool is full. */
 static void stream_put(yb_codec *c, stream *st)
 {
+    if (c->hit == st)
+        c->hit = NULL;
     if (c->n_pool >= STREAM_POOL_MAX) {
         free(st);
         return;
@@ -233,6 +245,28 @@ static void stream_unlink(yb_codec *c, stream *st)
     if (st->next)
         st->next->prev = st->prev;
     c->active--;
+}
+
+/* The stream state bound to stream sid, or NULL (none, or completed
+ * already). */
+static stream *stream_of(yb_codec *c, int32_t sid)
+{
+    if (c->hit && c->hit_sid == sid)
+        return c->hit;
+    stream *st = nghttp2_session_get_stream_user_data(c->ng, sid);
+    if (st) {
+        c->hit_sid = sid;
+        c->hit = st;
+    }
+    return st;
+}
+
+/* Unbinds stream sid's state: its callbacks find none from now on. */
+static void stream_unbind(yb_codec *c, int32_t sid)
+{
+    nghttp2_session_set_stream_user_data(c->ng, sid, NULL);
+    if (c->hit_sid == sid)
+        c->hit = NULL;
 }
 
 static int write_batch(yb_codec *c);
@@ -662,6 +696,7 @@ static int flush(yb_codec *c)
 {
     if (c->dead)
         return -EPIPE;
+    c->held = 0;
     for (;;) {
         const uint8_t *d;
         ssize_t n = nghttp2_session_mem_send(c->ng, &d);
@@ -873,8 +908,9 @@ static void stream_complete(yb_codec *c, stream *st, uint32_t error_code)
 
 static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 {
+    (void)ng;
     yb_codec *c = ud;
-    stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    stream *st = stream_of(c, f->hd.stream_id);
     if (st && !st->x->res.first_byte)
         st->x->res.first_byte = c->now;
     return 0;
@@ -922,12 +958,14 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *ud)
 {
+    (void)ng;
     (void)flags;
-    stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    yb_codec *c = ud;
+    stream *st = stream_of(c, f->hd.stream_id);
     if (!st)
         return 0;
     if (st->x->req->keep_resp)
-        keep_head(ud, st, name, namelen, value, valuelen);
+        keep_head(c, st, name, namelen, value, valuelen);
     if (namelen == 7 && !memcmp(name, ":status", 7)) {
         int s = parse_status(value, valuelen);
         if (s < 0)
@@ -952,7 +990,7 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
  * or the request's timeout ends it. */
 static void remote_ended(yb_codec *c, stream *st, int32_t sid)
 {
-    nghttp2_session_set_stream_user_data(c->ng, sid, NULL);
+    stream_unbind(c, sid);
     stream_complete(c, st, NGHTTP2_NO_ERROR);
     nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid, NGHTTP2_NO_ERROR);
     stream_done(c, st);
@@ -960,6 +998,7 @@ static void remote_ended(yb_codec *c, stream *st, int32_t sid)
 
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 {
+    (void)ng;
     yb_codec *c = ud;
     switch (f->hd.type) {
     case NGHTTP2_SETTINGS:
@@ -987,7 +1026,7 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
         break;
     }
     case NGHTTP2_HEADERS: {
-        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        stream *st = stream_of(c, f->hd.stream_id);
         if (st)
             st->got_headers = 1;
         break;
@@ -997,8 +1036,8 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
     }
     if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
         (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
-        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
-        if (st && !nghttp2_session_get_stream_local_close(ng, f->hd.stream_id))
+        stream *st = stream_of(c, f->hd.stream_id);
+        if (st && !st->local_ended)
             remote_ended(c, st, f->hd.stream_id);
     }
     return 0;
@@ -1179,9 +1218,10 @@ static void keep_err_head(yb_codec *c, stream *st, const uint8_t *d, size_t len)
 static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const uint8_t *d,
                          size_t len, void *ud)
 {
+    (void)ng;
     (void)flags;
     yb_codec *c = ud;
-    stream *st = nghttp2_session_get_stream_user_data(ng, sid);
+    stream *st = stream_of(c, sid);
     if (!st)
         return 0;
     st->x->res.bytes_in += len;
@@ -1206,11 +1246,12 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid, const 
 
 static int on_stream_close(nghttp2_session *ng, int32_t sid, uint32_t ec, void *ud)
 {
+    (void)ng;
     yb_codec *c = ud;
-    stream *st = nghttp2_session_get_stream_user_data(ng, sid);
+    stream *st = stream_of(c, sid);
     if (!st)
         return 0;
-    nghttp2_session_set_stream_user_data(ng, sid, NULL);
+    stream_unbind(c, sid);
     yb_exchange *x = st->x;
     if (ec == NGHTTP2_REFUSED_STREAM && !st->got_headers) {
         /* Refused (or above GOAWAY's last stream id): not processed, so it
@@ -1227,8 +1268,8 @@ static int on_stream_close(nghttp2_session *ng, int32_t sid, uint32_t ec, void *
 static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t len,
                          uint32_t *flags, nghttp2_data_source *src, void *ud)
 {
-    (void)ud;
-    if (!nghttp2_session_get_stream_user_data(ng, sid))
+    (void)ng;
+    if (!stream_of(ud, sid))
         return NGHTTP2_ERR_DEFERRED; /* completed already; our reset ends it */
     stream *st = src->ptr;
     size_t n = st->body_limit - st->body_off;
@@ -1251,15 +1292,18 @@ static ssize_t read_body(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t 
 
 static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 {
+    (void)ng;
     yb_codec *c = ud;
     if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
         (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
-        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        stream *st = stream_of(c, f->hd.stream_id);
+        if (st)
+            st->local_ended = 1;
         if (st && !st->x->res.sent)
             st->x->res.sent = c->now;
     } else if (f->hd.type == NGHTTP2_DATA) {
         /* Subscribe: the request is sent once its SubscribeRequest is */
-        stream *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+        stream *st = stream_of(c, f->hd.stream_id);
         const h2_req *h = st ? st->x->req->h2 : NULL;
         if (h && h->rpc == RPC_SUBSCRIBE && !st->x->res.sent && st->body_off >= st->first_len)
             st->x->res.sent = c->now;
@@ -1467,13 +1511,28 @@ static int h2_submit(yb_codec *c, yb_exchange *x, uint64_t now)
     }
     x->stream_id = (uint32_t)sid;
     x->res.bytes_out = bytes;
+    if (st->body_len)
+        c->held++;
     stream_link(c, st);
     return 0; /* written by h2_flush, with whatever else the engine submits now */
+}
+
+/* Whether the flush may wait: nothing is queued but HEADERS of requests
+ * with a body while the peer's connection window is shut.  Their DATA
+ * cannot go before its WINDOW_UPDATE, whose read flushes again; written
+ * now, each HEADERS would cost a write(2) of its own (and the server a
+ * read) for a frame it cannot act on without the body. */
+static int may_hold(yb_codec *c)
+{
+    return c->held && nghttp2_session_get_remote_window_size(c->ng) <= 0 &&
+           nghttp2_session_get_outbound_queue_size(c->ng) == c->held;
 }
 
 static void h2_flush(yb_codec *c, uint64_t now)
 {
     c->now = now;
+    if (may_hold(c))
+        return;
     if (flush(c) < 0)
         return; /* the session is dead; its exchanges fail with it */
     /* the last output of a finished session (after GOAWAY) is out */
@@ -1519,9 +1578,9 @@ static void h2_on_eof(yb_codec *c, uint64_t now)
 static int h2_cancel(yb_codec *c, yb_exchange *x)
 {
     if (x->stream_id) {
-        stream *st = nghttp2_session_get_stream_user_data(c->ng, (int32_t)x->stream_id);
+        stream *st = stream_of(c, (int32_t)x->stream_id);
         if (st) {
-            nghttp2_session_set_stream_user_data(c->ng, (int32_t)x->stream_id, NULL);
+            stream_unbind(c, (int32_t)x->stream_id);
             stream_free(c, st);
         }
         nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, (int32_t)x->stream_id,
@@ -1534,7 +1593,7 @@ static int h2_cancel(yb_codec *c, yb_exchange *x)
 
 static int h2_finish(yb_codec *c, yb_exchange *x)
 {
-    stream *st = x->stream_id ? nghttp2_session_get_stream_user_data(c->ng, (int32_t)x->stream_id)
+    stream *st = x->stream_id ? stream_of(c, (int32_t)x->stream_id)
                               : NULL;
     if (!st || st->stopped)
         return -ENOENT;

@@ -18,4 +18,9 @@ TESTS += tests/unit/test_h1
 tests_unit_test_h1_SOURCES = tests/unit/test_h1.c
 tests_unit_test_h1_LDADD = $(UNIT_LDADD)
 tests_unit_test_h1_CFLAGS = $(UNIT_CFLAGS)
+check_PROGRAMS += tests/unit/test_h2
+TESTS += tests/unit/test_h2
+tests_unit_test_h2_SOURCES = tests/unit/test_h2.c
+tests_unit_test_h2_LDADD = $(UNIT_LDADD)
+tests_unit_test_h2_CFLAGS = $(UNIT_CFLAGS)
 endif
