@@ -11,9 +11,9 @@
  *    so the counts array holds (bucket_count + 1) * sub_bucket_count / 2
  *    slots.
  * The counts array is mapped once, when the histogram is made: recording
- * never allocates.  Until a histogram has more than FEW distinct slots
- * they are kept in the struct and the mapping is not written at all (see
- * FEW). */
+ * never needs to allocate.  Until a histogram has more than MANY distinct
+ * slots they are kept apart, the first FEW in the struct, and the mapping
+ * is not written at all (see FEW). */
 #include "config.h"
 #include "stats/hdr.h"
 
@@ -46,9 +46,19 @@
  * its counts array: a run keeps a recorder per target with fifteen
  * histograms each, most of which see one or a few values per target (the
  * set-up phases of its one session), and each slot written in the array
- * costs a whole page of memory.  Past FEW slots they move to the array,
+ * costs a whole page of memory, and a page fault when first written
+ * (about one per request of a fleet's target at first, when its latencies
+ * spread over the array's pages).  Past FEW slots they move to an array
+ * on the heap, sorted as well, which grows up to MANY; past MANY (or when
+ * the heap has no room: recording never fails) they move to the counts,
  * for good (until a reset). */
 #define FEW 8
+#define MANY 128
+
+typedef struct {
+    int32_t idx;
+    int64_t n;
+} hdr_slot;
 
 struct yb_hdr {
     int64_t lowest, highest;
@@ -65,12 +75,11 @@ struct yb_hdr {
     int64_t max_value;
     uint64_t clamped;
     int64_t *counts;   /* counts_len slots, mmap'd; all zero while n_few >= 0 */
-    int n_few;         /* -1: counts holds every count; else few[0..n_few)
+    int n_few;         /* -1: counts holds every count; else sl[0..n_few)
                         * do, by ascending slot, each count > 0 */
-    struct {
-        int32_t idx;
-        int64_t n;
-    } few[FEW];
+    int cap_few;       /* room in sl: FEW, or up to MANY on the heap */
+    hdr_slot *sl;      /* few, or (more than FEW) a heap array (owned) */
+    hdr_slot few[FEW];
 };
 
 /* ---- layout ------------------------------------------------------------ */
@@ -152,6 +161,8 @@ static yb_hdr *alloc_layout(const yb_hdr *tmpl)
     memcpy(h, tmpl, sizeof(*h));
     h->counts = m;
     h->n_few = 0;
+    h->sl = h->few;
+    h->cap_few = FEW;
     h->total = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -179,6 +190,8 @@ void yb_hdr_free(yb_hdr *h)
     if (!h)
         return;
     munmap(h->counts, counts_size(h->counts_len));
+    if (h->sl != h->few)
+        free(h->sl);
     free(h);
 }
 
@@ -283,15 +296,28 @@ int64_t yb_hdr_highest_equivalent(const yb_hdr *h, int64_t value)
 
 /* ---- slots --------------------------------------------------------------- */
 
+/* The first of the kept slots sl[0..n_few) at or after slot i (n_few
+ * when none): a binary search, as a target's histograms may keep MANY. */
+static int kept_at(const yb_hdr *h, int32_t i)
+{
+    int lo = 0, hi = h->n_few;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (h->sl[mid].idx < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The count in slot i (0 <= i < counts_len). */
 static int64_t slot(const yb_hdr *h, int32_t i)
 {
     if (h->n_few < 0)
         return h->counts[i];
-    for (int k = 0; k < h->n_few && h->few[k].idx <= i; k++)
-        if (h->few[k].idx == i)
-            return h->few[k].n;
-    return 0;
+    int k = kept_at(h, i);
+    return k < h->n_few && h->sl[k].idx == i ? h->sl[k].n : 0;
 }
 
 /* The first slot at or after i with a count (> 0), or counts_len when
@@ -302,12 +328,11 @@ static int32_t next_slot(const yb_hdr *h, int32_t i, int64_t *n)
     if (h->total <= 0)
         return h->counts_len;
     if (h->n_few >= 0) {
-        for (int k = 0; k < h->n_few; k++)
-            if (h->few[k].idx >= i) {
-                *n = h->few[k].n;
-                return h->few[k].idx;
-            }
-        return h->counts_len;
+        int k = kept_at(h, i);
+        if (k == h->n_few)
+            return h->counts_len;
+        *n = h->sl[k].n;
+        return h->sl[k].idx;
     }
     int32_t hi = counts_index_for(h, h->max_value);
     if (hi >= h->counts_len)
@@ -320,33 +345,60 @@ static int32_t next_slot(const yb_hdr *h, int32_t i, int64_t *n)
     return h->counts_len;
 }
 
+/* Makes room for more kept slots: FEW in the struct, then 4 times as many
+ * on the heap, up to MANY.  Returns 0, or -1 when they must go to the
+ * counts instead (MANY reached, or no memory). */
+static int keep_more(yb_hdr *h)
+{
+    if (h->cap_few >= MANY)
+        return -1;
+    int cap = h->cap_few * 4 < MANY ? h->cap_few * 4 : MANY;
+    hdr_slot *s = h->sl == h->few ? malloc((size_t)cap * sizeof *s)
+                                  : realloc(h->sl, (size_t)cap * sizeof *s);
+    if (!s)
+        return -1;
+    if (h->sl == h->few)
+        memcpy(s, h->few, (size_t)h->n_few * sizeof *s);
+    h->sl = s;
+    h->cap_few = cap;
+    return 0;
+}
+
+/* Moves the kept slots to the counts array, for good (until a reset). */
+static void to_counts(yb_hdr *h)
+{
+    for (int k = 0; k < h->n_few; k++)
+        h->counts[h->sl[k].idx] = h->sl[k].n;
+    h->n_few = -1;
+    if (h->sl != h->few)
+        free(h->sl);
+    h->sl = h->few;
+    h->cap_few = FEW;
+}
+
 /* Adds n (> 0) to slot i (0 <= i < counts_len); the totals are the
- * caller's.  A slot that finds no room among the few moves them all to
- * the counts array. */
+ * caller's.  A slot that finds no room among the kept ones moves them all
+ * to the counts array. */
 static void add_slot(yb_hdr *h, int32_t i, int64_t n)
 {
     if (h->n_few < 0) {
         h->counts[i] += n;
         return;
     }
-    int k = 0;
-    while (k < h->n_few && h->few[k].idx < i)
-        k++;
-    if (k < h->n_few && h->few[k].idx == i) {
-        h->few[k].n += n;
+    int k = kept_at(h, i);
+    if (k < h->n_few && h->sl[k].idx == i) {
+        h->sl[k].n += n;
         return;
     }
-    if (h->n_few < FEW) {
-        memmove(&h->few[k + 1], &h->few[k], (size_t)(h->n_few - k) * sizeof(h->few[0]));
-        h->few[k].idx = i;
-        h->few[k].n = n;
-        h->n_few++;
+    if (h->n_few == h->cap_few && keep_more(h) < 0) {
+        to_counts(h);
+        h->counts[i] += n;
         return;
     }
-    for (k = 0; k < h->n_few; k++)
-        h->counts[h->few[k].idx] = h->few[k].n;
-    h->n_few = -1;
-    h->counts[i] += n;
+    memmove(&h->sl[k + 1], &h->sl[k], (size_t)(h->n_few - k) * sizeof h->sl[0]);
+    h->sl[k].idx = i;
+    h->sl[k].n = n;
+    h->n_few++;
 }
 
 /* ---- recording ------------------------------------------------------------ */
@@ -848,7 +900,7 @@ yb_hdr *yb_hdr_decode_compressed(const uint8_t *buf, size_t len)
     h = alloc_layout(&tmpl);
     if (!h)
         goto fail;
-    h->n_few = -1; /* written straight into the counts */
+    to_counts(h); /* written straight into the counts */
     while (pos < plen) {
         int64_t v;
         size_t n = get_zigzag(payload + pos, plen - pos, &v);

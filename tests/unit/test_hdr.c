@@ -510,18 +510,36 @@ static void assert_same_hist(const yb_hdr *a, const yb_hdr *b)
     free(tb);
 }
 
-/* A histogram keeps its first distinct slots in its struct and moves them
- * to its counts array when there are more: with 1 to 20 distinct slots
- * (in no order, some recorded several times), it answers exactly as the
- * same counts decoded into the array do, merges into an empty and a full
- * histogram alike, and after a reset records afresh. */
+/* A histogram keeps its first distinct slots apart from its counts array
+ * (the first 8 in its struct, up to 128 on the heap) and moves them to the
+ * array when there are more: with 1 to 300 distinct slots (in no order,
+ * some recorded several times), it answers exactly as the same counts
+ * decoded into the array do, merges into an empty and a full histogram
+ * alike, and after a reset records afresh (kept slots on the heap are
+ * freed with it: a leak under the sanitizer build otherwise). */
 static void test_few_slots(void **st)
 {
-    static const int64_t vals[] = {3000000, 17, 5000, 123456, 1,      2047,   2048, 999999,
-                                   42,      17, 4096, 65536,  300000, 3,      8191, 77777,
-                                   1000,    5,  2500, 3600000000};
+    static const int64_t first[] = {3000000, 17, 5000, 123456, 1,      2047,   2048, 999999,
+                                    42,      17, 4096, 65536,  300000, 3,      8191, 77777,
+                                    1000,    5,  2500, 3600000000};
+    static const size_t sizes[] = {1,  2,  3,  4,  5,   6,   7,   8,   9,   10,  11, 12,
+                                   13, 14, 15, 16, 17,  18,  19,  20,  31,  32,  33, 34,
+                                   127, 128, 129, 130, 200, 300};
+    int64_t vals[300];
+    uint64_t x = 88172645463325252ull;
     (void)st;
-    for (size_t n = 1; n <= sizeof vals / sizeof vals[0]; n++) {
+    for (size_t i = 0; i < 300; i++) {
+        if (i < sizeof first / sizeof first[0]) {
+            vals[i] = first[i];
+            continue;
+        }
+        x ^= x << 13; /* xorshift: spread over the range, repeats now and then */
+        x ^= x >> 7;
+        x ^= x << 17;
+        vals[i] = (int64_t)(x % 20000000u) + 1;
+    }
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
         yb_hdr *h = yb_hdr_new_default(), *full = one_to_thousand(), *d, *m;
         uint8_t *buf;
         size_t len;
@@ -539,6 +557,11 @@ static void test_few_slots(void **st)
             assert_non_null(m);
             assert_int_equal(yb_hdr_add(m, h), 0);
             assert_same_hist(m, d);
+            /* and a histogram with kept slots into one with kept slots */
+            assert_int_equal(yb_hdr_add(m, h), 0);
+            assert_int_equal(yb_hdr_count(m), 2 * yb_hdr_count(d));
+            assert_int_equal(yb_hdr_percentile(m, 50.0), yb_hdr_percentile(d, 50.0));
+            assert_int_equal(yb_hdr_percentile(m, 99.0), yb_hdr_percentile(d, 99.0));
             yb_hdr_free(m);
             /* into a histogram that holds more: the same as adding d */
             m = one_to_thousand();
