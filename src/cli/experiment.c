@@ -249,8 +249,8 @@ static int run_device(study *st, const device *d, const yb_credentials *cred)
             if (it->concurrency)
                 o.concurrency = it->concurrency;
         }
-        if (sn && o.target.tls) /* checked to fit by yb_runopts_apply / the inventory */
-            snprintf(o.target.servername, sizeof o.target.servername, "%s", sn);
+        if (sn && o.target.tls) /* checked by yb_runopts_apply / the inventory */
+            o.target.servername = sn;
         const char *corpus = tg[t].corpus;
         if (!corpus) {
             if (!st->have_tmp && !mkdtemp(st->tmpdir)) {

@@ -240,9 +240,8 @@ static int target_pair(const char *cmd, yb_runopts *ro, yb_fleet *f, size_t t, i
         o->tls.insecure = it->tls_insecure;
         o->tls.cert = it->tls_cert;
         o->tls.key = it->tls_key;
-        if (it->tls_server_name) /* at most 255 bytes: checked by the inventory */
-            snprintf(o->target.servername, sizeof o->target.servername, "%s",
-                     it->tls_server_name);
+        if (it->tls_server_name) /* checked by the inventory, which outlives the run */
+            o->target.servername = it->tls_server_name;
     }
     if (it->concurrency)
         o->concurrency = it->concurrency; /* below -t: on fewer threads (plan.h) */

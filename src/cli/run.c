@@ -356,8 +356,8 @@ int yb_cmd_run(int argc, char **argv)
             yb_errorf("%s", err);
             return YB_EXIT_USAGE;
         }
-        if (ro.servername) /* checked to fit by yb_runopts_apply */
-            snprintf(o.target.servername, sizeof o.target.servername, "%s", ro.servername);
+        if (ro.servername) /* checked by yb_runopts_apply; argv */
+            o.target.servername = ro.servername;
         if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
             return rc;
         yb_census_tmpl tc = {.all = o.codec.templates};

@@ -580,7 +580,7 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
     case YB_RO_PLAN_FILE: r->plan = arg; break;
     case YB_RO_CACERT: o->tls.cacert = arg; break;
     case YB_RO_SERVERNAME:
-        if (!*arg || strlen(arg) >= sizeof o->target.servername || strpbrk(arg, " /:@[]"))
+        if (!*arg || strlen(arg) > YB_TARGET_MAX_NAME || strpbrk(arg, " /:@[]"))
             return bad(cmdname, id, arg, "a host name");
         r->servername = arg;
         break;

@@ -954,7 +954,7 @@ int yb_cmd_sweep(int argc, char **argv)
             goto out;
         }
         if (ro.servername)
-            snprintf(ro.o.target.servername, sizeof ro.o.target.servername, "%s", ro.servername);
+            ro.o.target.servername = ro.servername;
         if (!ro.o.target.tls && (rc = yb_check_tls_applies("experiment sweep", &ro, target))) {
             ret = rc;
             goto out;

@@ -492,10 +492,14 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
     const int our_auth = !h->grpc || !cfg->user ? cfg->auth_header != NULL : 0;
     size_t templatable = 0; /* the :path field's index */
     size_t nfixed = sizeof fixed / sizeof fixed[0];
-    size_t max_nv = nfixed + r->n_headers + cfg->n_extra, arena = 0;
+    /* room for the fields it may send, no more: a fleet keeps a prepared
+     * request per target */
+    size_t max_nv = r->n_headers + cfg->n_extra, arena = 0;
     for (size_t i = 0; i < nfixed; i++)
-        if (fixed[i][1])
+        if (fixed[i][1]) {
+            max_nv++;
             arena += strlen(fixed[i][0]) + strlen(fixed[i][1]) + 2;
+        }
     for (size_t i = 0; i < r->n_headers; i++)
         arena += strlen(r->headers[i].name) + r->headers[i].value_len + 2;
     for (size_t i = 0; i < cfg->n_extra; i++)

@@ -99,7 +99,7 @@ static int set_server_name(ctx *c, const place *pl, const node *k, const node *v
     char wbuf[128];
     if (want_string(c, pl, k, v) < 0)
         return -1;
-    if (!v->s[0] || strlen(v->s) > 255 || strpbrk(v->s, " /:@[]"))
+    if (!v->s[0] || strlen(v->s) > YB_TARGET_MAX_NAME || strpbrk(v->s, " /:@[]"))
         return ferr(c, v->line, "key '%s' %s: expected a host name (at most 255 bytes, no "
                     "spaces, '/', ':', '@' or brackets)", k->s, WHERE(pl));
     return set_string(c, pl, k, v, out);

@@ -212,7 +212,8 @@ static int cache_add(yb_source *s, yb_prepared *p)
         return 0;
     }
     if (s->n_cache == s->cap_cache) {
-        size_t nc = s->cap_cache ? s->cap_cache * 2 : 64;
+        /* from 2: a fleet's target has a lane, and a share, each */
+        size_t nc = s->cap_cache ? s->cap_cache * 2 : 2;
         yb_prepared **c = realloc(s->cache, nc * sizeof *c);
         if (!c) {
             abandon_cache(s);

@@ -173,7 +173,7 @@ int yb_target_parse(const char *url, yb_target *t, char *err, size_t errlen)
 
 const char *yb_target_servername(const yb_target *t)
 {
-    return t->servername[0] ? t->servername : t->host;
+    return t->servername ? t->servername : t->host;
 }
 
 /* A --connect-to spec, parsed: h1:p1 to match, h2:p2 to dial ("" / 0 =

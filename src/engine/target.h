@@ -6,14 +6,18 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#define YB_TARGET_MAX_NAME 255 /* bytes of a TLS server name */
+
 typedef struct {
     char scheme[8];           /* http, https, grpc, grpcs */
     char host[256];           /* without brackets */
     unsigned port;
     int tls;                  /* https / grpcs */
     char authority[300];      /* host[:port] as sent in Host / :authority */
-    char servername[256];     /* TLS: SNI and the name the certificate is
-                               * verified against ("" = host) */
+    const char *servername;   /* TLS: SNI and the name the certificate is
+                               * verified against (NULL = host); the
+                               * caller's (argv, an inventory), at most
+                               * YB_TARGET_MAX_NAME bytes, outliving t */
     struct sockaddr_storage addr;
     socklen_t addrlen;
 } yb_target;
