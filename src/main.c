@@ -1,6 +1,7 @@
 /* yangblast: command dispatch.  Each command lives in src/cli/. */
 #include "config.h"
 #include "cli/cli.h"
+#include "transport/transport.h"
 
 #include <string.h>
 
@@ -37,6 +38,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* first: OpenSSL takes its allocator only before its first allocation */
+    (void)yb_tls_mem_init();
     if (argc < 2) {
         usage(stderr);
         return YB_EXIT_USAGE;

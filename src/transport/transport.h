@@ -43,6 +43,10 @@ yb_tls_ctx *yb_tls_server_ctx_new(const yb_tls_server_opts *o, char *err, size_t
 void yb_tls_ctx_free(yb_tls_ctx *c);
 /* Parses "1.2" / "1.3" into an OpenSSL version constant; returns 0 or -1. */
 int yb_tls_parse_version(const char *s, int *out);
+/* Routes OpenSSL's allocations through a per-thread cache of freed blocks
+ * (tls_mem.c).  Must run before anything calls OpenSSL; returns 0, or -1
+ * when OpenSSL had already allocated (it then keeps using malloc). */
+int yb_tls_mem_init(void);
 
 /* ---- transports -------------------------------------------------------- */
 

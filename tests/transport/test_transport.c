@@ -894,5 +894,8 @@ int main(void)
         cmocka_unit_test(test_mtls_with_cert),
     };
 
+    /* as yangblast does: OpenSSL's blocks through the allocation cache */
+    if (yb_tls_mem_init() != 0)
+        return 1;
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
