@@ -9,6 +9,8 @@
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,7 +134,10 @@ int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
  * data into its own buffer) through stdio's buffer: three copies of every
  * byte and a fifth of a capture's CPU.  The common file (pcap 2.4 in this
  * host's byte order, as tcpdump, dumpcap and editcap write it) is read here
- * instead, in large blocks, each packet handed on where it lies.  Only
+ * instead: mapped, a window of MAP_WINDOW bytes at a time, each packet
+ * handed on where it lies (the kernel's copy into a read buffer was a
+ * tenth of the CPU; the pread loop remains for a file that cannot be
+ * mapped).  Only
  * records libpcap would hand out unchanged are taken: at the first record
  * that libpcap would cut, reject or report (captured length over the
  * snapshot length or its 256 KB sanity limit, a record cut by the end of
@@ -148,6 +153,9 @@ int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
 #define FAST_MAX_CAPLEN 262144u
 /* The block read at once: the largest record the fast path takes fits. */
 #define FAST_BUF (1u << 20)
+/* The part of the file mapped at once (it counts in the RSS while mapped);
+ * the largest record the fast path takes fits in it many times. */
+#define MAP_WINDOW (4u << 20)
 
 /* (the file's int32 as libpcap stores it in a struct timeval: sign-extended) */
 static int64_t s32(uint32_t v)
@@ -187,6 +195,16 @@ size_t yb_cap_pcap_records(yb_capture *c, const yb_cap_pcap_fmt *fmt, const uint
         if (n - off - PCAP_REC_HDR < caplen)
             break; /* the rest is in the next block */
         const uint8_t *data = r + PCAP_REC_HDR;
+        if (fmt->cut) {
+            /* Touch the record's last byte first: in a file cut short
+             * under its mapping that faults here (and sets *cut), before
+             * the packet goes anywhere. */
+            (void)*(const volatile uint8_t *)(caplen ? data + caplen - 1 : r + PCAP_REC_HDR - 1);
+            if (*fmt->cut) {
+                *stop = 1;
+                break;
+            }
+        }
         off += PCAP_REC_HDR + caplen;
         int64_t sec = s32(rd32(r, 0)), frac = s32(rd32(r + 4, 0));
         if (!fmt->nsec)
@@ -210,16 +228,102 @@ size_t yb_cap_pcap_records(yb_capture *c, const yb_cap_pcap_fmt *fmt, const uint
     return off;
 }
 
-/* Reads the records of fd from offset PCAP_FILE_HDR on.  Returns 1 when
+/* A file truncated while it is mapped raises SIGBUS at the first access
+ * past its new end.  While a window is read, this handler maps a page of
+ * zeros over the page at fault (so that the access completes) and sets
+ * map_cut, which the record walker checks before it hands a record on; a
+ * SIGBUS anywhere else gets the action there was before (re-raised by the
+ * faulting access).  Capture reads its files in one thread. */
+static volatile sig_atomic_t map_cut;
+static uint8_t *volatile map_lo, *volatile map_hi;
+static struct sigaction map_old_bus;
+static uintptr_t map_page;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    uint8_t *a = si ? (uint8_t *)si->si_addr : NULL;
+    if (a && a >= map_lo && a < map_hi) {
+        void *pg = (void *)((uintptr_t)a & ~(map_page - 1));
+        if (mmap(pg, map_page, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0) !=
+            MAP_FAILED) {
+            map_cut = 1;
+            return;
+        }
+    }
+    sigaction(SIGBUS, &map_old_bus, NULL);
+}
+
+/* Reads the records of fd (size bytes when looked at) from offset *pos
+ * on, mapped.  Returns 0 with *pos at the first record not read (libpcap
+ * goes on from there: the end, a record for libpcap, one cut by the end of
+ * the file, or what the file grew by); 1 when yb_capture_packet failed
+ * (*ret); 2 when the file was cut short while being read (*pos: the
+ * records before were used); -1 when it cannot be mapped (nothing read). */
+static int read_mapped(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt0, off_t size, off_t *pos,
+                       int *ret)
+{
+    yb_cap_pcap_fmt fmt = *fmt0;
+    struct sigaction sa;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0 || (pg & (pg - 1)))
+        return -1;
+    map_page = (uintptr_t)pg;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    map_cut = 0;
+    map_lo = map_hi = NULL;
+    if (sigaction(SIGBUS, &sa, &map_old_bus) != 0)
+        return -1;
+    fmt.cut = &map_cut;
+    off_t at = *pos;
+    int rc = 0;
+    while (at < size) {
+        off_t base = at - at % pg;
+        size_t len = (uint64_t)(size - base) < MAP_WINDOW ? (size_t)(size - base) : MAP_WINDOW;
+        uint8_t *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, base);
+        if (m == MAP_FAILED) {
+            if (at == *pos)
+                rc = -1; /* the pread loop reads it */
+            break;
+        }
+        madvise(m, len, MADV_SEQUENTIAL);
+        map_lo = m;
+        map_hi = m + len;
+        int stop;
+        size_t skip = (size_t)(at - base);
+        size_t used = yb_cap_pcap_records(c, &fmt, m + skip, len - skip, &stop, ret);
+        map_lo = map_hi = NULL;
+        munmap(m, len);
+        at += (off_t)used;
+        if (map_cut) {
+            rc = 2;
+            break;
+        }
+        if (*ret < 0) {
+            rc = 1;
+            break;
+        }
+        if (stop || !used)
+            break; /* for libpcap: a record it cuts or refuses, or the end */
+    }
+    sigaction(SIGBUS, &map_old_bus, NULL);
+    *pos = at;
+    return rc;
+}
+
+/* Reads the records of fd from offset *pos on with pread.  Returns 1 when
  * the file ended at a record boundary (or yb_capture_packet failed: *ret),
  * 0 when libpcap must go on from offset *pos. */
 static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t *pos, int *ret)
 {
     uint8_t *buf = malloc(FAST_BUF);
-    off_t at = PCAP_FILE_HDR; /* file offset of buf[0] */
+    off_t at = *pos; /* file offset of buf[0] */
     size_t have = 0;
     int done = 0;
-    *pos = at;
     if (!buf)
         return 0;
     for (;;) {
@@ -302,12 +406,20 @@ int yb_capture_read_file(yb_capture *c, const char *path, const char *filter, FI
     const u_char *data;
     int rc = 0, all_read = 0;
     uint8_t fh[PCAP_FILE_HDR];
-    yb_cap_pcap_fmt fmt = {link, (uint32_t)pcap_snapshot(p), 0, prog.bf_insns ? &prog : NULL};
-    if (pcap_snapshot(p) > 0 && !pcap_is_swapped(p) &&
-        pread(fileno(f), fh, sizeof fh, 0) == (ssize_t)sizeof fh &&
+    yb_cap_pcap_fmt fmt = {link, (uint32_t)pcap_snapshot(p), 0, prog.bf_insns ? &prog : NULL,
+                           NULL};
+    struct stat fs;
+    if (pcap_snapshot(p) > 0 && !pcap_is_swapped(p) && fstat(fileno(f), &fs) == 0 &&
+        S_ISREG(fs.st_mode) && pread(fileno(f), fh, sizeof fh, 0) == (ssize_t)sizeof fh &&
         yb_cap_pcap_fast_header(fh, sizeof fh, &fmt) == 0) {
-        off_t pos;
-        if (read_fast(c, fileno(f), &fmt, &pos, &ret)) {
+        off_t pos = PCAP_FILE_HDR;
+        int mr = read_mapped(c, fileno(f), &fmt, fs.st_size, &pos, &ret);
+        if (mr == 2) {
+            all_read = failed = 1;
+            if (warn)
+                fprintf(warn, "yangblast: warning: %s: cut short while being read (packets up "
+                              "to there were used)\n", path);
+        } else if (mr == 1 || (mr == -1 && read_fast(c, fileno(f), &fmt, &pos, &ret))) {
             all_read = 1; /* libpcap has nothing left */
         } else if (fseeko(f, pos, SEEK_SET) != 0) {
             all_read = failed = 1;
