@@ -9,12 +9,22 @@
 #include "gnmi/gnmi_msg.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <nghttp2/nghttp2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define MEM_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define MEM_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define MEM_POISON(p, n) ((void)(p), (void)(n))
+#define MEM_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 /* gRPC status codes used here. */
 enum {
@@ -135,6 +145,125 @@ struct yb_codec {
     size_t nv_cap;
 };
 
+/* ---- nghttp2's small allocations, kept per thread while streams run ----
+ *
+ * Every request makes nghttp2 allocate (and, when it ends, free) its
+ * stream, the HEADERS and DATA items and a copy of the header array: a
+ * free list per size class, per worker thread (sessions never leave their
+ * worker), hands the blocks of ended streams to the next ones without a
+ * trip through malloc.  It holds at most MEM_KEEP blocks per class, and
+ * nothing once no stream of this thread is open: idle sessions keep no
+ * more memory than before. */
+#define MEM_STEP 32u     /* class k holds blocks of at least (k + 1) * MEM_STEP bytes */
+#define MEM_CLASSES 16u  /* so up to 512 bytes; larger ones go to malloc */
+#define MEM_KEEP 64u
+
+static _Thread_local struct {
+    void *head[MEM_CLASSES]; /* each block's first bytes point to the next */
+    unsigned n[MEM_CLASSES];
+    unsigned long streams;   /* open streams of this thread's sessions */
+    int armed;               /* 1: drained when the thread ends; -1: could not be,
+                              * so nothing is kept */
+} tl_mem;
+static pthread_key_t mem_key;
+static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
+static int mem_key_ok;
+
+static void mem_drain(void)
+{
+    for (unsigned k = 0; k < MEM_CLASSES; k++) {
+        while (tl_mem.head[k]) {
+            void *b = tl_mem.head[k];
+            MEM_UNPOISON(b, sizeof(void *));
+            tl_mem.head[k] = *(void **)b;
+            free(b);
+        }
+        tl_mem.n[k] = 0;
+    }
+}
+
+static void mem_thread_end(void *arg)
+{
+    (void)arg;
+    mem_drain();
+}
+
+static void mem_key_make(void)
+{
+    mem_key_ok = pthread_key_create(&mem_key, mem_thread_end) == 0;
+}
+
+/* A stream of this thread opens: the first one arms the drain at the
+ * thread's end (a worker thread ends before the engine frees its
+ * sessions). */
+static void mem_stream_open(void)
+{
+    if (!tl_mem.armed) {
+        pthread_once(&mem_once, mem_key_make);
+        tl_mem.armed = mem_key_ok && pthread_setspecific(mem_key, &tl_mem) == 0 ? 1 : -1;
+    }
+    tl_mem.streams++;
+}
+
+/* A stream of this thread ends; with the last, the kept blocks go.  A
+ * session freed by another thread than its own (the engine's teardown)
+ * finds no streams counted there and leaves the count alone. */
+static void mem_stream_close(void)
+{
+    if (tl_mem.streams && !--tl_mem.streams)
+        mem_drain();
+}
+
+static void *mem_malloc(size_t size, void *ud)
+{
+    (void)ud;
+    if (!size || size > MEM_STEP * MEM_CLASSES)
+        return malloc(size);
+    unsigned k = (unsigned)((size - 1) / MEM_STEP);
+    void *b = tl_mem.head[k];
+    if (!b)
+        return malloc((size_t)(k + 1) * MEM_STEP); /* whole class: it comes back to it */
+    MEM_UNPOISON(b, (size_t)(k + 1) * MEM_STEP);
+    tl_mem.head[k] = *(void **)b;
+    tl_mem.n[k]--;
+    return b;
+}
+
+static void mem_free(void *p, void *ud)
+{
+    (void)ud;
+    if (!p)
+        return;
+    size_t have = malloc_usable_size(p); /* what it can hold, whoever asked for it */
+    unsigned k = have >= MEM_STEP ? (unsigned)(have / MEM_STEP - 1) : MEM_CLASSES;
+    if (k >= MEM_CLASSES || tl_mem.n[k] >= MEM_KEEP || !tl_mem.streams || tl_mem.armed != 1) {
+        free(p);
+        return;
+    }
+    *(void **)p = tl_mem.head[k];
+    tl_mem.head[k] = p;
+    tl_mem.n[k]++;
+    MEM_POISON(p, (size_t)(k + 1) * MEM_STEP);
+}
+
+static void *mem_calloc(size_t n, size_t size, void *ud)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = mem_malloc(n * size, ud);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+static void *mem_realloc(void *p, size_t size, void *ud)
+{
+    (void)ud;
+    return realloc(p, size); /* every block is malloc's, pooled or not */
+}
+
+static nghttp2_mem mem_pooled = {NULL, mem_malloc, mem_free, mem_calloc, mem_realloc};
+
 static void stream_link(yb_codec *c, stream *st)
 {
     st->prev = NULL;
@@ -143,6 +272,7 @@ static void stream_link(yb_codec *c, stream *st)
         c->streams->prev = st;
     c->streams = st;
     c->active++;
+    mem_stream_open();
 }
 
 /* Frees what st keeps of its response and gives it back to the budget. */
@@ -245,6 +375,7 @@ static void stream_unlink(yb_codec *c, stream *st)
     if (st->next)
         st->next->prev = st->prev;
     c->active--;
+    mem_stream_close();
 }
 
 /* The stream state bound to stream sid, or NULL (none, or completed
@@ -1341,7 +1472,7 @@ static yb_codec *h2_create(const yb_codec_cfg *cfg, const yb_codec_host *host, v
     nghttp2_option_new(&opt);
     if (opt)
         nghttp2_option_set_peer_max_concurrent_streams(opt, 100);
-    int rc = nghttp2_session_client_new2(&c->ng, cbs, c, opt);
+    int rc = nghttp2_session_client_new3(&c->ng, cbs, c, opt, &mem_pooled);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);
     if (rc) {
