@@ -62,7 +62,8 @@ struct lane {
     uint64_t issued;
     unsigned outstanding;/* issued and not finished */
     uint64_t start;      /* its own start: the run's + the pair's offset */
-    uv_timer_t begin;    /* closed loop: wakes it at its start offset */
+    uv_timer_t *begin;   /* closed loop with a start offset: wakes it then
+                          * (NULL = none: a fleet has a lane a target) */
     int idle;            /* closed loop: before its start offset */
     /* open loop */
     uint64_t next_k;     /* this lane's next request index */
@@ -808,8 +809,10 @@ static void lane_end(lane *l)
         l->rec->run_end = uv_hrtime();
         l->rec->reconnect_backoffs = backoffs;
     }
-    uv_timer_stop(&l->begin);
-    uv_close((uv_handle_t *)&l->begin, close_cb_noop);
+    if (l->begin && !uv_is_closing((uv_handle_t *)l->begin)) {
+        uv_timer_stop(l->begin);
+        uv_close((uv_handle_t *)l->begin, close_cb_noop); /* freed with the lane */
+    }
     yb_pool_close_all(l->pool);
     if (++l->w->n_done == l->w->n_lanes)
         teardown(l->w);
@@ -922,7 +925,7 @@ static void on_begin(uv_timer_t *t)
     if (l->done || l->w->finished)
         return;
     if (now < l->start) {
-        uv_timer_start(&l->begin, on_begin, 1, 0);
+        uv_timer_start(l->begin, on_begin, 1, 0);
         return;
     }
     l->idle = 0;
@@ -952,9 +955,9 @@ static void *worker_main(void *arg)
             issue_due(l); /* the first due time is its start */
         } else {
             uint64_t now = uv_hrtime();
-            if (now < l->start) { /* idles until its start offset */
+            if (now < l->start && l->begin) { /* idles until its start offset */
                 l->idle = 1;
-                uv_timer_start(&l->begin, on_begin, (l->start - now) / 1000000 + 1, 0);
+                uv_timer_start(l->begin, on_begin, (l->start - now) / 1000000 + 1, 0);
             }
             pump(l);
         }
@@ -1098,6 +1101,7 @@ static void worker_cleanup(worker *w)
         lane *l = &w->lanes[i];
         yb_source_free(l->src);
         yb_pool_free(l->pool);
+        free(l->begin); /* closed with the loop's handles */
         if (l->own_rec) {
             yb_recorder_cleanup(l->rec);
             free(l->rec);
@@ -1160,8 +1164,14 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     l->o = o;
     l->target = plan->pair[pair].target;
     yb_plan_share(plan, pair, place, &l->share);
-    uv_timer_init(&w->loop, &l->begin);
-    l->begin.data = l;
+    if (l->share.start_ns && !l->share.open_loop) {
+        if (!(l->begin = malloc(sizeof *l->begin))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        uv_timer_init(&w->loop, l->begin);
+        l->begin->data = l;
+    }
     if (per_pair && yb_plan_span(plan, pair) == 1) {
         /* the pair's only lane: it records into the pair's recorder, which
          * no other thread touches until the run has ended */

@@ -37,9 +37,12 @@ uint32_t yb_ops_index(yb_ops *t, const char *name)
     }
     yb_op_stats *o = &t->op[t->n];
     memset(o, 0, sizeof *o);
-    if (!(o->e2e = yb_hdr_new_default()))
+    if (!(o->name = strndup(name, YB_OP_NAME_MAX - 1)))
         goto other;
-    snprintf(o->name, sizeof o->name, "%s", name);
+    if (!(o->e2e = yb_hdr_new_default())) {
+        free(o->name);
+        goto other;
+    }
     return (uint32_t)t->n++;
 other:
     return (uint32_t)cap;
@@ -92,8 +95,10 @@ int yb_ops_merge(yb_ops *dst, const yb_ops *src)
 
 void yb_ops_free(yb_ops *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         yb_hdr_free(t->op[i].e2e);
+        free(t->op[i].name);
+    }
     free(t->op);
     yb_hdr_free(t->other.e2e);
     memset(t, 0, sizeof *t);

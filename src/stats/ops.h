@@ -17,7 +17,8 @@
 #define YB_OP_NONE UINT32_MAX /* a request counted in no operation */
 
 typedef struct {
-    char name[YB_OP_NAME_MAX];
+    char *name;      /* at most YB_OP_NAME_MAX bytes, NUL included (owned;
+                      * NULL in `other`: a fleet keeps a table per target) */
     uint64_t count, ok, errors;
     uint64_t bytes;  /* request + response bytes of every completed request */
     yb_hdr *e2e;     /* successful requests only, µs */
