@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,26 +467,14 @@ static int is_digit(uint8_t c)
     return c >= '0' && c <= '9';
 }
 
-/* Splits plain[0..n) into skel (each run of digits replaced by one '0')
- * and dig (each run followed by ','); both have room for 2n bytes.  Sets
- * *sn and *dn. */
-static void split_digits(const uint8_t *plain, size_t n, uint8_t *skel, size_t *sn, uint8_t *dig,
-                         size_t *dn)
+/* Returns a mask of the digits among the 16 bytes at p (bit i: p[i]). */
+#ifdef __SSE2__
+static unsigned digits16(const uint8_t *p)
 {
-    size_t s = 0, d = 0;
-    for (size_t i = 0; i < n;) {
-        if (!is_digit(plain[i])) {
-            skel[s++] = plain[i++];
-            continue;
-        }
-        skel[s++] = '0';
-        while (i < n && is_digit(plain[i]))
-            dig[d++] = plain[i++];
-        dig[d++] = ',';
-    }
-    *sn = s;
-    *dn = d;
+    __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(9)), v));
 }
+#endif
 
 /* Copies the 32 bytes at p to out and returns the offset of the first
  * '0' among them, or 32 when there is none. */
@@ -536,6 +525,22 @@ static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig,
         if (i == sn)
             break;
         i++; /* the marker: its run */
+#ifdef __SSE2__
+        if (d + 16 <= dn && o + 16 <= cap) { /* a run and its ',' in 16 bytes */
+            unsigned m = ~digits16(dig + d) & 0xffffu;
+            unsigned len = m ? (unsigned)__builtin_ctz(m) : 16;
+            if (len < 16) {
+                if (!len || dig[d + len] != ',')
+                    return -1;
+                /* (the bytes copied past the run are overwritten) */
+                _mm_storeu_si128((__m128i *)(void *)(out + o),
+                                 _mm_loadu_si128((const __m128i *)(const void *)(dig + d)));
+                o += len;
+                d += len + 1;
+                continue;
+            }
+        }
+#endif
         size_t r = d;
         while (r < dn && is_digit(dig[r])) {
             if (o == cap)
@@ -552,6 +557,33 @@ static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig,
 /* ------------------------------------------------------------------ */
 /* writer                                                              */
 
+/* A block of entries (format 2), split as it is gathered, and at level 1
+ * its compressed frames: the writer gathers into one slot while threads
+ * compress others. */
+enum { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
+#define LENS_ROOM 20u /* before the skeleton: its length and the digits' */
+typedef struct {
+    uint8_t *skel;     /* LENS_ROOM bytes, then the skeleton */
+    uint8_t *dig;      /* the digits, each run followed by ',' */
+    size_t sn, dn, skel_cap, dig_cap;
+    size_t plain;      /* the entries' bytes gathered */
+    int in_run;        /* the last byte gathered was a digit (its run's ','
+                        * is written when the run ends) */
+    uint8_t *out;      /* level 1: the block's frames */
+    size_t out_len, out_cap;
+    int state;         /* SLOT_*, under the writer's mu */
+    int rc;            /* the compression's result, when done */
+} wslot;
+
+/* What a compressing thread owns: level 1's contexts. */
+typedef struct {
+    ZSTD_CCtx *cctx, *dig; /* the skeletons' frames, the digits' */
+} wcomp;
+
+/* Slots: one being gathered, one per thread compressing, one done and
+ * waiting to be written. */
+#define SLOTS_MAX (YB_CORPUS_THREADS_MAX + 2u)
+
 struct yb_corpus_writer {
     int fd;            /* fileno(out.f): written unbuffered, never through out.f */
     yb_outfile of;     /* temporary file renamed into place, or written in place */
@@ -565,11 +597,19 @@ struct yb_corpus_writer {
     uint64_t count;
     int failed;        /* negative errno once a write failed */
     int spliced;       /* records and trailer copied in by yb_corpus_writer_splice */
-    int jobs;          /* records compressed in zstd's jobs, in worker threads */
     tally t;           /* of the records added, for the summary */
     int split;         /* format 2: entries gathered into blocks, digits apart */
-    uint8_t *blk, *parts; /* the block being gathered; its two parts */
-    size_t blk_len, blk_cap, parts_cap;
+    int frames;        /* level 1: each block a zstd frame of its own */
+    wslot slot[SLOTS_MAX]; /* blocks: slot[cur] is being gathered */
+    unsigned nslots, cur;
+    wcomp comp;        /* this thread's split (and, level 1, frames) */
+    /* level 1: threads compressing the blocks queued in slot order */
+    unsigned want_threads, nthreads, next_job;
+    pthread_t thr[YB_CORPUS_THREADS_MAX];
+    pthread_mutex_t mu;
+    pthread_cond_t cv_job, cv_done;
+    int sync;          /* mu and the conditions initialised */
+    int quit;          /* the threads are to end */
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -616,51 +656,324 @@ static size_t put_varint(uint8_t *p, uint64_t v)
     return n;
 }
 
-/* Compresses the gathered block as its skeleton and digits, each
- * prefixed with its length.  Returns 0 or a negative errno. */
-static int wr_block(yb_corpus_writer *w)
+/* Makes *buf at least n bytes long.  Returns 0 or -ENOMEM. */
+static int grow_to(uint8_t **buf, size_t *cap, size_t n)
 {
-    if (!w->blk_len)
+    if (n <= *cap)
         return 0;
-    size_t need = 4 * w->blk_len; /* (each part at most twice the block) */
-    if (need > w->parts_cap) {
-        uint8_t *p = realloc(w->parts, need);
-        if (!p)
-            return -ENOMEM;
-        w->parts = p;
-        w->parts_cap = need;
+    uint8_t *p = realloc(*buf, n);
+    if (!p)
+        return -ENOMEM;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+/* Makes room in s for n more bytes of entries. Returns 0 or -ENOMEM. */
+static int slot_room(wslot *s, size_t n)
+{
+    size_t want = s->sn + n + LENS_ROOM + 16; /* (16: split_more's wide copy) */
+    if (want > s->skel_cap && grow_to(&s->skel, &s->skel_cap, want > SPLIT_BLOCK + 4096 ? want + want / 2 : SPLIT_BLOCK + 4096))
+        return -ENOMEM;
+    want = s->dn + 2 * n + 1; /* (a run of one digit and its ',' per byte) */
+    if (want > s->dig_cap && grow_to(&s->dig, &s->dig_cap, want > SPLIT_BLOCK / 8 ? want + want / 2 : SPLIT_BLOCK / 8))
+        return -ENOMEM;
+    return 0;
+}
+
+/* Appends in[0..n) to s's parts (slot_room first): each run of digits
+ * becomes one '0' in the skeleton and itself and a ',' in the digits, a
+ * run going on from the bytes gathered before.  16 bytes at a time up to
+ * each run (the bytes copied past it are overwritten). */
+static void split_more(wslot *s, const uint8_t *in, size_t n)
+{
+    uint8_t *skel = s->skel + LENS_ROOM, *dig = s->dig;
+    size_t k = s->sn, d = s->dn, i = 0;
+    int run = s->in_run;
+    while (i < n) {
+        if (!run) {
+#ifdef __SSE2__
+            if (i + 16 <= n) {
+                memcpy(skel + k, in + i, 16);
+                unsigned m = digits16(in + i);
+                unsigned adv = m ? (unsigned)__builtin_ctz(m) : 16;
+                k += adv;
+                i += adv;
+                if (adv == 16)
+                    continue;
+            }
+#endif
+            if (!is_digit(in[i])) {
+                skel[k++] = in[i++];
+                continue;
+            }
+            skel[k++] = '0';
+            run = 1;
+        }
+        while (i < n && is_digit(in[i]))
+            dig[d++] = in[i++];
+        if (i < n) {
+            dig[d++] = ',';
+            run = 0;
+        }
     }
-    uint8_t *skel = w->parts, *dig = w->parts + 2 * w->blk_len, lens[20];
-    size_t sn, dn;
-    split_digits(w->blk, w->blk_len, skel, &sn, dig, &dn);
-    size_t ln = put_varint(lens, sn);
-    ln += put_varint(lens + ln, dn);
-    w->blk_len = 0;
-    /* each part ends a zstd block: the digits get literals' statistics
-     * of their own */
-    int rc = wr_compress(w, lens, ln, ZSTD_e_continue);
-    if (!rc)
-        rc = wr_compress(w, skel, sn, ZSTD_e_flush);
-    if (!rc)
-        rc = wr_compress(w, dig, dn, ZSTD_e_flush);
+    s->sn = k;
+    s->dn = d;
+    s->in_run = run;
+    s->plain += n;
+}
+
+/* Appends bytes given split already (skel[0..sn) and dig[0..dn), as
+ * split_digits makes them of those bytes alone) to s's parts, as
+ * split_more would have split them. */
+static void split_join(wslot *s, const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn)
+{
+    if (!sn)
+        return;
+    int ends_run = skel[sn - 1] == '0';
+    if (s->in_run && skel[0] == '0') { /* the run goes on */
+        skel++;
+        sn--;
+    } else if (s->in_run) {
+        s->dig[s->dn++] = ',';
+    }
+    memcpy(s->skel + LENS_ROOM + s->sn, skel, sn);
+    memcpy(s->dig + s->dn, dig, dn);
+    s->sn += sn;
+    s->dn += dn;
+    s->in_run = ends_run;
+    if (ends_run) /* (its ',' when it ends) */
+        s->dn--;
+}
+
+/* Ends s's last run: the parts are complete. */
+static void split_end(wslot *s)
+{
+    if (s->in_run)
+        s->dig[s->dn++] = ',';
+    s->in_run = 0;
+}
+
+/* Writes the two parts' lengths right before the skeleton; returns their
+ * length. */
+static size_t slot_lens(wslot *s)
+{
+    uint8_t lens[LENS_ROOM];
+    size_t ln = put_varint(lens, s->sn);
+    ln += put_varint(lens + ln, s->dn);
+    memcpy(s->skel + LENS_ROOM - ln, lens, ln);
+    return ln;
+}
+
+/* Level 1: compresses slot s's block as two zstd frames of their own
+ * into s->out: its lengths and skeleton, then its digits (with literals'
+ * statistics of their own).  Frames depend only on their block, so the
+ * file is the same whichever thread made each.  One call per frame, from
+ * the slot's buffers: no copy into zstd's.  Returns 0 or a negative
+ * errno. */
+static int frame_block(wcomp *c, wslot *s)
+{
+    size_t ln = slot_lens(s);
+    size_t b1 = ZSTD_compressBound(ln + s->sn), b2 = ZSTD_compressBound(s->dn);
+    if (grow_to(&s->out, &s->out_cap, b1 + b2))
+        return -ENOMEM;
+    size_t z1 = ZSTD_compress2(c->cctx, s->out, b1, s->skel + LENS_ROOM - ln, ln + s->sn);
+    if (ZSTD_isError(z1))
+        return -EIO;
+    size_t z2 = ZSTD_compress2(c->dig, s->out + z1, b2, s->dig, s->dn);
+    if (ZSTD_isError(z2))
+        return -EIO;
+    s->out_len = z1 + z2;
+    return 0;
+}
+
+/* Makes c's contexts for level 1's frames.  Returns 0 or -ENOMEM. */
+static int comp_init(wcomp *c)
+{
+    c->cctx = ZSTD_createCCtx();
+    c->dig = ZSTD_createCCtx();
+    if (!c->cctx || !c->dig)
+        return -ENOMEM;
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 1);
+    /* the digits, random in most records, match little: a small table
+     * and long matches only make them a third cheaper, no larger
+     * (bench/corpus_size.sh) */
+    ZSTD_CCtx_setParameter(c->dig, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(c->dig, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(c->dig, ZSTD_c_hashLog, 10);
+    ZSTD_CCtx_setParameter(c->dig, ZSTD_c_minMatch, 7);
+    return 0;
+}
+
+static void comp_free(wcomp *c)
+{
+    ZSTD_freeCCtx(c->cctx);
+    ZSTD_freeCCtx(c->dig);
+}
+
+/* A level-1 writer's thread: compresses the queued slots in slot order
+ * until told to quit. */
+static void *compressor(void *arg)
+{
+    yb_corpus_writer *w = arg;
+    wcomp c = {0};
+    int ok = comp_init(&c) == 0;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->quit && w->slot[w->next_job].state != SLOT_QUEUED)
+            pthread_cond_wait(&w->cv_job, &w->mu);
+        if (w->quit)
+            break;
+        wslot *s = &w->slot[w->next_job];
+        w->next_job = (w->next_job + 1) % w->nslots;
+        s->state = SLOT_BUSY;
+        pthread_mutex_unlock(&w->mu);
+        int rc = ok ? frame_block(&c, s) : -ENOMEM;
+        pthread_mutex_lock(&w->mu);
+        s->rc = rc;
+        s->state = SLOT_DONE;
+        pthread_cond_broadcast(&w->cv_done);
+    }
+    pthread_mutex_unlock(&w->mu);
+    comp_free(&c);
+    return NULL;
+}
+
+/* Starts the compressing threads asked for (as many as the system gives:
+ * none, and the blocks are compressed in the caller's thread). */
+static void start_compressors(yb_corpus_writer *w)
+{
+    if (pthread_mutex_init(&w->mu, NULL))
+        goto none;
+    if (pthread_cond_init(&w->cv_job, NULL)) {
+        pthread_mutex_destroy(&w->mu);
+        goto none;
+    }
+    if (pthread_cond_init(&w->cv_done, NULL)) {
+        pthread_cond_destroy(&w->cv_job);
+        pthread_mutex_destroy(&w->mu);
+        goto none;
+    }
+    w->sync = 1;
+    while (w->nthreads < w->want_threads &&
+           !pthread_create(&w->thr[w->nthreads], NULL, compressor, w))
+        w->nthreads++;
+    pthread_mutex_lock(&w->mu); /* (read by the threads once a slot is queued) */
+    w->nslots = w->nthreads ? w->nthreads + 2 : 1;
+    pthread_mutex_unlock(&w->mu);
+none:
+    w->want_threads = 0;
+}
+
+static void stop_compressors(yb_corpus_writer *w)
+{
+    if (!w->sync)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->cv_job);
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; i < w->nthreads; i++)
+        pthread_join(w->thr[i], NULL);
+    pthread_cond_destroy(&w->cv_done);
+    pthread_cond_destroy(&w->cv_job);
+    pthread_mutex_destroy(&w->mu);
+    w->sync = 0;
+    w->nthreads = 0;
+}
+
+/* Empties s for the next block. */
+static void slot_clear(wslot *s)
+{
+    s->state = SLOT_FREE;
+    s->sn = s->dn = s->plain = 0;
+    s->in_run = 0;
+}
+
+/* Waits for slot i's frame, writes it, and frees the slot for
+ * gathering.  Returns 0 or a negative errno. */
+static int claim_slot(yb_corpus_writer *w, unsigned i)
+{
+    wslot *s = &w->slot[i];
+    if (w->sync) {
+        pthread_mutex_lock(&w->mu);
+        while (s->state == SLOT_QUEUED || s->state == SLOT_BUSY)
+            pthread_cond_wait(&w->cv_done, &w->mu);
+        pthread_mutex_unlock(&w->mu);
+    }
+    int rc = 0;
+    if (s->state == SLOT_DONE)
+        rc = s->rc ? s->rc : write_all(w->fd, s->out, s->out_len);
+    slot_clear(s);
     return rc;
 }
 
-/* Adds n bytes (whole entries) to the block, compressed once it is
- * SPLIT_BLOCK long.  Returns 0 or a negative errno. */
-static int wr_gather(yb_corpus_writer *w, const uint8_t *p, size_t n)
+/* Level 1: hands the gathered block to a thread (or compresses it here
+ * without threads) and gathers into the next slot once its frame is
+ * written.  Returns 0 or a negative errno. */
+static int queue_block(yb_corpus_writer *w)
 {
-    if (w->blk_len + n > w->blk_cap) {
-        size_t nc = w->blk_len + n > SPLIT_BLOCK ? w->blk_len + n : SPLIT_BLOCK;
-        uint8_t *b = realloc(w->blk, nc);
-        if (!b)
-            return -ENOMEM;
-        w->blk = b;
-        w->blk_cap = nc;
+    wslot *s = &w->slot[w->cur];
+    if (w->want_threads)
+        start_compressors(w);
+    if (!w->nthreads) {
+        int rc = frame_block(&w->comp, s);
+        slot_clear(s);
+        return rc ? rc : write_all(w->fd, s->out, s->out_len);
     }
-    memcpy(w->blk + w->blk_len, p, n);
-    w->blk_len += n;
-    return w->blk_len >= SPLIT_BLOCK ? wr_block(w) : 0;
+    pthread_mutex_lock(&w->mu);
+    s->state = SLOT_QUEUED;
+    pthread_cond_signal(&w->cv_job);
+    pthread_mutex_unlock(&w->mu);
+    w->cur = (w->cur + 1) % w->nslots;
+    return claim_slot(w, w->cur);
+}
+
+/* Level 1, at the end: every frame still queued, in order. */
+static int drain_blocks(yb_corpus_writer *w)
+{
+    int rc = 0;
+    for (unsigned k = 1; k < w->nslots && w->nthreads; k++) {
+        int r = claim_slot(w, (w->cur + k) % w->nslots);
+        rc = rc ? rc : r;
+    }
+    return rc;
+}
+
+/* Compresses the gathered block as its skeleton and digits, each
+ * prefixed with its length: in the records' stream, or at level 1 as a
+ * frame of its own.  Returns 0 or a negative errno. */
+static int wr_block(yb_corpus_writer *w)
+{
+    wslot *s = &w->slot[w->cur];
+    if (!s->plain)
+        return 0;
+    split_end(s);
+    if (w->frames)
+        return queue_block(w);
+    size_t ln = slot_lens(s);
+    /* each part ends a zstd block: the digits get literals' statistics
+     * of their own */
+    int rc = wr_compress(w, s->skel + LENS_ROOM - ln, ln, ZSTD_e_continue);
+    if (!rc)
+        rc = wr_compress(w, s->skel + LENS_ROOM, s->sn, ZSTD_e_flush);
+    if (!rc)
+        rc = wr_compress(w, s->dig, s->dn, ZSTD_e_flush);
+    slot_clear(s);
+    return rc;
+}
+
+/* Gathers n bytes of whole entries into the block, split; the block is
+ * compressed once it holds SPLIT_BLOCK bytes.  Returns 0 or a negative
+ * errno. */
+static int wr_split(yb_corpus_writer *w, const uint8_t *p, size_t n)
+{
+    wslot *s = &w->slot[w->cur];
+    if (slot_room(s, n))
+        return -ENOMEM;
+    split_more(s, p, n);
+    return s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
 }
 
 /* Packs one Entry with its varint prefix and compresses it.  Returns 0 or a
@@ -670,17 +983,12 @@ static int wr_entry(yb_corpus_writer *w, const Yangblast__Entry *e)
     size_t len = protobuf_c_message_get_packed_size(&e->base);
     if (len > YB_CORPUS_MAX_ENTRY)
         return -EFBIG;
-    if (len + 10 > w->pack_cap) {
-        uint8_t *p = realloc(w->pack, len + 10);
-        if (!p)
-            return -ENOMEM;
-        w->pack = p;
-        w->pack_cap = len + 10;
-    }
+    if (grow_to(&w->pack, &w->pack_cap, len + 10))
+        return -ENOMEM;
     size_t h = put_varint(w->pack, len);
     protobuf_c_message_pack(&e->base, w->pack + h);
     if (w->split)
-        return wr_gather(w, w->pack, h + len);
+        return wr_split(w, w->pack, h + len);
     return wr_compress(w, w->pack, h + len, ZSTD_e_continue);
 }
 
@@ -704,8 +1012,13 @@ static void writer_free(yb_corpus_writer *w)
     free(w->pack);
     free(w->fields);
     free(w->fp);
-    free(w->blk);
-    free(w->parts);
+    stop_compressors(w);
+    for (unsigned i = 0; i < SLOTS_MAX; i++) {
+        free(w->slot[i].skel);
+        free(w->slot[i].dig);
+        free(w->slot[i].out);
+    }
+    comp_free(&w->comp);
     free(w);
 }
 
@@ -738,8 +1051,9 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
     w->open = 1;
     w->fd = fileno(w->of.f);
 
-    /* the levels chosen for size keep digits apart (format 2) */
-    int split = h->level >= YB_CORPUS_SPLIT_LEVEL;
+    /* the levels chosen for size, and level 1, keep digits apart
+     * (format 2) */
+    int split = h->level >= YB_CORPUS_SPLIT_LEVEL || h->level == 1;
     Yangblast__Header ph = YANGBLAST__HEADER__INIT;
     ph.format_version = split ? YB_CORPUS_FORMAT_SPLIT : YB_CORPUS_FORMAT_VERSION;
     ph.created_unix_ns = h->created_unix_ns ? h->created_unix_ns : creation_time_ns();
@@ -769,18 +1083,23 @@ yb_corpus_writer *yb_corpus_writer_open(const char *path, const yb_corpus_header
         if (ZSTD_isError(zr))
             rc = -EIO;
     }
-    /* Level 1, the level chosen for speed (synth's default), compresses
-     * the records in zstd's jobs, in a worker thread (or more:
-     * yb_corpus_writer_set_threads) while the caller makes the next
-     * records.  Jobs give other bytes than one stream, and the same bytes
-     * whatever the thread count: tied to the level, which the header
-     * records, a rewrite of the records writes the same file.  Other
-     * levels keep one stream in the caller's thread (at level 3, jobs cost
-     * capture 15 % more CPU, 3x the memory and 14 % in size).  A libzstd
-     * without threads refuses: the records are then compressed here. */
+    /* Level 1, the level chosen for speed (synth's default), makes each
+     * block a zstd frame of its own (its skeleton needs no earlier block
+     * to match the records before it), compressed in a worker thread (or
+     * more: yb_corpus_writer_set_threads) while the caller makes the next
+     * records; the frames depend only on their blocks, so the file is
+     * the same whatever the thread count, and tied to the level, which
+     * the header records, a rewrite of the records writes the same file.
+     * Other levels keep one stream in the caller's thread (at level 3,
+     * zstd's jobs cost capture 15 % more CPU, 3x the memory and 14 % in
+     * size). */
     w->split = split;
-    if (!rc && h->level == 1)
-        w->jobs = !ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, 1));
+    w->nslots = 1;
+    if (!rc && h->level == 1) {
+        w->frames = 1;
+        w->want_threads = 1;
+        rc = comp_init(&w->comp);
+    }
     if (rc) {
         seterr(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
         yb_corpus_writer_abort(w);
@@ -793,19 +1112,11 @@ oom:
     return NULL;
 }
 
-int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
+/* The Request message of r (its body included), pointing into r and into
+ * w's and acc's scratch.  Returns 0 or a negative errno. */
+static int fill_request(yb_corpus_writer *w, const yb_request *r, Yangblast__Request *pr,
+                        uint32_t acc[2][YB_REQUEST_MAX_ACCEPT])
 {
-    if (!w->failed && yb_request_problem(r)) /* poisons the writer, as documented */
-        return w->failed = -EINVAL;
-    return yb_corpus_writer_add_checked(w, r);
-}
-
-int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
-{
-    if (w->failed)
-        return w->failed;
-    if (w->spliced)
-        return w->failed = -EINVAL;
     if (r->n_headers > w->fields_cap) { /* kept: records mostly have as many */
         Yangblast__HeaderField *f = realloc(w->fields, r->n_headers * sizeof *f);
         if (f)
@@ -814,7 +1125,7 @@ int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
         if (p)
             w->fp = p;
         if (!f || !p)
-            return w->failed = -ENOMEM;
+            return -ENOMEM;
         w->fields_cap = r->n_headers;
     }
     Yangblast__HeaderField *fields = w->fields, **fp = w->fp;
@@ -825,41 +1136,197 @@ int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
         fields[i].value.len = r->headers[i].value_len;
         fp[i] = &fields[i];
     }
-    Yangblast__Request pr = YANGBLAST__REQUEST__INIT;
-    pr.protocol = (Yangblast__Protocol)r->protocol;
-    pr.method = r->method;
-    pr.scheme = r->scheme;
-    pr.authority = r->authority;
-    pr.path = r->path;
-    pr.n_headers = r->n_headers;
-    pr.headers = fp;
-    pr.body.data = r->body;
-    pr.body.len = r->body_len;
-    pr.timestamp_ns = r->timestamp_ns;
-    pr.conn_id = r->conn_id;
-    pr.conn_order = r->conn_order;
-    pr.expected_status = r->expected_status;
-    pr.expected_grpc_status = r->expected_grpc < 0 ? 0 : r->expected_grpc + 1;
-    pr.templated = r->templated != 0;
-    uint32_t acc_h[YB_REQUEST_MAX_ACCEPT], acc_g[YB_REQUEST_MAX_ACCEPT];
-    for (size_t i = 0; i < r->n_accept_status; i++) /* (at most 16: checked above) */
-        acc_h[i] = r->accept_status[i];
+    yangblast__request__init(pr);
+    pr->protocol = (Yangblast__Protocol)r->protocol;
+    pr->method = r->method;
+    pr->scheme = r->scheme;
+    pr->authority = r->authority;
+    pr->path = r->path;
+    pr->n_headers = r->n_headers;
+    pr->headers = fp;
+    pr->body.data = r->body;
+    pr->body.len = r->body_len;
+    pr->timestamp_ns = r->timestamp_ns;
+    pr->conn_id = r->conn_id;
+    pr->conn_order = r->conn_order;
+    pr->expected_status = r->expected_status;
+    pr->expected_grpc_status = r->expected_grpc < 0 ? 0 : r->expected_grpc + 1;
+    pr->templated = r->templated != 0;
+    for (size_t i = 0; i < r->n_accept_status; i++) /* (at most 16: checked before) */
+        acc[0][i] = r->accept_status[i];
     for (size_t i = 0; i < r->n_accept_grpc; i++)
-        acc_g[i] = r->accept_grpc[i];
-    pr.n_accept_status = r->n_accept_status;
-    pr.accept_status = acc_h;
-    pr.n_accept_grpc_status = r->n_accept_grpc;
-    pr.accept_grpc_status = acc_g;
-    pr.chain = r->chain;
+        acc[1][i] = r->accept_grpc[i];
+    pr->n_accept_status = r->n_accept_status;
+    pr->accept_status = acc[0];
+    pr->n_accept_grpc_status = r->n_accept_grpc;
+    pr->accept_grpc_status = acc[1];
+    pr->chain = r->chain;
+    return 0;
+}
+
+/* Whether w takes records: returns 0, or the error that poisons (or
+ * poisoned) it. */
+static int add_ready(yb_corpus_writer *w)
+{
+    if (w->failed)
+        return w->failed;
+    if (w->spliced)
+        return w->failed = -EINVAL;
+    return 0;
+}
+
+/* add_ready, and r must pass yb_request_problem. */
+static int add_check(yb_corpus_writer *w, const yb_request *r)
+{
+    int rc = add_ready(w);
+    if (!rc && yb_request_problem(r)) /* poisons the writer, as documented */
+        rc = w->failed = -EINVAL;
+    return rc;
+}
+
+/* Packs r as an entry and writes it.  Returns 0 or a negative errno. */
+static int add_whole(yb_corpus_writer *w, const yb_request *r)
+{
+    Yangblast__Request pr;
+    uint32_t acc[2][YB_REQUEST_MAX_ACCEPT];
+    int rc = fill_request(w, r, &pr, acc);
+    if (rc)
+        return rc;
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
-    int rc = wr_entry(w, &e);
+    return wr_entry(w, &e);
+}
+
+/* Counts r as added, or poisons the writer with rc.  Returns rc. */
+static int added(yb_corpus_writer *w, const yb_request *r, int rc)
+{
     if (rc)
         return w->failed = rc;
     w->count++;
     tally_add(&w->t, r);
     return 0;
+}
+
+int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r)
+{
+    int rc = add_check(w, r);
+    return rc ? rc : added(w, r, add_whole(w, r));
+}
+
+int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
+{
+    int rc = add_ready(w);
+    return rc ? rc : added(w, r, add_whole(w, r));
+}
+
+/* Returns how many of p[0..n) are c. */
+static size_t count_byte(const uint8_t *p, size_t n, uint8_t c)
+{
+    size_t k = 0, i = 0;
+#ifdef __SSE2__
+    /* 16 counters of a byte each, summed every 255 rounds */
+    __m128i want = _mm_set1_epi8((char)c), zero = _mm_setzero_si128();
+    while (i + 16 <= n) {
+        __m128i acc = zero;
+        for (unsigned r = 0; r < 255 && i + 16 <= n; r++, i += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), want));
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        k += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
+    }
+#endif
+    for (; i < n; i++)
+        k += p[i] == c;
+    return k;
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
+/* Format 2: gathers r, whose body comes split, into the block: the
+ * entry's bytes before the body and after it split as they come, the
+ * body's parts joined to them.  The Request's fields are packed in field
+ * order (1..16), so its bytes are those before the body (1..6), the
+ * body (7) and those after it (8..16).  Returns 0 or a negative errno. */
+static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
+                           size_t sn, const uint8_t *dig, size_t dn)
+{
+    Yangblast__Request pr, head, tail;
+    uint32_t acc[2][YB_REQUEST_MAX_ACCEPT];
+    int rc = fill_request(w, r, &pr, acc);
+    if (rc)
+        return rc;
+    yangblast__request__init(&head);
+    head.protocol = pr.protocol;
+    head.method = pr.method;
+    head.scheme = pr.scheme;
+    head.authority = pr.authority;
+    head.path = pr.path;
+    head.n_headers = pr.n_headers;
+    head.headers = pr.headers;
+    tail = pr;
+    tail.protocol = 0;
+    tail.method = tail.scheme = tail.authority = tail.path = NULL;
+    tail.n_headers = 0;
+    tail.headers = NULL;
+    tail.body.len = 0;
+    tail.body.data = NULL;
+    size_t hl = protobuf_c_message_get_packed_size(&head.base);
+    size_t tl = protobuf_c_message_get_packed_size(&tail.base);
+    uint64_t req = hl + 1 + varint_len(r->body_len) + r->body_len + tl;
+    uint64_t entry = 1 + varint_len(req) + req;
+    if (entry > YB_CORPUS_MAX_ENTRY)
+        return -EFBIG;
+    if (grow_to(&w->pack, &w->pack_cap, hl + tl + 40))
+        return -ENOMEM;
+    uint8_t *p = w->pack;
+    size_t n = put_varint(p, entry);
+    p[n++] = 0x12; /* Entry.request, length-delimited */
+    n += put_varint(p + n, req);
+    n += protobuf_c_message_pack(&head.base, p + n);
+    p[n++] = 0x3a; /* Request.body, length-delimited */
+    n += put_varint(p + n, r->body_len);
+    size_t t0 = n;
+    n += protobuf_c_message_pack(&tail.base, p + n);
+    wslot *s = &w->slot[w->cur];
+    if (slot_room(s, n + r->body_len))
+        return -ENOMEM;
+    split_more(s, p, t0);
+    split_join(s, skel, sn, dig, dn);
+    s->plain += r->body_len;
+    split_more(s, p + t0, n - t0);
+    return s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
+}
+
+int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
+                               size_t sn, const uint8_t *dig, size_t dn)
+{
+    int rc = add_check(w, r);
+    if (rc)
+        return rc;
+    /* the parts must make r->body_len bytes: as many markers as runs,
+     * and the rest */
+    size_t runs = count_byte(dig, dn, ',');
+    if (!r->body_len || count_byte(skel, sn, '0') != runs || dn < 2 * runs ||
+        sn + dn - 2 * runs != r->body_len || (dn && dig[dn - 1] != ','))
+        return w->failed = -EINVAL;
+    if (w->split)
+        return added(w, r, add_split_block(w, r, skel, sn, dig, dn));
+    /* format 1: the body as it is */
+    yb_request whole = *r;
+    uint8_t *body = malloc(r->body_len);
+    rc = body ? 0 : -ENOMEM;
+    if (body && join_digits(skel, sn, dig, dn, body, r->body_len) != (ptrdiff_t)r->body_len)
+        rc = -EINVAL;
+    whole.body = body;
+    rc = added(w, r, rc ? rc : add_whole(w, &whole));
+    free(body);
+    return rc;
 }
 
 /* Returns the length of the first zstd frame of the file open on fd (read
@@ -983,12 +1450,9 @@ int yb_corpus_writer_set_threads(yb_corpus_writer *w, unsigned n)
 {
     if (w->failed || w->spliced || w->count || n < 1 || n > YB_CORPUS_THREADS_MAX)
         return -EINVAL;
-    if (!w->jobs)
-        return 0;
-    /* (between the header's frame and the records': the parameter may
-     * change only at a frame's start) */
-    size_t zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, (int)n);
-    return ZSTD_isError(zr) ? -EIO : 0;
+    if (w->frames && !w->nthreads && !w->sync) /* (started at the first full block) */
+        w->want_threads = n;
+    return 0;
 }
 
 uint64_t yb_corpus_writer_count(const yb_corpus_writer *w)
@@ -1019,7 +1483,9 @@ int yb_corpus_writer_close(yb_corpus_writer *w, char *err, size_t errlen)
     }
     if (!rc)
         rc = wr_block(w);
-    if (!rc)
+    if (!rc && w->frames)
+        rc = drain_blocks(w);
+    else if (!rc)
         rc = wr_compress(w, NULL, 0, ZSTD_e_end);
     if (!rc) { /* after the stream: a run reads it instead of every record */
         yb_corpus_summary s = tally_end(&w->t);

@@ -14,7 +14,8 @@
 #define YB_CORPUS_FORMAT_VERSION 1
 /* Format 2: the records' entries in blocks, each a skeleton (every run
  * of digits replaced by one '0') and the digits apart, which compress far
- * better separately; written at levels YB_CORPUS_SPLIT_LEVEL and above.
+ * better separately; written at level 1 and at levels
+ * YB_CORPUS_SPLIT_LEVEL and above.
  * The newest format this reader reads. */
 #define YB_CORPUS_FORMAT_SPLIT 2
 #define YB_CORPUS_FORMAT_NEWEST 2
@@ -155,6 +156,18 @@ int yb_corpus_writer_add(yb_corpus_writer *w, const yb_request *r);
  * not checked again.  Passing any other record breaks the corpus format's
  * promise that a record cannot smuggle a request onto the wire. */
 int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r);
+/* The same for a record whose body comes split as format 2 keeps it
+ * (see yangblast-corpus(5), DIGITS APART): r->body_len is the body's
+ * length (r->body is not read), skel[0..sn) its skeleton (each run of
+ * digits one '0') and dig[0..dn) its runs of digits, each followed by
+ * ','.  A writer of format 2 gathers the parts as they are, so a
+ * producer that knows where its digits go spares the writer splitting
+ * them; other writers join them.  The records read back are those
+ * yb_corpus_writer_add would write for the joined body, the file's bytes
+ * too.  Returns 0 or a negative errno (-EINVAL also for parts that do not
+ * make body_len bytes, or an empty body: then use yb_corpus_writer_add). */
+int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
+                               size_t sn, const uint8_t *dig, size_t dn);
 /* zstd compression levels a writer accepts (yb_corpus_header.level), and
  * the one it uses unless told (see bench/corpus_size.sh for what they cost
  * and give). */
@@ -168,14 +181,15 @@ int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r);
  * header for the price of a file copy.  Only close or abort may follow.
  * Returns 0, or -1 with a message in err (the writer is then poisoned). */
 int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, size_t errlen);
-/* At level 1 a writer compresses the records in zstd's jobs, in one
- * worker thread while the caller makes the next records; this sets n
- * such threads (1..YB_CORPUS_THREADS_MAX).  The file's bytes are the
- * same whatever n (zstd's jobs do not depend on it).  At other levels the
- * records are compressed in the caller's thread and this does nothing.  A
- * thread costs a few MB of memory.  Call before the first record.
- * Returns 0; -EINVAL after a record or a splice or for n out of range;
- * -EIO when zstd refuses (the writer is then as it was). */
+/* At level 1 a writer compresses each block of records (format 2) as
+ * zstd frames of its own, in one worker thread while the caller makes
+ * the next records; this sets n such threads (1..YB_CORPUS_THREADS_MAX;
+ * started at the first full block, as many as the system gives: with
+ * none, the caller's thread compresses).  The file's bytes are the same
+ * whatever n (a frame depends only on its block).  At other levels the
+ * records are compressed in the caller's thread and this does nothing.
+ * A thread costs a few MB of memory.  Call before the first record.
+ * Returns 0; -EINVAL after a record or a splice or for n out of range. */
 int yb_corpus_writer_set_threads(yb_corpus_writer *w, unsigned n);
 #define YB_CORPUS_THREADS_MAX 64u
 /* Returns the number of records added so far. */

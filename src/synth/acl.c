@@ -87,6 +87,15 @@ typedef struct {
     size_t start;   /* first allocation; 0: 16 KB, a set's size */
     int first;      /* nothing written yet in the innermost container */
     int oom;
+    /* split: p is the text's skeleton (each run of digits one '0') and d
+     * its runs of digits, each followed by ',' (the corpus' format 2):
+     * the numbers go to d as they are written, and the few literals
+     * holding digits are split by put_s.  No run of this JSON touches
+     * another piece's (numbers and names sit between quotes, spaces,
+     * dots and slashes), so each piece splits alone. */
+    int split;
+    char *d;
+    size_t dlen, dcap, runs;
 } jbuf;
 
 /* Makes room for n more bytes and the final NUL; returns 0 or -1. */
@@ -118,6 +127,62 @@ static inline void put(jbuf *b, const char *s, size_t n)
     b->len += n;
 }
 
+/* Makes room for n more digits. */
+static int dgrow(jbuf *b, size_t n)
+{
+    if (b->oom)
+        return -1;
+    size_t cap = b->dcap ? b->dcap : 2048;
+    while (b->dlen + n > cap)
+        cap *= 2;
+    char *d = realloc(b->d, cap);
+    if (!d) {
+        b->oom = 1;
+        return -1;
+    }
+    b->d = d;
+    b->dcap = cap;
+    return 0;
+}
+
+/* A run of digits: itself in the text, or in split mode a '0' and the
+ * run and its ',' apart. */
+static inline void put_run(jbuf *b, const char *s, size_t n)
+{
+    if (!b->split) {
+        put(b, s, n);
+        return;
+    }
+    put(b, "0", 1);
+    if (__builtin_expect(b->dlen + n + 1 > b->dcap, 0) && dgrow(b, n + 1) < 0)
+        return;
+    memcpy(b->d + b->dlen, s, n);
+    b->d[b->dlen + n] = ',';
+    b->dlen += n + 1;
+    b->runs++;
+}
+
+/* Text that may hold digits: split in split mode (a byte at a time: for
+ * the few such pieces). */
+static void put_s(jbuf *b, const char *s, size_t n)
+{
+    if (!b->split) {
+        put(b, s, n);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && (s[j] < '0' || s[j] > '9'))
+            j++;
+        put(b, s + i, j - i);
+        for (i = j; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+            ;
+        if (j > i)
+            put_run(b, s + i, j - i);
+        i = j;
+    }
+}
+
 /* A string literal, its length known at compile time. */
 #define PUTL(b, lit) put((b), (lit), sizeof(lit) - 1)
 
@@ -137,7 +202,7 @@ static void put_u(jbuf *b, uint64_t v)
     } else {
         d[--i] = (char)('0' + v);
     }
-    put(b, d + i, sizeof d - i);
+    put_run(b, d + i, sizeof d - i);
 }
 
 /* A JSON string as jansson writes it: '"', '\\' and control characters
@@ -174,7 +239,14 @@ static void put_nl(jbuf *b, int skip)
 {
     static const char SP[] = ",\n                                                                ";
     size_t n = 4u * b->depth;
-    if (__builtin_expect(n <= sizeof SP - 3, 1)) {
+    if (__builtin_expect(n <= sizeof SP - 3 && b->len + sizeof SP < b->cap, 1)) {
+        /* a copy of constant length, inline; the bytes past the
+         * indentation are overwritten by what follows */
+        memcpy(b->p + b->len, SP + skip, sizeof SP - 2);
+        b->len += 2 - (size_t)skip + n;
+        return;
+    }
+    if (n <= sizeof SP - 3) {
         put(b, SP + skip, 2 - (size_t)skip + n);
         return;
     }
@@ -198,7 +270,7 @@ static void key_s(jbuf *b, const char *k)
 {
     sep(b);
     PUTL(b, "\"");
-    put(b, k, strlen(k));
+    put_s(b, k, strlen(k));
     PUTL(b, "\": ");
 }
 #define key(b, k) (sep(b), PUTL((b), "\"" k "\": "))
@@ -223,12 +295,12 @@ static inline void close_(jbuf *b, char c)
 static void put_quoted(jbuf *b, const jbuf *text)
 {
     PUTL(b, "\"");
-    put(b, text->p, text->len);
+    put_s(b, text->p, text->len);
     PUTL(b, "\"");
 }
 
-/* "k": "lit" for a literal that needs no escaping: one copy */
-#define kv_lit(b, k, lit) (key(b, k), PUTL((b), "\"" lit "\""))
+/* "k": "lit" for a literal that needs no escaping (and may hold digits) */
+#define kv_lit_s(b, k, lit) (key(b, k), put_s((b), "\"" lit "\"", sizeof(lit) + 1))
 /* a quoted literal that needs no escaping, and its length */
 typedef struct {
     const char *q;
@@ -271,13 +343,15 @@ static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
     kv_u(b, "sequence-id", seq);
     key(b, "description");
     PUTL(b, "\"Description for ");
-    put(b, name->p, name->len);
+    put_s(b, name->p, name->len);
     PUTL(b, " Rule Seq ");
     put_u(b, seq);
     PUTL(b, "\"");
     close_(b, '}');
     unsigned proto = pick(s, 3);
-    kv_open(b, "ipv4", '{');
+    sep(b); /* (a key with a digit) */
+    put_s(b, "\"ipv4\": ", 8);
+    open_(b, '{');
     kv_open(b, "config", '{');
     unsigned first = 10 + pick(s, 40);
     kv_prefix(b, "source-address", s, first);
@@ -324,14 +398,14 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     open_(b, '{');
     key(b, "name");
     put_quoted(b, &ename);
-    kv_lit(b, "type", "openconfig-acl:ACL_IPV4");
+    kv_lit_s(b, "type", "openconfig-acl:ACL_IPV4");
     kv_open(b, "config", '{');
     key(b, "name");
     put_quoted(b, &ename);
-    kv_lit(b, "type", "openconfig-acl:ACL_IPV4");
+    kv_lit_s(b, "type", "openconfig-acl:ACL_IPV4");
     key(b, "description");
     PUTL(b, "\"Description for ");
-    put(b, ename.p, ename.len);
+    put_s(b, ename.p, ename.len);
     PUTL(b, "\"");
     close_(b, '}');
     kv_open(b, "acl-entries", '{');
@@ -369,51 +443,81 @@ char *yb_synth_acl_set_json(const yb_synth_acl_opts *o, uint64_t k)
 
 /* Wraps set k as {"KEY": [set]} (or {"KEY": {"acl-set": [set]}} when inner
  * is non-NULL).  Returns a malloc'd string or NULL. */
+static void wrap(jbuf *b, const yb_synth_acl_opts *o, uint64_t k, const char *key_,
+                 const char *inner)
+{
+    open_(b, '{');
+    if (inner) {
+        key_s(b, key_);
+        open_(b, '{');
+        key_s(b, inner);
+        open_(b, '[');
+    } else {
+        key_s(b, key_);
+        open_(b, '[');
+    }
+    set_obj(b, o, k);
+    close_(b, ']');
+    if (inner)
+        close_(b, '}');
+    close_(b, '}');
+}
+
 static char *wrapped_json(const yb_synth_acl_opts *o, uint64_t k, const char *key_,
                           const char *inner)
 {
     jbuf b = {0};
-    open_(&b, '{');
-    if (inner) {
-        key_s(&b, key_);
-        open_(&b, '{');
-        key_s(&b, inner);
-        open_(&b, '[');
-    } else {
-        key_s(&b, key_);
-        open_(&b, '[');
-    }
-    set_obj(&b, o, k);
-    close_(&b, ']');
-    if (inner)
-        close_(&b, '}');
-    close_(&b, '}');
+    wrap(&b, o, k, key_, inner);
     return jb_done(&b);
 }
 
-static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
+/* The same JSON split into sp's buffers (kept for the next call).
+ * Returns the JSON's length, or 0 when out of memory. */
+static size_t wrapped_split(const yb_synth_acl_opts *o, uint64_t k, const char *key_,
+                            const char *inner, yb_synth_split *sp)
+{
+    jbuf b = {.p = sp->skel, .cap = sp->skel_cap, .split = 1, .d = sp->dig, .dcap = sp->dig_cap};
+    wrap(&b, o, k, key_, inner);
+    sp->skel = b.p;
+    sp->skel_cap = b.cap;
+    sp->dig = b.d;
+    sp->dig_cap = b.dcap;
+    sp->sn = b.len;
+    sp->dn = b.dlen;
+    return b.oom ? 0 : b.len + b.dlen - 2 * b.runs;
+}
+
+void yb_synth_split_free(yb_synth_split *sp)
+{
+    free(sp->skel);
+    free(sp->dig);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* RESTCONF request k; its body split into sp when sp is not NULL.
+ * Returns 1 when the body is in sp, 0 when in r (or there is none), or
+ * a negative errno. */
+static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,
+                            yb_synth_split *sp)
 {
     char name[128], path[512];
     set_name(o, k, name, sizeof name);
     snprintf(path, sizeof path, RESTCONF_SETS "/acl-set=%s,ACL_IPV4", name);
-    const char *method;
-    char *body = NULL;
+    const char *method, *key_ = NULL, *inner = NULL;
     switch (o->op) {
     case YB_SYNTH_CREATE:
         method = o->method;
-        if (!strcmp(method, "POST")) /* POST creates a child of acl-sets */
-            body = wrapped_json(o, k, "openconfig-acl:acl-set", NULL);
-        else if (!strcmp(method, "PUT")) /* PUT replaces the one set */
-            body = wrapped_json(o, k, "openconfig-acl:acl-set", NULL);
-        else /* PATCH merges into acl-sets */
-            body = wrapped_json(o, k, "openconfig-acl:acl-sets", "acl-set");
+        /* POST creates a child of acl-sets, PUT replaces the one set,
+         * PATCH merges into acl-sets */
+        key_ = strcmp(method, "PATCH") ? "openconfig-acl:acl-set" : "openconfig-acl:acl-sets";
+        inner = strcmp(method, "PATCH") ? NULL : "acl-set";
         if (!strcmp(method, "PUT"))
             break;
         snprintf(path, sizeof path, RESTCONF_SETS);
         break;
     case YB_SYNTH_REPLACE:
         method = "PUT";
-        body = wrapped_json(o, k, "openconfig-acl:acl-set", NULL);
+        key_ = "openconfig-acl:acl-set";
         break;
     case YB_SYNTH_DELETE:
         method = "DELETE";
@@ -424,20 +528,26 @@ static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *
     default:
         return -EINVAL;
     }
-    if ((o->op == YB_SYNTH_CREATE || o->op == YB_SYNTH_REPLACE) && !body)
+    char *body = NULL;
+    size_t split_len = 0;
+    if (key_ && sp) {
+        if (!(split_len = wrapped_split(o, k, key_, inner, sp)))
+            return -ENOMEM;
+    } else if (key_ && !(body = wrapped_json(o, k, key_, inner))) {
         return -ENOMEM;
+    }
     static const char CT[] = "application/yang-data+json";
     int rc = yb_request_set_str(&r->method, method);
     rc = rc ? rc : yb_request_set_str(&r->path, path);
-    if (body) {
+    if (key_)
         rc = rc ? rc : yb_request_add_header(r, "Content-Type", CT, sizeof CT - 1);
-        if (!rc)
-            yb_request_take_body(r, (uint8_t *)body, strlen(body));
-        else
-            free(body);
-    }
+    if (body && !rc)
+        yb_request_take_body(r, (uint8_t *)body, strlen(body));
+    else
+        free(body);
+    r->body_len = split_len ? split_len : r->body_len;
     rc = rc ? rc : yb_request_add_header(r, "Accept", CT, sizeof CT - 1);
-    return rc;
+    return rc ? rc : split_len != 0;
 }
 
 /* Builds a heap Update {path, val.json_ietf_val = json}. */
@@ -601,7 +711,11 @@ static int gnmi_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
     return yb_synth_grpc_request(r, rpc, body, len);
 }
 
-int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
+/* Request k, its JSON body split into sp when sp is not NULL and the
+ * request has one.  Returns 1 when the body is in sp, 0, or a negative
+ * errno. */
+static int acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,
+                       yb_synth_split *sp)
 {
     r->protocol = o->proto;
     int rc = yb_request_set_str(&r->scheme, o->scheme);
@@ -612,5 +726,16 @@ int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
     r->conn_order = (uint32_t)k;
     r->timestamp_ns = 0;
     r->templated = o->unique;
-    return o->proto == YB_PROTO_GNMI ? gnmi_request(o, k, r) : restconf_request(o, k, r);
+    return o->proto == YB_PROTO_GNMI ? gnmi_request(o, k, r) : restconf_request(o, k, r, sp);
+}
+
+int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
+{
+    return acl_request(o, k, r, NULL);
+}
+
+int yb_synth_acl_request_split(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,
+                               yb_synth_split *sp)
+{
+    return acl_request(o, k, r, sp);
 }

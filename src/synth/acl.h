@@ -54,6 +54,23 @@ const char *yb_synth_acl_check(const yb_synth_acl_opts *o);
  * options and k always give an identical record.  Returns 0 or -ENOMEM. */
 int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r);
 
+/* A body split as the corpus' format 2 keeps it (see
+ * yb_corpus_writer_add_split): skel[0..sn) and dig[0..dn).  The buffers
+ * are kept from call to call; zero-initialise, free with
+ * yb_synth_split_free. */
+typedef struct {
+    char *skel, *dig;
+    size_t sn, dn, skel_cap, dig_cap;
+} yb_synth_split;
+
+/* As yb_synth_acl_request, but a JSON body (RESTCONF create and replace)
+ * is written split into sp, never whole: r->body stays NULL and
+ * r->body_len is its length.  Returns 1 when the body is in sp, 0 when
+ * r is complete as yb_synth_acl_request makes it, or a negative errno. */
+int yb_synth_acl_request_split(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,
+                               yb_synth_split *sp);
+void yb_synth_split_free(yb_synth_split *sp);
+
 /* Writes the JSON of ACL set k ("openconfig-acl:acl-set" list member) as a
  * malloc'd string (caller frees); NULL on ENOMEM. */
 char *yb_synth_acl_set_json(const yb_synth_acl_opts *o, uint64_t k);

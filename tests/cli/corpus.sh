@@ -130,7 +130,7 @@ for f in rc gn del sub mixed; do
 done
 run "$YB" corpus cat --with-header "$T/rc.ybc"
 like "--with-header: first line is the corpus header" "$(printf '%s\n' "$OUT" | head -1)" \
-    '^\{"yangblast_corpus":\{"format_version":1,'
+    '^\{"yangblast_corpus":\{"format_version":2,'
 is "--with-header: one line per record plus the header" "$(printf '%s\n' "$OUT" | wc -l)" 8
 run "$YB" corpus cat "$T/gn.ybc"
 like "cat: gNMI bodies are base64" "$OUT" '"body_base64":"AAAA'
@@ -281,12 +281,14 @@ like "synth --level 19: the header says it" "$("$YB" corpus cat -H "$T/lev19.ybc
 is "cat -H | import of a level-19 corpus gives the same file" \
     "$(cmp "$T/lev19.ybc" "$T/lev19b.ybc" && echo same)" same
 s1=$(wc -c <"$T/lev1.ybc") s19=$(wc -c <"$T/lev19.ybc")
-if [ "$s19" -lt $((s1 * 9 / 10)) ]; then ok "synth --level 19 is smaller ($s19 < $s1 bytes)"
+if [ "$s19" -lt "$s1" ]; then ok "synth --level 19 is smaller ($s19 < $s1 bytes)"
 else not_ok "synth --level 19 is smaller ($s19 vs $s1 bytes)"; fi
 SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --count 50 -o "$T/levd.ybc"
 is "synth's default level is 1" "$(cmp "$T/levd.ybc" "$T/lev1.ybc" && echo same)" same
-# level 1 compresses in zstd's jobs (worker threads): 400 sets, ~5.8 MB of
-# records, are three jobs; a rewrite (one writer thread) gives the same file
+# level 1 makes a zstd frame of each 1 MiB block, in worker threads, its
+# bodies split by synth as it writes them: 400 sets, ~5.8 MB of records,
+# are six blocks; a rewrite (bodies split by the writer, one thread) gives
+# the same file
 SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --count 400 -o "$T/jobs.ybc"
 "$YB" corpus cat -H "$T/jobs.ybc" | "$YB" corpus import -o "$T/jobsb.ybc" -
 is "cat -H | import of a 400-set level-1 corpus gives the same file" \

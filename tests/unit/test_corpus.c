@@ -1357,6 +1357,134 @@ static void test_split_roundtrip(void **state)
     free(in);
 }
 
+/* The format-2 split of b[0..n) (yangblast-corpus(5), DIGITS APART),
+ * into malloc'd *skel and *dig. */
+static void split_ref(const uint8_t *b, size_t n, uint8_t **skel, size_t *sn, uint8_t **dig,
+                      size_t *dn)
+{
+    *skel = malloc(n + 1);
+    *dig = malloc(2 * n + 1);
+    assert_non_null(*skel);
+    assert_non_null(*dig);
+    size_t s = 0, d = 0;
+    for (size_t i = 0; i < n;) {
+        if (b[i] < '0' || b[i] > '9') {
+            (*skel)[s++] = b[i++];
+            continue;
+        }
+        (*skel)[s++] = '0';
+        while (i < n && b[i] >= '0' && b[i] <= '9')
+            (*dig)[d++] = b[i++];
+        (*dig)[d++] = ',';
+    }
+    *sn = s;
+    *dn = d;
+}
+
+/* Writes reqs at `level`, every second record (with a body) through
+ * yb_corpus_writer_add_split. */
+static void write_split(const char *path, yb_request *reqs, size_t n, unsigned level, int split)
+{
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.created_unix_ns = 1;
+    h.level = level;
+    char err[512] = "";
+    yb_corpus_writer *w = yb_corpus_writer_open(path, &h, err, sizeof err);
+    if (!w)
+        fail_msg("writer_open: %s", err);
+    for (size_t i = 0; i < n; i++) {
+        if (!split || i % 2 || !reqs[i].body_len) {
+            assert_int_equal(yb_corpus_writer_add(w, &reqs[i]), 0);
+            continue;
+        }
+        uint8_t *skel, *dig;
+        size_t sn, dn;
+        split_ref(reqs[i].body, reqs[i].body_len, &skel, &sn, &dig, &dn);
+        yb_request r = reqs[i];
+        r.body = NULL; /* (not read) */
+        assert_int_equal(yb_corpus_writer_add_split(w, &r, skel, sn, dig, dn), 0);
+        free(skel);
+        free(dig);
+    }
+    assert_int_equal(yb_corpus_writer_count(w), n);
+    if (yb_corpus_writer_close(w, err, sizeof err) != 0)
+        fail_msg("writer_close: %s", err);
+}
+
+/* yb_corpus_writer_add_split: at level 1 (frames), 3 (format 1: joined)
+ * and 15 (one stream), the file is byte for byte the one
+ * yb_corpus_writer_add makes of the same records, and they read back;
+ * runs of digits that go on across an entry's bytes and its body (a
+ * body length whose varint is a digit, bodies starting and ending with
+ * digits, all digits) and across entries included.  Parts that do not
+ * make the body's length poison the writer. */
+static void test_add_split(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    yb_request *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    for (unsigned i = 0; i < N; i++) {
+        /* lengths 48..57 are one varint byte '0'..'9' */
+        size_t len = i % 5 == 0 ? 48 + i % 10 : i % 7 == 0 ? 1 : 9000 + 37 * i;
+        small_req(&in[i], i, len);
+        for (size_t j = 0; j < in[i].body_len; j++) /* digits, others, runs */
+            if ((j / 3 + i) % 4 == 0 || j == 0 || j + 1 == in[i].body_len)
+                in[i].body[j] = (uint8_t)('0' + (i + j) % 10);
+        if (i % 11 == 0) /* all digits */
+            memset(in[i].body, '7', in[i].body_len);
+        char path[32];
+        snprintf(path, sizeof path, "/a/%u", i * 7u);
+        assert_int_equal(yb_request_set_str(&in[i].path, path), 0);
+    }
+    static const unsigned LEVELS[] = {1, 3, 15};
+    for (int l = 0; l < 3; l++) {
+        char a[1024], b[1024], err[512];
+        snprintf(a, sizeof a, "%s", tpath("whole.ybc"));
+        snprintf(b, sizeof b, "%s", tpath("parts.ybc"));
+        write_split(a, in, N, LEVELS[l], 0);
+        write_split(b, in, N, LEVELS[l], 1);
+        size_t la, lb;
+        uint8_t *ba = slurp(a, &la), *bb = slurp(b, &lb);
+        if (la != lb || memcmp(ba, bb, la))
+            fail_msg("level %u: the files differ", LEVELS[l]);
+        free(ba);
+        free(bb);
+        yb_corpus_reader *r = yb_corpus_reader_open(b, err, sizeof err);
+        if (!r)
+            fail_msg("%s", err);
+        expect_rest(r, in, N);
+    }
+    /* parts that do not make the body: refused, the writer poisoned */
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = 1;
+    char err[512];
+    static const struct {
+        const char *skel, *dig;
+        size_t len;
+    } BAD[] = {{"a0b", "12,", 5}, {"a0b", "12", 4}, {"ab", "", 0}, {"a0b", "1,2,", 6},
+                 {"a00b", "12,", 5}, {"ab", "1,", 1}};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        yb_corpus_writer *w = yb_corpus_writer_open(tpath("bad.ybc"), &h, err, sizeof err);
+        assert_non_null(w);
+        yb_request r = in[1];
+        r.body = NULL;
+        r.body_len = BAD[i].len;
+        assert_int_equal(yb_corpus_writer_add_split(w, &r, (const uint8_t *)BAD[i].skel,
+                                                    strlen(BAD[i].skel),
+                                                    (const uint8_t *)BAD[i].dig,
+                                                    strlen(BAD[i].dig)),
+                         -EINVAL);
+        assert_int_equal(yb_corpus_writer_add(w, &in[0]), -EINVAL);
+        assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    }
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+    free(in);
+}
+
 /* Appends a format-2 block: the lengths of skel and dig, then both. */
 static void buf_block(buf *b, const char *skel, size_t sn, const char *dig, size_t dn)
 {
@@ -1585,6 +1713,7 @@ int main(void)
         T(test_empty_corpus_and_creation_time),
         T(test_summary),
         T(test_split_roundtrip),
+        T(test_add_split),
         T(test_split_hostile),
         T(test_truncated_every_offset),
         T(test_truncated_multiblock),
