@@ -66,6 +66,7 @@ struct yb_cap_slot {
     int owned;    /* the extractor still holds it */
     int detached; /* forced out of the queue while owned */
     size_t hcap;       /* req.headers' capacity (in the arena) */
+    size_t body_cap;   /* req.body's capacity (a yb_cap_buf_take buffer) */
     arena_chunk *more; /* chunks past the inline bytes, newest first */
     size_t used;       /* bytes of mem used */
     _Alignas(16) uint8_t mem[SLOT_ARENA];
@@ -101,6 +102,10 @@ typedef struct {
  * 64 KB chunk makes glibc consolidate its fast bins) were a few per cent
  * of a capture of many short connections.  About 70 KB each. */
 #define H1_IDLE_MAX 16
+/* Body buffers kept for the next requests (yb_cap_buf_give): at most
+ * BUFS_KEEP, none over BUFS_MAX bytes, so at most 2 MB. */
+#define BUFS_KEEP 32
+#define BUFS_MAX (64u << 10)
 
 struct yb_capture {
     yb_capture_opts o;
@@ -135,7 +140,59 @@ struct yb_capture {
     size_t n_lost;
     yb_h1_req *h1_idle[H1_IDLE_MAX]; /* request parsers of ended connections */
     size_t n_h1_idle;
+    yb_cap_h2_pool *h2_pool;  /* HPACK inflaters' allocator, NULL until needed */
+    int h2_pool_failed;
+    struct {
+        uint8_t *b;
+        size_t cap;
+    } bufs[BUFS_KEEP];        /* body buffers given back (yb_cap_buf_give) */
+    size_t n_bufs;
 };
+
+uint8_t *yb_cap_buf_take(yb_capture *c, size_t need, size_t *cap)
+{
+    for (size_t i = c->n_bufs; i-- > 0;)
+        if (c->bufs[i].cap >= need && c->bufs[i].cap <= 2 * need + 4096) {
+            uint8_t *b = c->bufs[i].b;
+            *cap = c->bufs[i].cap;
+            c->bufs[i] = c->bufs[--c->n_bufs];
+            return b;
+        }
+    *cap = need ? need : 1;
+    return malloc(*cap);
+}
+
+void yb_cap_buf_give(yb_capture *c, uint8_t *b, size_t cap)
+{
+    if (!b)
+        return;
+    if (cap > BUFS_MAX || !cap)
+        free(b);
+    else if (c->n_bufs < BUFS_KEEP) {
+        c->bufs[c->n_bufs].b = b;
+        c->bufs[c->n_bufs++].cap = cap;
+    } else {
+        /* full: the smallest goes, so that the ones kept fit most bodies */
+        size_t m = 0;
+        for (size_t i = 1; i < c->n_bufs; i++)
+            if (c->bufs[i].cap < c->bufs[m].cap)
+                m = i;
+        if (c->bufs[m].cap < cap) {
+            free(c->bufs[m].b);
+            c->bufs[m].b = b;
+            c->bufs[m].cap = cap;
+        } else {
+            free(b);
+        }
+    }
+}
+
+yb_cap_h2_pool *yb_cap_h2_pool_of(yb_capture *c)
+{
+    if (!c->h2_pool && !c->h2_pool_failed)
+        c->h2_pool_failed = !(c->h2_pool = yb_cap_h2_pool_new());
+    return c->h2_pool;
+}
 
 yb_capture_stats *yb_cap_stats(yb_capture *c) { return &c->st; }
 const yb_capture_opts *yb_cap_opts(const yb_capture *c) { return &c->o; }
@@ -302,7 +359,7 @@ static void write_record(yb_capture *c, yb_cap_slot *s)
 static void free_slot(yb_capture *c, yb_cap_slot *s)
 {
     yb_cap_mem_release(c, s->charged);
-    free(s->req.body);
+    yb_cap_buf_give(c, s->req.body, s->body_cap);
     for (arena_chunk *k = s->more, *nx; k; k = nx) {
         nx = k->next;
         free(k);
@@ -370,7 +427,7 @@ yb_cap_slot *yb_cap_slot_open(yb_capture *c, uint64_t conn_id)
     }
     s->next = NULL;
     s->complete = s->dead = s->detached = 0;
-    s->hcap = 0;
+    s->hcap = s->body_cap = 0;
     s->more = NULL;
     s->used = 0;
     yb_request_init(&s->req);
@@ -472,9 +529,20 @@ int yb_cap_slot_add_header(yb_cap_slot *s, const void *name, size_t nlen, const 
     return 0;
 }
 
+void yb_cap_slot_take_body(yb_cap_slot *s, uint8_t *body, size_t len, size_t cap)
+{
+    free(s->req.body); /* (none: a body is set once) */
+    s->req.body = body;
+    s->req.body_len = len;
+    s->body_cap = cap;
+}
+
 int yb_cap_slot_set_body(yb_cap_slot *s, const void *body, size_t len)
 {
-    return yb_request_set_body(&s->req, body, len);
+    if (yb_request_set_body(&s->req, body, len) < 0)
+        return -ENOMEM;
+    s->body_cap = 0; /* malloc's, not the capture's */
+    return 0;
 }
 int yb_cap_slot_is_complete(const yb_cap_slot *s) { return s->complete; }
 
@@ -1050,10 +1118,13 @@ void yb_capture_free(yb_capture *c)
     c->emit = NULL; /* records still in flight are discarded, not written */
     yb_cap_flows_free(c->flows); /* ends flows: their slots come back */
     yb_cap_frags_free(c->frags);
+    yb_cap_h2_pool_free(c->h2_pool); /* (after the connections' inflaters) */
     while (c->qhead) {
         yb_cap_slot *s = pop_head(c);
         free_slot(c, s);
     }
+    while (c->n_bufs) /* (after the slots, which give theirs back) */
+        free(c->bufs[--c->n_bufs].b);
     for (size_t i = 0; i < c->n_redactions; i++)
         free(c->redactions[i]);
     free(c->orders);

@@ -139,6 +139,17 @@ int yb_cap_slot_add_header(yb_cap_slot *s, const void *name, size_t nlen, const 
                            size_t vlen);
 /* Replaces the body with a copy (owned by the slot); returns 0 or -ENOMEM. */
 int yb_cap_slot_set_body(yb_cap_slot *s, const void *body, size_t len);
+/* Gives the slot a body buffer from yb_cap_buf_take (capacity cap) holding
+ * len bytes; the slot gives it back. */
+void yb_cap_slot_take_body(yb_cap_slot *s, uint8_t *body, size_t len, size_t cap);
+
+/* Body buffers: the capture keeps a few that records and streams gave
+ * back, so that each request body is not a malloc and free of several KB
+ * (glibc's slow path).  yb_cap_buf_take returns one of at least need
+ * bytes (its capacity in *cap) or NULL on ENOMEM; yb_cap_buf_give takes b
+ * (capacity cap; NULL is fine) back, keeping it or freeing it. */
+uint8_t *yb_cap_buf_take(yb_capture *c, size_t need, size_t *cap);
+void yb_cap_buf_give(yb_capture *c, uint8_t *b, size_t cap);
 /* The request is complete: protocol classified, redacted, charged. */
 void yb_cap_slot_complete(yb_capture *c, yb_cap_slot *s);
 /* The extractor lets go: the record is written once all earlier ones are. */
@@ -182,6 +193,14 @@ void yb_cap_h2_free(yb_cap_h2 *h);
  * capture lists the first few and counts them all. */
 void yb_cap_h2_lost(yb_capture *c, uint64_t conn_id, uint32_t stream_id, int dir, const char *why,
                     uint64_t bytes);
+/* The allocator of a capture's HPACK inflaters (h2x.c): made with the
+ * capture's first HTTP/2 connection, freed with the capture after its
+ * connections.  yb_cap_h2_pool_of returns c's, made on first use (NULL
+ * when it cannot be: nghttp2 then uses malloc). */
+typedef struct yb_cap_h2_pool yb_cap_h2_pool;
+yb_cap_h2_pool *yb_cap_h2_pool_new(void);
+void yb_cap_h2_pool_free(yb_cap_h2_pool *pl);
+yb_cap_h2_pool *yb_cap_h2_pool_of(yb_capture *c);
 /* Length of the client connection preface. */
 #define YB_H2_PREFACE_LEN 24
 extern const uint8_t yb_cap_h2_preface[YB_H2_PREFACE_LEN];

@@ -148,6 +148,153 @@ static void release_buf(yb_cap_h2 *h, uint8_t **buf, size_t *len, size_t *cap)
         *len = 0;
 }
 
+/* ---- nghttp2's allocations ---------------------------------------------
+ *
+ * The HPACK inflaters allocate a buffer for every string they decode and
+ * an entry for every field they add to the dynamic table, two inflaters
+ * per connection: through glibc that was about a tenth of a capture's time
+ * (many sizes, many blocks alive at once: its bins' slow path).  They
+ * allocate here instead, from free lists per size class that a capture's
+ * connections share (a capture runs in one thread) and that live as long
+ * as the capture, at most POOL_KEEP blocks per class.  Every block starts
+ * with a header saying its class, or its size when it is over the largest
+ * class (then a plain malloc block). */
+#define POOL_GRAIN 64u
+#define POOL_CLASSES 16u /* up to 1 KB */
+#define POOL_KEEP 512u
+
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
+#endif
+#endif
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+/* a kept block is poisoned: a use after nghttp2 freed it is still caught */
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POOL_POISON(p, n) ((void)0)
+#define POOL_UNPOISON(p, n) ((void)0)
+#endif
+
+typedef union {
+    struct {
+        size_t cls;  /* POOL_CLASSES: not pooled */
+        size_t size; /* asked for, when not pooled */
+    } h;
+    max_align_t align;
+} blk_hdr;
+
+struct yb_cap_h2_pool {
+    nghttp2_mem mem;
+    void *head[POOL_CLASSES]; /* a kept block's first bytes point to the next */
+    unsigned n[POOL_CLASSES];
+};
+
+static void *pool_malloc(size_t size, void *ud)
+{
+    yb_cap_h2_pool *pl = ud;
+    size_t cls = size ? (size - 1) / POOL_GRAIN : 0;
+    if (cls < POOL_CLASSES && pl->head[cls]) {
+        void *b = pl->head[cls];
+        POOL_UNPOISON(b, (cls + 1) * POOL_GRAIN);
+        pl->head[cls] = *(void **)b;
+        pl->n[cls]--;
+        return b;
+    }
+    size_t cap = cls < POOL_CLASSES ? (cls + 1) * POOL_GRAIN : size;
+    if (cap > SIZE_MAX - sizeof(blk_hdr))
+        return NULL;
+    blk_hdr *h = malloc(sizeof *h + cap);
+    if (!h)
+        return NULL;
+    h->h.cls = cls < POOL_CLASSES ? cls : POOL_CLASSES;
+    h->h.size = size;
+    return h + 1;
+}
+
+static size_t pool_capacity(const void *p)
+{
+    const blk_hdr *h = (const blk_hdr *)p - 1;
+    return h->h.cls < POOL_CLASSES ? (h->h.cls + 1) * POOL_GRAIN : h->h.size;
+}
+
+static void pool_free(void *p, void *ud)
+{
+    yb_cap_h2_pool *pl = ud;
+    if (!p)
+        return;
+    blk_hdr *h = (blk_hdr *)p - 1;
+    size_t cls = h->h.cls;
+    if (cls >= POOL_CLASSES || pl->n[cls] >= POOL_KEEP) {
+        free(h);
+        return;
+    }
+    *(void **)p = pl->head[cls];
+    pl->head[cls] = p;
+    pl->n[cls]++;
+    POOL_POISON(p, (cls + 1) * POOL_GRAIN);
+}
+
+static void *pool_calloc(size_t n, size_t size, void *ud)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = pool_malloc(n * size, ud);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+static void *pool_realloc(void *p, size_t size, void *ud)
+{
+    if (!p)
+        return pool_malloc(size, ud);
+    if (!size) {
+        pool_free(p, ud);
+        return NULL;
+    }
+    size_t cap = pool_capacity(p);
+    if (size <= cap)
+        return p;
+    void *q = pool_malloc(size, ud);
+    if (!q)
+        return NULL;
+    memcpy(q, p, cap);
+    pool_free(p, ud);
+    return q;
+}
+
+yb_cap_h2_pool *yb_cap_h2_pool_new(void)
+{
+    yb_cap_h2_pool *pl = calloc(1, sizeof *pl);
+    if (pl) {
+        pl->mem.mem_user_data = pl;
+        pl->mem.malloc = pool_malloc;
+        pl->mem.free = pool_free;
+        pl->mem.calloc = pool_calloc;
+        pl->mem.realloc = pool_realloc;
+    }
+    return pl;
+}
+
+void yb_cap_h2_pool_free(yb_cap_h2_pool *pl)
+{
+    if (!pl)
+        return;
+    for (unsigned k = 0; k < POOL_CLASSES; k++)
+        while (pl->head[k]) {
+            void *b = pl->head[k];
+            POOL_UNPOISON(b, (k + 1) * POOL_GRAIN);
+            pl->head[k] = *(void **)b;
+            free((blk_hdr *)b - 1);
+        }
+    free(pl);
+}
+
 yb_cap_h2 *yb_cap_h2_new(yb_capture *c, uint64_t conn_id, const char *scheme)
 {
     yb_cap_h2 *h = calloc(1, sizeof *h);
@@ -156,8 +303,9 @@ yb_cap_h2 *yb_cap_h2_new(yb_capture *c, uint64_t conn_id, const char *scheme)
     h->c = c;
     h->conn_id = conn_id;
     snprintf(h->scheme, sizeof h->scheme, "%s", scheme);
+    yb_cap_h2_pool *pl = yb_cap_h2_pool_of(c);
     for (int i = 0; i < 2; i++)
-        if (nghttp2_hd_inflate_new(&h->d[i].inf) != 0) {
+        if (nghttp2_hd_inflate_new2(&h->d[i].inf, pl ? &pl->mem : NULL) != 0) {
             yb_cap_h2_free(h);
             return NULL;
         }
@@ -190,9 +338,39 @@ static stream *add_stream(yb_cap_h2 *h, uint32_t id)
     return s;
 }
 
+/* Grows s's body buffer to hold need bytes; the first one comes from the
+ * capture's buffers, first_body_size(p, n) or more.  Returns 0 or -1. */
+static int reserve_body(yb_cap_h2 *h, stream *s, size_t need, const uint8_t *p, size_t n)
+{
+    if (s->body_cap)
+        return reserve(h, &s->body, &s->body_cap, need);
+    size_t want = first_body_size(p, n), cap;
+    if (want < need)
+        want = need;
+    uint8_t *b = yb_cap_buf_take(h->c, want, &cap);
+    if (!b)
+        return -1;
+    if (charge(h, cap) < 0) {
+        yb_cap_buf_give(h->c, b, cap);
+        return -1;
+    }
+    s->body = b;
+    s->body_cap = cap;
+    return 0;
+}
+
+/* Gives s's body buffer back (uncharged). */
+static void release_body(yb_cap_h2 *h, stream *s)
+{
+    yb_cap_buf_give(h->c, s->body, s->body_cap);
+    uncharge(h, s->body_cap);
+    s->body = NULL;
+    s->body_len = s->body_cap = 0;
+}
+
 static void remove_stream(yb_cap_h2 *h, stream *s)
 {
-    release_buf(h, &s->body, &s->body_len, &s->body_cap);
+    release_body(h, s);
     size_t i = (size_t)(s - h->s);
     memmove(&h->s[i], &h->s[i + 1], (h->ns - i - 1) * sizeof *s);
     h->ns--;
@@ -203,7 +381,7 @@ static void mark_broken(yb_cap_h2 *h, stream *s, yb_cap_drop_reason why)
     if (s->broken)
         return;
     s->broken = (int)why + 1;
-    release_buf(h, &s->body, &s->body_len, &s->body_cap);
+    release_body(h, s);
 }
 
 /* The client finished its request: the record is complete. */
@@ -238,7 +416,7 @@ static void request_done(yb_cap_h2 *h, stream *s)
     if (s->body_len) {
         /* The record takes the buffer; its charge moves to the queue. */
         uncharge(h, s->body_cap);
-        yb_request_take_body(r, s->body, s->body_len);
+        yb_cap_slot_take_body(s->slot, s->body, s->body_len, s->body_cap);
         s->body = NULL;
         s->body_len = s->body_cap = 0;
     }
@@ -459,8 +637,7 @@ static void frame(yb_cap_h2 *h, int dir, const uint8_t *p, size_t len)
             size_t n = end - off;
             if (!s->broken && s->slot && n) {
                 if (s->body_len + n > YB_CORPUS_MAX_ENTRY / 2 ||
-                    reserve_first(h, &s->body, &s->body_cap, s->body_len + n,
-                                  first_body_size(p + off, n)) < 0) {
+                    reserve_body(h, s, s->body_len + n, p + off, n) < 0) {
                     mark_broken(h, s, YB_DROP_TOO_LARGE);
                 } else {
                     memcpy(s->body + s->body_len, p + off, n);
