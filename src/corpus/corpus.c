@@ -1225,12 +1225,19 @@ static size_t count_byte(const uint8_t *p, size_t n, uint8_t c)
 {
     size_t k = 0, i = 0;
 #ifdef __SSE2__
-    /* 16 counters of a byte each, summed every 255 rounds */
+    /* 16 counters of a byte each, 64 bytes a round, summed every 63
+     * rounds (at most 4 * 63 in a counter) */
     __m128i want = _mm_set1_epi8((char)c), zero = _mm_setzero_si128();
-    while (i + 16 <= n) {
+    while (i + 64 <= n) {
         __m128i acc = zero;
-        for (unsigned r = 0; r < 255 && i + 16 <= n; r++, i += 16)
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), want));
+        for (unsigned r = 0; r < 63 && i + 64 <= n; r++, i += 64) {
+            const __m128i *q = (const __m128i *)(const void *)(p + i);
+            __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128(q), want),
+                    e1 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), want),
+                    e2 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), want),
+                    e3 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), want);
+            acc = _mm_sub_epi8(acc, _mm_add_epi8(_mm_add_epi8(e0, e1), _mm_add_epi8(e2, e3)));
+        }
         __m128i sums = _mm_sad_epu8(acc, zero);
         k += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
     }

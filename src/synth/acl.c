@@ -96,6 +96,7 @@ typedef struct {
     int split;
     char *d;
     size_t dlen, dcap, runs;
+    int digits_only; /* split: the skeleton is not written (see rule_cached) */
 } jbuf;
 
 /* Makes room for n more bytes and the final NUL; returns 0 or -1. */
@@ -121,6 +122,8 @@ static int grow(jbuf *b, size_t n)
  * synth's time outside zstd. */
 static inline void put(jbuf *b, const char *s, size_t n)
 {
+    if (b->digits_only)
+        return;
     if (__builtin_expect(b->len + n + 1 > b->cap, 0) && grow(b, n) < 0)
         return;
     memcpy(b->p + b->len, s, n);
@@ -190,19 +193,34 @@ static void put_s(jbuf *b, const char *s, size_t n)
 static void put_u(jbuf *b, uint64_t v)
 {
     static const char D2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    char d[20];
-    size_t i = sizeof d;
+    size_t n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    /* written in place, from its last digit: a set has about 200 numbers */
+    char *p;
+    if (b->split) {
+        put(b, "0", 1);
+        if (__builtin_expect(b->dlen + n + 1 > b->dcap, 0) && dgrow(b, n + 1) < 0)
+            return;
+        p = b->d + b->dlen;
+        p[n] = ',';
+        b->dlen += n + 1;
+        b->runs++;
+    } else {
+        if (__builtin_expect(b->len + n + 1 > b->cap, 0) && grow(b, n) < 0)
+            return;
+        p = b->p + b->len;
+        b->len += n;
+    }
+    size_t i = n;
     for (; v >= 100; v /= 100) {
         i -= 2;
-        memcpy(d + i, D2 + 2 * (v % 100), 2);
+        memcpy(p + i, D2 + 2 * (v % 100), 2);
     }
-    if (v >= 10) {
-        i -= 2;
-        memcpy(d + i, D2 + 2 * v, 2);
-    } else {
-        d[--i] = (char)('0' + v);
-    }
-    put_run(b, d + i, sizeof d - i);
+    if (v >= 10)
+        memcpy(p, D2 + 2 * v, 2);
+    else
+        p[0] = (char)('0' + v);
 }
 
 /* A JSON string as jansson writes it: '"', '\\' and control characters
@@ -239,6 +257,8 @@ static void put_nl(jbuf *b, int skip)
 {
     static const char SP[] = ",\n                                                                ";
     size_t n = 4u * b->depth;
+    if (b->digits_only)
+        return;
     if (__builtin_expect(n <= sizeof SP - 3 && b->len + sizeof SP < b->cap, 1)) {
         /* a copy of constant length, inline; the bytes past the
          * indentation are overwritten by what follows */
@@ -291,11 +311,29 @@ static inline void close_(jbuf *b, char c)
     b->first = 0;
 }
 
-/* "text" already escaped */
-static void put_quoted(jbuf *b, const jbuf *text)
+/* A set's name already escaped: as text (name->split 0), or split (its
+ * skeleton and digits, made once for the set). */
+static void put_name(jbuf *b, const jbuf *name)
+{
+    if (!name->split) {
+        put_s(b, name->p, name->len);
+        return;
+    }
+    put(b, name->p, name->len);
+    if (!name->dlen)
+        return;
+    if (__builtin_expect(b->dlen + name->dlen > b->dcap, 0) && dgrow(b, name->dlen) < 0)
+        return;
+    memcpy(b->d + b->dlen, name->d, name->dlen);
+    b->dlen += name->dlen;
+    b->runs += name->runs;
+}
+
+/* "name" */
+static void put_quoted(jbuf *b, const jbuf *name)
 {
     PUTL(b, "\"");
-    put_s(b, text->p, text->len);
+    put_name(b, name);
     PUTL(b, "\"");
 }
 
@@ -328,8 +366,10 @@ static void put_prefix(jbuf *b, uint64_t *s, unsigned first)
     PUTL(b, "\"");
 }
 
-/* One acl-entry with sequence id seq. */
-static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
+/* One acl-entry with sequence id seq.  Returns which of the rules'
+ * shapes it has (its protocol and action: 0..RULE_SHAPES-1). */
+#define RULE_SHAPES 9u
+static unsigned rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
 {
     static const qlit protos[] = {QLIT("openconfig-packet-match-types:IP_TCP"),
                                   QLIT("openconfig-packet-match-types:IP_UDP"),
@@ -343,14 +383,16 @@ static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
     kv_u(b, "sequence-id", seq);
     key(b, "description");
     PUTL(b, "\"Description for ");
-    put_s(b, name->p, name->len);
+    put_name(b, name);
     PUTL(b, " Rule Seq ");
     put_u(b, seq);
     PUTL(b, "\"");
     close_(b, '}');
     unsigned proto = pick(s, 3);
     sep(b); /* (a key with a digit) */
-    put_s(b, "\"ipv4\": ", 8);
+    PUTL(b, "\"ipv");
+    put_run(b, "4", 1);
+    PUTL(b, "\": ");
     open_(b, '{');
     kv_open(b, "config", '{');
     unsigned first = 10 + pick(s, 40);
@@ -372,40 +414,122 @@ static void rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
     }
     kv_open(b, "actions", '{');
     kv_open(b, "config", '{');
-    const qlit *act = &actions[pick(s, 3)];
+    unsigned action = pick(s, 3);
+    const qlit *act = &actions[action];
     key(b, "forwarding-action");
     put(b, act->q, act->n);
     close_(b, '}');
     close_(b, '}');
     close_(b, '}');
+    return proto * 3 + action;
+}
+
+/* The skeletons of a set's rules, by shape and by whether the rule is
+ * the first of its list (no ',' before it): in split mode every number
+ * of a rule is a '0' of its skeleton, so a rule's skeleton depends only
+ * on its shape, its depth and its set's name's skeleton.  A rule is then
+ * its digits, made by rule_json with the skeleton left out, and a copy
+ * of the skeleton, made once: the JSON's 700 pieces a set cost most of
+ * synth's time.  Kept in yb_synth_split from set to set; a set whose
+ * name or depth differ empties it. */
+struct yb_synth_rules {
+    char *name;                 /* the name's skeleton they were made with */
+    size_t name_len;
+    unsigned depth;
+    char *skel[RULE_SHAPES][2]; /* [shape][first] */
+    size_t len[RULE_SHAPES][2];
+};
+
+static void rules_clear(yb_synth_rules *c)
+{
+    free(c->name);
+    c->name = NULL;
+    for (unsigned i = 0; i < RULE_SHAPES; i++)
+        for (unsigned f = 0; f < 2; f++) {
+            free(c->skel[i][f]);
+            c->skel[i][f] = NULL;
+        }
+}
+
+/* The name's skeleton and digits as a split jbuf (digits unused). */
+static int name_skel(const jbuf *name, jbuf *out)
+{
+    *out = (jbuf){.split = 1, .start = 256};
+    put_s(out, name->p, name->len);
+    return out->oom ? -1 : 0;
+}
+
+/* rule_json in split mode, its skeleton copied from c (made the first
+ * time a shape comes). */
+static void rule_cached(jbuf *b, yb_synth_rules *c, uint64_t *s, const jbuf *name, unsigned seq)
+{
+    uint64_t s0 = *s;
+    int first = b->first;
+    b->digits_only = 1;
+    unsigned shape = rule_json(b, s, name, seq);
+    b->digits_only = 0;
+    if (!c->skel[shape][first]) {
+        jbuf t = {.split = 1, .depth = b->depth, .first = first, .start = 4096};
+        rule_json(&t, &s0, name, seq);
+        free(t.d);
+        if (t.oom) {
+            free(t.p);
+            b->oom = 1;
+            return;
+        }
+        c->skel[shape][first] = t.p;
+        c->len[shape][first] = t.len;
+    }
+    put(b, c->skel[shape][first], c->len[shape][first]);
+}
+
+/* Makes c fit a set whose name's skeleton is name->p at b's depth.
+ * Returns 0 or -1. */
+static int rules_for(yb_synth_rules *c, const jbuf *b, const jbuf *name)
+{
+    if (c->name && c->depth == b->depth && c->name_len == name->len &&
+        !memcmp(c->name, name->p, name->len))
+        return 0;
+    rules_clear(c);
+    if (!(c->name = malloc(name->len + 1)))
+        return -1;
+    memcpy(c->name, name->p, name->len);
+    c->name_len = name->len;
+    c->depth = b->depth;
+    return 0;
 }
 
 /* The acl-set object for set k, as the next member of the container
  * open in b (or at the top when none is). */
-static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
+static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k, yb_synth_rules *c)
 {
     char name[128];
     set_name(o, k, name, sizeof name);
     uint64_t s = o->seed * 0x100000001b3ull ^ (k + 1) * 0x9e3779b97f4a7c15ull;
     jbuf ename = {.start = 256}; /* the name as escaped in JSON, once for the set */
     put_text(&ename, name);
-    if (ename.oom) {
+    /* split: the name's skeleton and digits, once for the set */
+    jbuf sname = {0};
+    const jbuf *nm = &ename;
+    if (!ename.oom && b->split && name_skel(&ename, &sname) == 0)
+        nm = &sname;
+    if (ename.oom || (b->split && nm == &ename) || (c && rules_for(c, b, &sname) < 0))
         b->oom = 1;
-        return;
-    }
+    if (b->oom)
+        goto out;
     if (b->depth)
         sep(b);
     open_(b, '{');
     key(b, "name");
-    put_quoted(b, &ename);
+    put_quoted(b, nm);
     kv_lit_s(b, "type", "openconfig-acl:ACL_IPV4");
     kv_open(b, "config", '{');
     key(b, "name");
-    put_quoted(b, &ename);
+    put_quoted(b, nm);
     kv_lit_s(b, "type", "openconfig-acl:ACL_IPV4");
     key(b, "description");
     PUTL(b, "\"Description for ");
-    put_s(b, ename.p, ename.len);
+    put_name(b, nm);
     PUTL(b, "\"");
     close_(b, '}');
     kv_open(b, "acl-entries", '{');
@@ -414,12 +538,19 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k)
     if (rules == YB_SYNTH_RULES_AUTO)
         rules = o->proto == YB_PROTO_GNMI ? YB_SYNTH_DEFAULT_RULES_GNMI
                                           : YB_SYNTH_DEFAULT_RULES_RESTCONF;
-    for (unsigned i = 1; i <= rules && !b->oom; i++)
-        rule_json(b, &s, &ename, i);
-    free(ename.p);
+    for (unsigned i = 1; i <= rules && !b->oom; i++) {
+        if (c)
+            rule_cached(b, c, &s, nm, i);
+        else
+            rule_json(b, &s, nm, i);
+    }
     close_(b, ']');
     close_(b, '}');
     close_(b, '}');
+out:
+    free(ename.p);
+    free(sname.p);
+    free(sname.d);
 }
 
 /* Returns b's text (the caller frees it), or NULL when it ran out of
@@ -437,14 +568,14 @@ static char *jb_done(jbuf *b)
 char *yb_synth_acl_set_json(const yb_synth_acl_opts *o, uint64_t k)
 {
     jbuf b = {0};
-    set_obj(&b, o, k);
+    set_obj(&b, o, k, NULL);
     return jb_done(&b);
 }
 
 /* Wraps set k as {"KEY": [set]} (or {"KEY": {"acl-set": [set]}} when inner
  * is non-NULL).  Returns a malloc'd string or NULL. */
 static void wrap(jbuf *b, const yb_synth_acl_opts *o, uint64_t k, const char *key_,
-                 const char *inner)
+                 const char *inner, yb_synth_rules *c)
 {
     open_(b, '{');
     if (inner) {
@@ -456,7 +587,7 @@ static void wrap(jbuf *b, const yb_synth_acl_opts *o, uint64_t k, const char *ke
         key_s(b, key_);
         open_(b, '[');
     }
-    set_obj(b, o, k);
+    set_obj(b, o, k, c);
     close_(b, ']');
     if (inner)
         close_(b, '}');
@@ -467,7 +598,7 @@ static char *wrapped_json(const yb_synth_acl_opts *o, uint64_t k, const char *ke
                           const char *inner)
 {
     jbuf b = {0};
-    wrap(&b, o, k, key_, inner);
+    wrap(&b, o, k, key_, inner, NULL);
     return jb_done(&b);
 }
 
@@ -476,8 +607,10 @@ static char *wrapped_json(const yb_synth_acl_opts *o, uint64_t k, const char *ke
 static size_t wrapped_split(const yb_synth_acl_opts *o, uint64_t k, const char *key_,
                             const char *inner, yb_synth_split *sp)
 {
+    if (!sp->rules && !(sp->rules = calloc(1, sizeof *sp->rules)))
+        return 0;
     jbuf b = {.p = sp->skel, .cap = sp->skel_cap, .split = 1, .d = sp->dig, .dcap = sp->dig_cap};
-    wrap(&b, o, k, key_, inner);
+    wrap(&b, o, k, key_, inner, sp->rules);
     sp->skel = b.p;
     sp->skel_cap = b.cap;
     sp->dig = b.d;
@@ -491,6 +624,9 @@ void yb_synth_split_free(yb_synth_split *sp)
 {
     free(sp->skel);
     free(sp->dig);
+    if (sp->rules)
+        rules_clear(sp->rules);
+    free(sp->rules);
     memset(sp, 0, sizeof *sp);
 }
 

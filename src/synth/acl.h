@@ -58,9 +58,11 @@ int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r);
  * yb_corpus_writer_add_split): skel[0..sn) and dig[0..dn).  The buffers
  * are kept from call to call; zero-initialise, free with
  * yb_synth_split_free. */
+typedef struct yb_synth_rules yb_synth_rules;
 typedef struct {
     char *skel, *dig;
     size_t sn, dn, skel_cap, dig_cap;
+    yb_synth_rules *rules; /* the rules' skeletons, made once (acl.c) */
 } yb_synth_split;
 
 /* As yb_synth_acl_request, but a JSON body (RESTCONF create and replace)
