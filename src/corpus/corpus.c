@@ -992,6 +992,42 @@ static int wr_entry(yb_corpus_writer *w, const Yangblast__Entry *e)
     return wr_compress(w, w->pack, h + len, ZSTD_e_continue);
 }
 
+/* An upper bound of the packed size of the Entry holding r's Request, or
+ * 0 when it would be near YB_CORPUS_MAX_ENTRY.  Proto3 on the wire: a tag
+ * takes at most 2 bytes (field numbers up to 2047), a length or an
+ * integer at most 10; the Request has 16 fields, each header is a
+ * HeaderField of 2. */
+static size_t request_entry_bound(const yb_request *r)
+{
+    uint64_t b = 12 + 16 * 12 + strlen(r->method) + strlen(r->scheme) + strlen(r->authority) +
+                 strlen(r->path) + (uint64_t)r->body_len +
+                 12 * ((uint64_t)r->n_accept_status + r->n_accept_grpc) + 64;
+    for (size_t i = 0; i < r->n_headers; i++)
+        b += 3 * 12 + strlen(r->headers[i].name) + (uint64_t)r->headers[i].value_len;
+    return b < YB_CORPUS_MAX_ENTRY ? (size_t)b : 0;
+}
+
+/* wr_entry for a Request entry whose size is at most bound (from
+ * request_entry_bound): packed in one pass, protobuf-c's sizing pass over
+ * the record (every header twice) skipped.  0: wr_entry. */
+static int wr_entry_bounded(yb_corpus_writer *w, const Yangblast__Entry *e, size_t bound)
+{
+    if (!bound)
+        return wr_entry(w, e);
+    if (grow_to(&w->pack, &w->pack_cap, bound + 10))
+        return -ENOMEM;
+    size_t len = protobuf_c_message_pack(&e->base, w->pack + 10);
+    if (len > bound)
+        abort(); /* the bound is wrong: memory was overrun */
+    uint8_t lp[10];
+    size_t h = put_varint(lp, len);
+    uint8_t *start = w->pack + 10 - h;
+    memcpy(start, lp, h);
+    if (w->split)
+        return wr_split(w, start, h + len);
+    return wr_compress(w, start, h + len, ZSTD_e_continue);
+}
+
 static uint64_t creation_time_ns(void)
 {
     const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -1195,7 +1231,7 @@ static int add_whole(yb_corpus_writer *w, const yb_request *r)
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
-    return wr_entry(w, &e);
+    return wr_entry_bounded(w, &e, request_entry_bound(r));
 }
 
 /* Counts r as added, or poisons the writer with rc.  Returns rc. */
