@@ -106,6 +106,8 @@ typedef struct {
  * BUFS_KEEP, none over BUFS_MAX bytes, so at most 2 MB. */
 #define BUFS_KEEP 32
 #define BUFS_MAX (64u << 10)
+/* Slots kept for the next requests (about 1 KB each). */
+#define SPARE_SLOTS 64
 
 struct yb_capture {
     yb_capture_opts o;
@@ -147,6 +149,8 @@ struct yb_capture {
         size_t cap;
     } bufs[BUFS_KEEP];        /* body buffers given back (yb_cap_buf_give) */
     size_t n_bufs;
+    yb_cap_slot *spare;       /* slots of written records, for the next ones */
+    size_t n_spare;
 };
 
 uint8_t *yb_cap_buf_take(yb_capture *c, size_t need, size_t *cap)
@@ -364,7 +368,14 @@ static void free_slot(yb_capture *c, yb_cap_slot *s)
         nx = k->next;
         free(k);
     }
-    free(s);
+    if (c->n_spare < SPARE_SLOTS) { /* for the next request */
+        s->next = c->spare;
+        c->spare = s;
+        c->n_spare++;
+        YB_CAP_POISON((uint8_t *)s + sizeof s->next, sizeof *s - sizeof s->next);
+    } else {
+        free(s);
+    }
 }
 
 static yb_cap_slot *pop_head(yb_capture *c)
@@ -420,7 +431,14 @@ yb_cap_slot *yb_cap_slot_open(yb_capture *c, uint64_t conn_id)
     if (c->qcount >= MAX_QUEUE)
         enforce_caps(c);
     /* (not calloc: the arena need not be zeroed) */
-    yb_cap_slot *s = malloc(sizeof *s);
+    yb_cap_slot *s = c->spare;
+    if (s) {
+        YB_CAP_UNPOISON((uint8_t *)s + sizeof s->next, sizeof *s - sizeof s->next);
+        c->spare = s->next;
+        c->n_spare--;
+    } else {
+        s = malloc(sizeof *s);
+    }
     if (!s) {
         c->st.drop_overflow++;
         return NULL;
@@ -1125,6 +1143,12 @@ void yb_capture_free(yb_capture *c)
     }
     while (c->n_bufs) /* (after the slots, which give theirs back) */
         free(c->bufs[--c->n_bufs].b);
+    while (c->spare) {
+        yb_cap_slot *s = c->spare;
+        c->spare = s->next;
+        YB_CAP_UNPOISON((uint8_t *)s + sizeof s->next, sizeof *s - sizeof s->next);
+        free(s);
+    }
     for (size_t i = 0; i < c->n_redactions; i++)
         free(c->redactions[i]);
     free(c->orders);

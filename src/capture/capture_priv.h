@@ -5,6 +5,25 @@
 
 #include "capture/capture.h"
 
+/* Memory the capture keeps for reuse (slots, nghttp2's blocks) is
+ * poisoned under ASan while kept, so that a use after its release is
+ * still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define YB_CAP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define YB_CAP_ASAN 1
+#endif
+#endif
+#ifdef YB_CAP_ASAN
+#include <sanitizer/asan_interface.h>
+#define YB_CAP_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define YB_CAP_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define YB_CAP_POISON(p, n) ((void)0)
+#define YB_CAP_UNPOISON(p, n) ((void)0)
+#endif
+
 #define YB_CAP_DEFAULT_FLOW_BUFFER (16ull << 20)
 #define YB_CAP_DEFAULT_TOTAL_BUFFER (512ull << 20)
 /* A request's decoded header block (names + values) above this is dropped:

@@ -163,23 +163,6 @@ static void release_buf(yb_cap_h2 *h, uint8_t **buf, size_t *len, size_t *cap)
 #define POOL_CLASSES 16u /* up to 1 KB */
 #define POOL_KEEP 512u
 
-#if defined(__SANITIZE_ADDRESS__)
-#define POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOL_ASAN 1
-#endif
-#endif
-#ifdef POOL_ASAN
-#include <sanitizer/asan_interface.h>
-/* a kept block is poisoned: a use after nghttp2 freed it is still caught */
-#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POOL_POISON(p, n) ((void)0)
-#define POOL_UNPOISON(p, n) ((void)0)
-#endif
-
 typedef union {
     struct {
         size_t cls;  /* POOL_CLASSES: not pooled */
@@ -200,7 +183,7 @@ static void *pool_malloc(size_t size, void *ud)
     size_t cls = size ? (size - 1) / POOL_GRAIN : 0;
     if (cls < POOL_CLASSES && pl->head[cls]) {
         void *b = pl->head[cls];
-        POOL_UNPOISON(b, (cls + 1) * POOL_GRAIN);
+        YB_CAP_UNPOISON(b, (cls + 1) * POOL_GRAIN);
         pl->head[cls] = *(void **)b;
         pl->n[cls]--;
         return b;
@@ -236,7 +219,7 @@ static void pool_free(void *p, void *ud)
     *(void **)p = pl->head[cls];
     pl->head[cls] = p;
     pl->n[cls]++;
-    POOL_POISON(p, (cls + 1) * POOL_GRAIN);
+    YB_CAP_POISON(p, (cls + 1) * POOL_GRAIN);
 }
 
 static void *pool_calloc(size_t n, size_t size, void *ud)
@@ -288,7 +271,7 @@ void yb_cap_h2_pool_free(yb_cap_h2_pool *pl)
     for (unsigned k = 0; k < POOL_CLASSES; k++)
         while (pl->head[k]) {
             void *b = pl->head[k];
-            POOL_UNPOISON(b, (k + 1) * POOL_GRAIN);
+            YB_CAP_UNPOISON(b, (k + 1) * POOL_GRAIN);
             pl->head[k] = *(void **)b;
             free((blk_hdr *)b - 1);
         }

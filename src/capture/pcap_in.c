@@ -284,7 +284,7 @@ static int read_mapped(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt0, off_t
     while (at < size) {
         off_t base = at - at % pg;
         size_t len = (uint64_t)(size - base) < MAP_WINDOW ? (size_t)(size - base) : MAP_WINDOW;
-        uint8_t *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, base);
+        uint8_t *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, base);
         if (m == MAP_FAILED) {
             if (at == *pos)
                 rc = -1; /* the pread loop reads it */

@@ -61,7 +61,7 @@ static uint8_t placeholder[] = PLACEHOLDER;
 int yb_cap_redact(yb_request *r, const char *const *extra, size_t n_extra,
                   void (*note)(void *ud, const char *name), void *ud)
 {
-    int grpc = is_grpc(r) || yb_proto_is_h2(r->protocol), n = 0;
+    int grpc = yb_proto_is_h2(r->protocol) || is_grpc(r), n = 0;
     for (size_t i = 0; i < r->n_headers; i++) {
         yb_header *h = &r->headers[i];
         size_t len = strlen(h->name);
