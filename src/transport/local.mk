@@ -2,7 +2,7 @@
 libyangblast_a_SOURCES += \
 	src/transport/transport.c src/transport/transport.h \
 	src/transport/tls.c src/transport/tls_priv.h \
-	src/transport/tls_mem.c
+	src/transport/tls_mem.c src/transport/tls_eckey.c
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/transport/test_transport

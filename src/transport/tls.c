@@ -281,6 +281,8 @@ yb_tls_ctx *yb_tls_client_ctx_new(const yb_tls_client_opts *o, char *err, size_t
         return NULL;
     }
     ERR_clear_error();
+    /* the server's certificate is parsed on every new session */
+    (void)yb_tls_ec_direct();
     c->ctx = SSL_CTX_new(TLS_client_method());
     if (!c->ctx) {
         set_err(err, errlen, "cannot create TLS context", NULL);

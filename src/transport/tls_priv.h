@@ -30,4 +30,10 @@ const char *yb_tls_alpn_offered(const SSL *ssl);
  * HelloRetryRequest.  Does nothing for a server or an older version. */
 void yb_tls_learn_group(SSL *ssl);
 
+/* Makes OpenSSL decode the EC public keys of certificates parsed from
+ * now on with its built-in EC key method rather than its provider
+ * decoders (tls_eckey.c), once per process.  Returns 0, or -1 when that
+ * is not available (they are then decoded as before). */
+int yb_tls_ec_direct(void);
+
 #endif

@@ -23,6 +23,7 @@
 
 static char tmpdir[64];
 static char srv_cert[128], srv_key[128], cli_cert[128], cli_key[128], keylog_path[128];
+static char leaf_cert[128], leaf_key[128], forged_cert[128], forged_key[128];
 
 static int add_ext(X509 *x, int nid, const char *value)
 {
@@ -81,6 +82,52 @@ out:
     return rc;
 }
 
+/* A leaf certificate for localhost with a key of its own, issued by the
+ * server certificate (a CA) and signed with signer_key: the server's key
+ * gives a valid chain, another key a forged one. */
+static int make_leaf(const char *signer_key, const char *certpath, const char *keypath)
+{
+    EVP_PKEY *pk = EVP_EC_gen("P-256"), *ca_key = NULL;
+    X509 *x = X509_new(), *ca = NULL;
+    X509_NAME *name;
+    FILE *f = NULL;
+    int rc = -1;
+
+    if (!pk || !x || !(f = fopen(srv_cert, "r")) || !(ca = PEM_read_X509(f, NULL, NULL, NULL)))
+        goto out;
+    fclose(f);
+    if (!(f = fopen(signer_key, "r")) || !(ca_key = PEM_read_PrivateKey(f, NULL, NULL, NULL)))
+        goto out;
+    fclose(f);
+    f = NULL;
+    X509_set_version(x, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
+    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+    X509_set_pubkey(x, pk);
+    name = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"leaf", -1, -1, 0);
+    X509_set_issuer_name(x, X509_get_subject_name(ca));
+    if (add_ext(x, NID_subject_alt_name, "DNS:localhost") < 0 || !X509_sign(x, ca_key, EVP_sha256()))
+        goto out;
+    f = fopen(certpath, "w");
+    if (!f || !PEM_write_X509(f, x))
+        goto out;
+    fclose(f);
+    f = fopen(keypath, "w");
+    if (!f || !PEM_write_PrivateKey(f, pk, NULL, NULL, 0, NULL, NULL))
+        goto out;
+    rc = 0;
+out:
+    if (f)
+        fclose(f);
+    X509_free(x);
+    X509_free(ca);
+    EVP_PKEY_free(pk);
+    EVP_PKEY_free(ca_key);
+    return rc;
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -92,8 +139,14 @@ static int group_setup(void **state)
     snprintf(cli_cert, sizeof cli_cert, "%s/client.pem", tmpdir);
     snprintf(cli_key, sizeof cli_key, "%s/client.key", tmpdir);
     snprintf(keylog_path, sizeof keylog_path, "%s/keylog.txt", tmpdir);
+    snprintf(leaf_cert, sizeof leaf_cert, "%s/leaf.pem", tmpdir);
+    snprintf(leaf_key, sizeof leaf_key, "%s/leaf.key", tmpdir);
+    snprintf(forged_cert, sizeof forged_cert, "%s/forged.pem", tmpdir);
+    snprintf(forged_key, sizeof forged_key, "%s/forged.key", tmpdir);
     if (make_cert("localhost", 1, srv_cert, srv_key) < 0 ||
-        make_cert("yb-client", 2, cli_cert, cli_key) < 0)
+        make_cert("yb-client", 2, cli_cert, cli_key) < 0 ||
+        make_leaf(srv_key, leaf_cert, leaf_key) < 0 ||
+        make_leaf(cli_key, forged_cert, forged_key) < 0)
         return -1;
     return 0;
 }
@@ -440,6 +493,17 @@ static yb_tls_ctx *server_ctx(const char *alpn, const char *client_ca, int ticke
     yb_tls_ctx *c;
 
     c = yb_tls_server_ctx_new(&o, err, sizeof err);
+    if (!c)
+        fail_msg("server ctx: %s", err);
+    return c;
+}
+
+static yb_tls_ctx *server_ctx_with(const char *cert, const char *key)
+{
+    yb_tls_server_opts o = { .cert = cert, .key = key, .tickets = 1 };
+    char err[256] = "";
+    yb_tls_ctx *c = yb_tls_server_ctx_new(&o, err, sizeof err);
+
     if (!c)
         fail_msg("server ctx: %s", err);
     return c;
@@ -866,6 +930,105 @@ static void test_mtls_with_cert(void **state)
     fx_free(f);
 }
 
+/* ---- EC keys decoded directly (tls_eckey.c) ------------------------------ */
+
+static X509 *read_cert(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+
+    if (f)
+        fclose(f);
+    assert_non_null(x);
+    return x;
+}
+
+static EVP_PKEY *read_key(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    EVP_PKEY *k = f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
+
+    if (f)
+        fclose(f);
+    assert_non_null(k);
+    return k;
+}
+
+/* Once a client context exists, a certificate's EC key is decoded by
+ * OpenSSL's built-in EC method (no provider behind the key), and that key
+ * still verifies what its private key signed and nothing else. */
+static void test_ec_keys_direct(void **state)
+{
+    yb_tls_client_opts co = { .insecure = 1 };
+    yb_tls_ctx *c;
+    X509 *srv, *cli;
+    EVP_PKEY *priv, *pub;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned char sig[128];
+    size_t siglen = sizeof sig;
+    static const unsigned char msg[] = "a CertificateVerify's content";
+
+    (void)state;
+    c = client_ctx(&co);
+    srv = read_cert(srv_cert);
+    cli = read_cert(cli_cert);
+    pub = X509_get0_pubkey(srv);
+    assert_non_null(pub);
+    assert_null(EVP_PKEY_get0_provider(pub));   /* decoded directly */
+    priv = read_key(srv_key);
+    assert_non_null(md);
+    assert_int_equal(EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, priv), 1);
+    assert_int_equal(EVP_DigestSign(md, sig, &siglen, msg, sizeof msg), 1);
+    assert_int_equal(EVP_MD_CTX_reset(md), 1);
+    assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pub), 1);
+    assert_int_equal(EVP_DigestVerify(md, sig, siglen, msg, sizeof msg), 1);
+    sig[siglen / 2] ^= 1;
+    assert_int_equal(EVP_MD_CTX_reset(md), 1);
+    assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pub), 1);
+    assert_int_not_equal(EVP_DigestVerify(md, sig, siglen, msg, sizeof msg), 1);
+    sig[siglen / 2] ^= 1;
+    assert_int_equal(EVP_MD_CTX_reset(md), 1);
+    assert_int_equal(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, X509_get0_pubkey(cli)), 1);
+    assert_int_not_equal(EVP_DigestVerify(md, sig, siglen, msg, sizeof msg), 1);
+    /* certificate signatures: its own (self-signed), not another key's */
+    assert_int_equal(X509_verify(srv, pub), 1);
+    assert_int_not_equal(X509_verify(srv, X509_get0_pubkey(cli)), 1);
+    EVP_MD_CTX_free(md);
+    EVP_PKEY_free(priv);
+    X509_free(srv);
+    X509_free(cli);
+    yb_tls_ctx_free(c);
+}
+
+/* A chain: the server presents a leaf issued by the trusted CA, whose key
+ * (decoded directly) checks the leaf's signature: accepted when the CA
+ * signed it, refused when another key did (same issuer name). */
+static void test_tls_chain_signature(void **state)
+{
+    yb_tls_client_opts co = { .cacert = srv_cert };
+    fx_t *f;
+
+    (void)state;
+    f = fx_new(SRV_ECHO, 1);
+    f->stls = server_ctx_with(leaf_cert, leaf_key);
+    f->ctls = client_ctx(&co);
+    f->sni = "localhost";
+    fx_payload(f, 100);
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    fx_free(f);
+
+    f = fx_new(SRV_ECHO, 1);
+    f->stls = server_ctx_with(forged_cert, forged_key);
+    f->ctls = client_ctx(&co);
+    f->sni = "localhost";
+    fx_payload(f, 100);
+    fx_run(f, CLI_ECHO);
+    assert_int_equal(f->ready, YB_ERR_TLS);
+    assert_string_equal(f->err, "tls: certificate verify failed: certificate signature failure");
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -892,6 +1055,8 @@ int main(void)
         cmocka_unit_test(test_peer_reset),
         cmocka_unit_test(test_mtls_without_cert_fails),
         cmocka_unit_test(test_mtls_with_cert),
+        cmocka_unit_test(test_ec_keys_direct),
+        cmocka_unit_test(test_tls_chain_signature),
     };
 
     /* as yangblast does: OpenSSL's blocks through the allocation cache */
