@@ -625,7 +625,9 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
     size_t nfixed = sizeof fixed / sizeof fixed[0];
     /* room for the fields it may send, no more: a fleet keeps a prepared
      * request per target */
-    size_t max_nv = r->n_headers + cfg->n_extra, arena = 0;
+    size_t max_nv = cfg->n_extra, arena = 0;
+    for (size_t i = 0; i < r->n_headers; i++)
+        max_nv += !hdr_skip(r->headers[i].name); /* (te, content-type: ours) */
     for (size_t i = 0; i < nfixed; i++)
         if (fixed[i][1]) {
             max_nv++;

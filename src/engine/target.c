@@ -160,6 +160,10 @@ static int resolve(yb_target *t, const char *what, const char *host, unsigned po
     int rc = getaddrinfo(host, ps, &hints, &ai);
     if (rc || !ai)
         return fail(err, errlen, "%s: cannot resolve '%s': %s", what, host, gai_strerror(rc));
+    if (ai->ai_addrlen > sizeof t->addr) { /* SOCK_STREAM: IPv4 or IPv6 only */
+        freeaddrinfo(ai);
+        return fail(err, errlen, "%s: '%s': not an IPv4 or IPv6 address", what, host);
+    }
     memcpy(&t->addr, ai->ai_addr, ai->ai_addrlen);
     t->addrlen = ai->ai_addrlen;
     freeaddrinfo(ai);

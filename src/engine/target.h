@@ -4,6 +4,7 @@
 #define YB_TARGET_H
 
 #include <stddef.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #define YB_TARGET_MAX_NAME 255 /* bytes of a TLS server name */
@@ -13,12 +14,18 @@ typedef struct {
     char host[256];           /* without brackets */
     unsigned port;
     int tls;                  /* https / grpcs */
-    char authority[300];      /* host[:port] as sent in Host / :authority */
+    char authority[264];      /* host[:port] as sent in Host / :authority:
+                               * "[" host "]:" 5 digits */
     const char *servername;   /* TLS: SNI and the name the certificate is
                                * verified against (NULL = host); the
                                * caller's (argv, an inventory), at most
                                * YB_TARGET_MAX_NAME bytes, outliving t */
-    struct sockaddr_storage addr;
+    union {                   /* where sessions connect (IPv4 or IPv6: a
+                               * sockaddr_storage is 100 bytes more a target) */
+        struct sockaddr sa;
+        struct sockaddr_in in;
+        struct sockaddr_in6 in6;
+    } addr;
     socklen_t addrlen;
 } yb_target;
 
