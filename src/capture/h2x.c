@@ -334,8 +334,13 @@ static int reserve_body(yb_cap_h2 *h, stream *s, size_t need, const uint8_t *p, 
     if (!b)
         return -1;
     if (charge(h, cap) < 0) {
+        /* Over the caps: what the message's prefix claims (or the buffer
+         * at hand) may be more than the body needs; a buffer of the usual
+         * size for need may still fit, as it would have without the hint. */
         yb_cap_buf_give(h->c, b, cap);
-        return -1;
+        s->body = NULL;
+        s->body_cap = 0;
+        return reserve(h, &s->body, &s->body_cap, need);
     }
     s->body = b;
     s->body_cap = cap;

@@ -285,6 +285,52 @@ static void test_dsb_walker(void **state)
     assert_int_equal(yb_cap_pcapng_dsb_mem(f, sizeof f, add_count, &total), -1);
 }
 
+/* A gRPC body's buffer starts at the size its first message's prefix
+ * claims; a claim over --max-flow-buffer must not drop a body that fits:
+ * the request is written (its framing counted as broken), as it was
+ * before the claim was used. */
+static void test_h2_grpc_claim_over_cap(void **state)
+{
+    (void)state;
+    got g;
+    memset(&g, 0, sizeof g);
+    yb_capture_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_flow_buffer = 64 << 10;
+    yb_capture *c = yb_capture_new(&o, emit, &g);
+    assert_non_null(c);
+    uint8_t cb[256], sb[64];
+    size_t cn = 24, sn = 0;
+    memcpy(cb, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+    h2frame(cb, &cn, 4, 0, 0, NULL, 0); /* SETTINGS */
+    /* :method POST, :scheme http, :path /gnmi.gNMI/Set, :authority sw,
+     * content-type application/grpc (literals by static name index) */
+    static const uint8_t hb[] = {0x83, 0x86, 0x04, 14, '/', 'g', 'n', 'm', 'i', '.', 'g', 'N',
+                                 'M', 'I', '/', 'S', 'e', 't', 0x41, 2, 's', 'w', 0x0f, 0x10,
+                                 16, 'a', 'p', 'p', 'l', 'i', 'c', 'a', 't', 'i', 'o', 'n', '/',
+                                 'g', 'r', 'p', 'c'};
+    h2frame(cb, &cn, 1, 0x4, 1, hb, sizeof hb);
+    /* one message claiming 100,000 bytes, 10 sent, END_STREAM */
+    static const uint8_t data[] = {0, 0, 0x01, 0x86, 0xa0, '0', '1', '2', '3', '4',
+                                   '5', '6', '7', '8', '9'};
+    h2frame(cb, &cn, 0, 0x1, 1, data, sizeof data);
+    h2frame(sb, &sn, 4, 0, 0, NULL, 0);
+    static const uint8_t ok[] = {0x88}; /* :status 200 */
+    h2frame(sb, &sn, 1, 0x4 | 0x1, 1, ok, sizeof ok);
+    feed(c, 1000, 1, 100, YB_TCP_SYN, NULL);
+    feed(c, 1100, 0, 500, YB_TCP_SYN | YB_TCP_ACK, NULL);
+    feed_bin(c, 2000, 1, 101, cb, cn);
+    feed_bin(c, 3000, 0, 501, sb, sn);
+    assert_int_equal(yb_capture_finish(c), 0);
+    const yb_capture_stats *st = yb_capture_get_stats(c);
+    assert_int_equal(st->drop_too_large, 0);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.path[0], "POST /gnmi.gNMI/Set");
+    assert_int_equal(g.status[0], 200);
+    assert_int_equal(st->grpc_framing_errors, 1);
+    yb_capture_free(c);
+}
+
 /* ---- a classic pcap file cut short while capture reads it ------------ */
 
 typedef struct {
@@ -387,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_dsb_walker),
         cmocka_unit_test(test_h2_empty_header_block),
         cmocka_unit_test(test_file_cut_while_read),
+        cmocka_unit_test(test_h2_grpc_claim_over_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
