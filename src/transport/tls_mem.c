@@ -13,9 +13,8 @@
  * block freed by another thread, or with free(3), or one that comes back
  * through realloc is still correct: a class only ever holds blocks whose
  * malloc_usable_size is at least its size.  What a thread keeps is capped
- * per class (CLASS_BYTES, BIG_BYTES): the blocks a thread keeps are ones
- * glibc would have kept in its bins too, so an idle session costs no more
- * memory.  A thread's cache is freed when the thread exits. */
+ * per class (CLASS_BYTES, BIG_BYTES): at most 832 KB per thread, whatever
+ * the number of sessions.  A thread's cache is freed when the thread exits. */
 #include "config.h"
 #include "transport/transport.h"
 
@@ -51,16 +50,17 @@
 #define SMALL_CLASSES 66u
 /* Larger blocks (an SSL, record and handshake buffers) are few per
  * session: a handful of distinct sizes, found by a linear search. */
-#define BIG_SLOTS 16u
+#define BIG_SLOTS 8u
 #define BIG_MAX ((size_t)64 * 1024)
-/* What a thread keeps: per class, at most CLASS_BYTES and at most
- * SMALL_KEEP or BIG_KEEP blocks. A handshake frees hundreds of blocks of
- * one small size in a burst; a cap over all classes would fill with sizes
- * that are seldom asked for again (what realloc grew). */
-#define SMALL_KEEP 1024u
-#define BIG_KEEP 8u
-#define CLASS_BYTES ((size_t)32 * 1024)
-#define BIG_BYTES ((size_t)128 * 1024)
+/* What a thread keeps: per class, at most CLASS_BYTES (BIG_BYTES) and at
+ * most SMALL_KEEP (BIG_KEEP) blocks, so at most 64 x 8 KB + 8 x 40 KB in
+ * all.  A handshake frees hundreds of blocks of one small size in a
+ * burst; a cap over all classes would fill with sizes that are seldom
+ * asked for again (what realloc grew). */
+#define SMALL_KEEP 256u
+#define BIG_KEEP 2u
+#define CLASS_BYTES ((size_t)8 * 1024)
+#define BIG_BYTES ((size_t)40 * 1024)
 
 /* A class's blocks are a stack of pointers, not a list threaded through
  * the blocks: taking one then reads nothing of the block (a freed block
