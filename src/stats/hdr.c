@@ -51,7 +51,7 @@
  * spread over the array's pages).  Past FEW slots they move to an array
  * on the heap, sorted as well, which grows up to MANY; past MANY (or when
  * the heap has no room: recording never fails) they move to the counts,
- * for good (until a reset). */
+ * for good (a reset keeps them there). */
 #define FEW 8
 #define MANY 128
 
@@ -211,7 +211,13 @@ void yb_hdr_reset(yb_hdr *h)
         if (lo <= hi)
             memset(&h->counts[lo], 0, (size_t)(hi - lo + 1) * sizeof(int64_t));
     }
-    h->n_few = 0; /* the counts are all zero again */
+    /* The counts are all zero again.  A histogram that had moved to its
+     * counts array stays there: its pages are in memory already, and one
+     * that is reset every interval (the per-second ones) would otherwise
+     * pay the kept slots' search and insertion again for its first MANY
+     * distinct values each time. */
+    if (h->n_few > 0)
+        h->n_few = 0;
     h->total = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -364,7 +370,7 @@ static int keep_more(yb_hdr *h)
     return 0;
 }
 
-/* Moves the kept slots to the counts array, for good (until a reset). */
+/* Moves the kept slots to the counts array, for good. */
 static void to_counts(yb_hdr *h)
 {
     for (int k = 0; k < h->n_few; k++)
@@ -434,6 +440,11 @@ static bool same_layout(const yb_hdr *a, const yb_hdr *b)
     return a->counts_len == b->counts_len && a->unit_magnitude == b->unit_magnitude &&
            a->sub_bucket_count == b->sub_bucket_count && a->lowest == b->lowest &&
            a->highest == b->highest;
+}
+
+int yb_hdr_uses_counts(const yb_hdr *h)
+{
+    return h && h->n_few < 0;
 }
 
 int yb_hdr_add(yb_hdr *dst, const yb_hdr *src)

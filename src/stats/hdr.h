@@ -18,7 +18,13 @@ yb_hdr *yb_hdr_new(int64_t lowest, int64_t highest, int sigfigs);
 /* The yangblast default: 1 µs .. 3,600,000,000 µs (1 h), 3 digits. */
 yb_hdr *yb_hdr_new_default(void);
 void yb_hdr_free(yb_hdr *h);
+/* Empties h.  One whose values had moved to its counts array keeps
+ * recording there. */
 void yb_hdr_reset(yb_hdr *h);
+/* 1 when h's counts are in its counts array (more distinct values than
+ * it keeps apart, now or before a reset), 0 while it keeps them apart
+ * (or h is NULL). */
+int yb_hdr_uses_counts(const yb_hdr *h);
 
 /* Records value (clamped into [lowest, highest]; clamps are counted). */
 void yb_hdr_record(yb_hdr *h, int64_t value);

@@ -572,9 +572,17 @@ static void test_few_slots(void **st)
             yb_hdr_free(full);
             full = one_to_thousand();
             yb_hdr_free(d);
+            /* past the kept slots (128 distinct ones) the counts array
+             * holds them (vals repeats some) */
+            int in_counts = yb_hdr_uses_counts(h);
+            assert_int_equal(in_counts, n >= 200 ? 1 : n <= 128 ? 0 : in_counts);
             yb_hdr_reset(h); /* the second pass records into a reset one */
             assert_int_equal(yb_hdr_count(h), 0);
             assert_int_equal(yb_hdr_percentile(h, 50.0), 0);
+            /* and one that had moved to its counts array stays there (a
+             * per-second histogram would otherwise pay the kept slots'
+             * insertions again every second) */
+            assert_int_equal(yb_hdr_uses_counts(h), in_counts);
         }
         yb_hdr_free(full);
         yb_hdr_free(h);
