@@ -47,8 +47,11 @@ static int parse_steps(const char *spec, yb_sched_steps **out, char *err, size_t
         }
         t->n++;
         p += len;
-        if (*p == ',')
-            p++;
+        if (*p == ',' && !*++p) { /* a trailing comma: a step left out? */
+            snprintf(err, errlen, "--rate '%s': a comma with no step after it", spec);
+            free(t);
+            return -1;
+        }
     }
     if (!t->n) {
         snprintf(err, errlen, "--rate '%s': no steps", spec);

@@ -115,6 +115,7 @@ static void test_refused_hold_nothing(void **st)
 {
     (void)st;
     static const char *const BAD[] = {"step:", "step:10@1s,,20@1s", "step:10@1s,x@2s",
+                                      "step:10@1s,", "step:10@1s,20@2s,",
                                       "step:10@0s", "step:10", "ramp:10..20",
                                       "ramp:10..20/0s", "0", "fast"};
     char err[1024]; /* the message quotes the spec */
