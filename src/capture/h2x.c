@@ -15,6 +15,7 @@
 #include "config.h"
 #include "capture/capture_priv.h"
 #include "gnmi/gnmi_msg.h"
+#include "util/blkcache.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdlib.h>
@@ -154,55 +155,50 @@ static void release_buf(yb_cap_h2 *h, uint8_t **buf, size_t *len, size_t *cap)
  * an entry for every field they add to the dynamic table, two inflaters
  * per connection: through glibc that was about a tenth of a capture's time
  * (many sizes, many blocks alive at once: its bins' slow path).  They
- * allocate here instead, from free lists per size class that a capture's
- * connections share (a capture runs in one thread) and that live as long
- * as the capture, at most POOL_KEEP blocks per class.  Every block starts
- * with a header saying its class, or its size when it is over the largest
- * class (then a plain malloc block). */
-#define POOL_GRAIN 64u
+ * allocate here instead, from a cache of freed blocks per size class
+ * (util/blkcache) that a capture's connections share (a capture runs in
+ * one thread) and that lives as long as the capture, at most POOL_KEEP
+ * blocks per class.  Every block starts with a header saying what it
+ * holds (a class's size, or the size asked for when over the largest
+ * class: then a plain malloc block). */
+#define POOL_GRAIN_LOG2 6u /* classes of 64 bytes */
+#define POOL_GRAIN (1u << POOL_GRAIN_LOG2)
 #define POOL_CLASSES 16u /* up to 1 KB */
 #define POOL_KEEP 512u
 
 typedef union {
-    struct {
-        size_t cls;  /* POOL_CLASSES: not pooled */
-        size_t size; /* asked for, when not pooled */
-    } h;
+    size_t cap; /* what the block holds after the header */
     max_align_t align;
 } blk_hdr;
 
 struct yb_cap_h2_pool {
     nghttp2_mem mem;
-    void *head[POOL_CLASSES]; /* a kept block's first bytes point to the next */
-    unsigned n[POOL_CLASSES];
+    yb_blkcache *bc; /* keeps headers: class k holds k * POOL_GRAIN after one */
 };
 
 static void *pool_malloc(size_t size, void *ud)
 {
     yb_cap_h2_pool *pl = ud;
-    size_t cls = size ? (size - 1) / POOL_GRAIN : 0;
-    if (cls < POOL_CLASSES && pl->head[cls]) {
-        void *b = pl->head[cls];
-        YB_CAP_UNPOISON(b, (cls + 1) * POOL_GRAIN);
-        pl->head[cls] = *(void **)b;
-        pl->n[cls]--;
-        return b;
+    size_t cap = size;
+    if (size <= POOL_CLASSES * POOL_GRAIN) {
+        size_t need = sizeof(blk_hdr) + (size ? size : 1);
+        blk_hdr *h = yb_blkcache_get(pl->bc, need);
+        if (h)
+            return h + 1;
+        cap = yb_blkcache_class_size(pl->bc, yb_blkcache_class_of(pl->bc, need)) - sizeof *h;
     }
-    size_t cap = cls < POOL_CLASSES ? (cls + 1) * POOL_GRAIN : size;
     if (cap > SIZE_MAX - sizeof(blk_hdr))
         return NULL;
     blk_hdr *h = malloc(sizeof *h + cap);
     if (!h)
         return NULL;
-    h->h.cls = cls < POOL_CLASSES ? cls : POOL_CLASSES;
-    h->h.size = size;
+    h->cap = cap;
     return h + 1;
 }
 
 static size_t pool_capacity(const void *p)
 {
-    const blk_hdr *h = (const blk_hdr *)p - 1;
-    return h->h.cls < POOL_CLASSES ? (h->h.cls + 1) * POOL_GRAIN : h->h.size;
+    return ((const blk_hdr *)p - 1)->cap;
 }
 
 static void pool_free(void *p, void *ud)
@@ -211,15 +207,8 @@ static void pool_free(void *p, void *ud)
     if (!p)
         return;
     blk_hdr *h = (blk_hdr *)p - 1;
-    size_t cls = h->h.cls;
-    if (cls >= POOL_CLASSES || pl->n[cls] >= POOL_KEEP) {
+    if (!yb_blkcache_put(pl->bc, h, sizeof *h + h->cap))
         free(h);
-        return;
-    }
-    *(void **)p = pl->head[cls];
-    pl->head[cls] = p;
-    pl->n[cls]++;
-    YB_CAP_POISON(p, (cls + 1) * POOL_GRAIN);
 }
 
 static void *pool_calloc(size_t n, size_t size, void *ud)
@@ -251,9 +240,19 @@ static void *pool_realloc(void *p, size_t size, void *ud)
     return q;
 }
 
+static const yb_blkcache_cfg pool_cfg = {
+    .grain_log2 = POOL_GRAIN_LOG2, .adj = -(long)sizeof(blk_hdr),
+    .classes = POOL_CLASSES + 1, .keep = POOL_KEEP,
+    .max = sizeof(blk_hdr) + POOL_CLASSES * POOL_GRAIN,
+};
+
 yb_cap_h2_pool *yb_cap_h2_pool_new(void)
 {
     yb_cap_h2_pool *pl = calloc(1, sizeof *pl);
+    if (pl && !(pl->bc = yb_blkcache_new(&pool_cfg))) {
+        free(pl);
+        return NULL;
+    }
     if (pl) {
         pl->mem.mem_user_data = pl;
         pl->mem.malloc = pool_malloc;
@@ -268,13 +267,7 @@ void yb_cap_h2_pool_free(yb_cap_h2_pool *pl)
 {
     if (!pl)
         return;
-    for (unsigned k = 0; k < POOL_CLASSES; k++)
-        while (pl->head[k]) {
-            void *b = pl->head[k];
-            YB_CAP_UNPOISON(b, (k + 1) * POOL_GRAIN);
-            pl->head[k] = *(void **)b;
-            free((blk_hdr *)b - 1);
-        }
+    yb_blkcache_free(pl->bc);
     free(pl);
 }
 
