@@ -176,16 +176,22 @@ struct yb_cap_h2_pool {
     yb_blkcache *bc; /* keeps headers: class k holds k * POOL_GRAIN after one */
 };
 
+static const yb_blkcache_cfg pool_cfg = {
+    .grain_log2 = POOL_GRAIN_LOG2, .adj = -(long)sizeof(blk_hdr),
+    .classes = POOL_CLASSES + 1, .keep = POOL_KEEP,
+    .max = sizeof(blk_hdr) + POOL_CLASSES * POOL_GRAIN,
+};
+
 static void *pool_malloc(size_t size, void *ud)
 {
     yb_cap_h2_pool *pl = ud;
     size_t cap = size;
     if (size <= POOL_CLASSES * POOL_GRAIN) {
         size_t need = sizeof(blk_hdr) + (size ? size : 1);
-        blk_hdr *h = yb_blkcache_get(pl->bc, need);
+        blk_hdr *h = yb_blkcache_get(pl->bc, &pool_cfg, need);
         if (h)
             return h + 1;
-        cap = yb_blkcache_class_size(pl->bc, yb_blkcache_class_of(pl->bc, need)) - sizeof *h;
+        cap = yb_blkcache_class_size(&pool_cfg, yb_blkcache_class_of(&pool_cfg, need)) - sizeof *h;
     }
     if (cap > SIZE_MAX - sizeof(blk_hdr))
         return NULL;
@@ -207,7 +213,7 @@ static void pool_free(void *p, void *ud)
     if (!p)
         return;
     blk_hdr *h = (blk_hdr *)p - 1;
-    if (!yb_blkcache_put(pl->bc, h, sizeof *h + h->cap))
+    if (!yb_blkcache_put(pl->bc, &pool_cfg, h, sizeof *h + h->cap))
         free(h);
 }
 
@@ -239,12 +245,6 @@ static void *pool_realloc(void *p, size_t size, void *ud)
     pool_free(p, ud);
     return q;
 }
-
-static const yb_blkcache_cfg pool_cfg = {
-    .grain_log2 = POOL_GRAIN_LOG2, .adj = -(long)sizeof(blk_hdr),
-    .classes = POOL_CLASSES + 1, .keep = POOL_KEEP,
-    .max = sizeof(blk_hdr) + POOL_CLASSES * POOL_GRAIN,
-};
 
 yb_cap_h2_pool *yb_cap_h2_pool_new(void)
 {

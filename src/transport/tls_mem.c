@@ -86,7 +86,7 @@ static void *mem_malloc(size_t num, const char *file, int line)
 
     (void)file; (void)line;
     if (c && c != DEAD) {
-        void *b = yb_blkcache_get(c, num);
+        void *b = yb_blkcache_get(c, &tls_cfg, num);
 
         if (b)
             return b;
@@ -107,7 +107,7 @@ static void mem_free(void *p, const char *file, int line)
     (void)file; (void)line;
     if (!p)
         return;
-    if (!(c = get_cache()) || !yb_blkcache_put(c, p, malloc_usable_size(p)))
+    if (!(c = get_cache()) || !yb_blkcache_put(c, &tls_cfg, p, malloc_usable_size(p)))
         free(p);
 }
 

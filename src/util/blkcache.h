@@ -56,18 +56,30 @@ typedef struct {
     size_t big_bytes;    /* bytes per big class (0: no byte cap) */
 } yb_blkcache_cfg;
 
+/* How many blocks a direct class keeps, and how many it may (the caps,
+ * worked out once). */
 typedef struct {
-    size_t key;   /* big slots: the class held (0 = unused) */
-    unsigned n;   /* blocks kept */
-    unsigned lim; /* at most this many (the caps, worked out once) */
-    void **b;     /* the stack */
-} yb_blkcache_class;
+    unsigned n, lim;
+} yb_blkcache_count;
+
+/* A big class's slot. */
+typedef struct {
+    size_t key; /* the class held (0 = unused) */
+    unsigned n, lim;
+    void **b;   /* its stack */
+} yb_blkcache_slot;
 
 typedef struct {
-    unsigned shift, classes, big_slots, big_keep;
-    size_t add, max, big_bytes;
-    yb_blkcache_class cls[]; /* classes direct ones, then big_slots slots */
+    yb_blkcache_cfg cfg;    /* a copy, for drain and the big slots */
+    yb_blkcache_slot *big;  /* cfg.big_slots slots */
+    void **stack;           /* class k's stack: stack + k * cfg.keep */
+    yb_blkcache_count cls[]; /* cfg.classes */
 } yb_blkcache;
+
+/* get and put take the cfg the cache was made with: when it is a static
+ * const object, the compiler folds the class arithmetic and the caps'
+ * branches into constants, so the cache costs no more than a hand-written
+ * one in each owner. */
 
 /* A new empty cache with cfg's caps (one allocation, freed by
  * yb_blkcache_free); NULL when out of memory or cfg is not sound. */
@@ -80,52 +92,64 @@ void yb_blkcache_drain(yb_blkcache *c);
 void yb_blkcache_free(yb_blkcache *c);
 
 /* The class a request of size bytes takes (the smallest whose blocks hold
- * it); meaningful for size <= c->max only. */
-static inline size_t yb_blkcache_class_of(const yb_blkcache *c, size_t size)
+ * it); meaningful for size <= cfg->max only. */
+static inline size_t yb_blkcache_class_of(const yb_blkcache_cfg *cfg, size_t size)
 {
-    return (size + c->add + ((size_t)1 << c->shift) - 1) >> c->shift;
+    return (size + (size_t)cfg->adj + ((size_t)1 << cfg->grain_log2) - 1) >> cfg->grain_log2;
 }
 
 /* What a block of class k holds at least: the size to malloc for a request
  * of class k so that, freed, it comes back to class k. */
-static inline size_t yb_blkcache_class_size(const yb_blkcache *c, size_t k)
+static inline size_t yb_blkcache_class_size(const yb_blkcache_cfg *cfg, size_t k)
 {
-    return (k << c->shift) - c->add;
+    return (k << cfg->grain_log2) - (size_t)cfg->adj;
 }
 
 /* Slot of big class k, or (add) a free slot for it; NULL when there is none. */
-yb_blkcache_class *yb_blkcache_big(yb_blkcache *c, size_t k, int add);
+yb_blkcache_slot *yb_blkcache_big(yb_blkcache *c, size_t k, int add);
 
 /* A kept block that holds size bytes (its first size bytes made usable), or
  * NULL: the caller allocates. */
-static inline void *yb_blkcache_get(yb_blkcache *c, size_t size)
+static inline void *yb_blkcache_get(yb_blkcache *c, const yb_blkcache_cfg *cfg, size_t size)
 {
-    yb_blkcache_class *l;
+    void *b;
 
-    if (size > c->max)
+    if (size > cfg->max)
         return NULL;
-    size_t k = yb_blkcache_class_of(c, size);
-    l = k < c->classes ? &c->cls[k] : yb_blkcache_big(c, k, 0);
-    if (!l || !l->n)
-        return NULL;
-    void *b = l->b[--l->n];
+    size_t k = yb_blkcache_class_of(cfg, size);
+    if (k < cfg->classes) {
+        yb_blkcache_count *l = &c->cls[k];
+        if (!l->n)
+            return NULL;
+        b = c->stack[k * cfg->keep + --l->n];
+    } else {
+        yb_blkcache_slot *l = cfg->big_slots ? yb_blkcache_big(c, k, 0) : NULL;
+        if (!l || !l->n)
+            return NULL;
+        b = l->b[--l->n];
+    }
     YB_BLK_UNPOISON(b, size);
     return b;
 }
 
 /* Keeps block b, which holds have bytes: 1 kept (the cache owns it now),
  * 0 not (a cap, or too large or small: the caller frees it). */
-static inline int yb_blkcache_put(yb_blkcache *c, void *b, size_t have)
+static inline int yb_blkcache_put(yb_blkcache *c, const yb_blkcache_cfg *cfg, void *b, size_t have)
 {
-    yb_blkcache_class *l;
-
-    if (have > c->max)
+    if (have > cfg->max)
         return 0;
-    size_t k = (have + c->add) >> c->shift;
-    l = k < c->classes ? &c->cls[k] : yb_blkcache_big(c, k, 1);
-    if (!l || l->n >= l->lim)
-        return 0;
-    l->b[l->n++] = b;
+    size_t k = (have + (size_t)cfg->adj) >> cfg->grain_log2;
+    if (k < cfg->classes) {
+        yb_blkcache_count *l = &c->cls[k];
+        if (l->n >= l->lim)
+            return 0;
+        c->stack[k * cfg->keep + l->n++] = b;
+    } else {
+        yb_blkcache_slot *l = cfg->big_slots ? yb_blkcache_big(c, k, 1) : NULL;
+        if (!l || l->n >= l->lim)
+            return 0;
+        l->b[l->n++] = b;
+    }
     YB_BLK_POISON(b, have);
     return 1;
 }

@@ -26,7 +26,7 @@ static const yb_blkcache_cfg glibc_cfg = {
 
 static int put(yb_blkcache *c, void *b)
 {
-    return yb_blkcache_put(c, b, malloc_usable_size(b));
+    return yb_blkcache_put(c, &glibc_cfg, b, malloc_usable_size(b));
 }
 
 static void test_reuse_same_class(void **state)
@@ -34,15 +34,15 @@ static void test_reuse_same_class(void **state)
     (void)state;
     yb_blkcache *c = yb_blkcache_new(&glibc_cfg);
     assert_non_null(c);
-    assert_null(yb_blkcache_get(c, 100));           /* empty */
-    void *p = malloc(yb_blkcache_class_size(c, yb_blkcache_class_of(c, 100)));
+    assert_null(yb_blkcache_get(c, &glibc_cfg, 100));           /* empty */
+    void *p = malloc(yb_blkcache_class_size(&glibc_cfg, yb_blkcache_class_of(&glibc_cfg, 100)));
     assert_non_null(p);
     assert_int_equal(put(c, p), 1);
-    assert_null(yb_blkcache_get(c, 200));           /* another class: not this one */
-    void *q = yb_blkcache_get(c, 100);
+    assert_null(yb_blkcache_get(c, &glibc_cfg, 200));           /* another class: not this one */
+    void *q = yb_blkcache_get(c, &glibc_cfg, 100);
     assert_ptr_equal(q, p);
     memset(q, 0xab, 100);                           /* usable again */
-    assert_null(yb_blkcache_get(c, 100));           /* handed out once */
+    assert_null(yb_blkcache_get(c, &glibc_cfg, 100));           /* handed out once */
     free(q);
     yb_blkcache_free(c);
 }
@@ -59,7 +59,7 @@ static void test_never_too_small(void **state)
             free(p);
     }
     for (size_t n = 1; n <= 2000; n += 3) {
-        void *p = yb_blkcache_get(c, n);
+        void *p = yb_blkcache_get(c, &glibc_cfg, n);
         if (p) {
             assert_true(malloc_usable_size(p) >= n);
             memset(p, 1, n);
@@ -75,7 +75,7 @@ static void test_caps(void **state)
     /* class of 104-byte blocks (k = 7): 8192 / 112 = 73 blocks by bytes */
     yb_blkcache *c = yb_blkcache_new(&glibc_cfg);
     assert_non_null(c);
-    size_t k = yb_blkcache_class_of(c, 104);
+    size_t k = yb_blkcache_class_of(&glibc_cfg, 104);
     unsigned kept = 0, refused = 0;
     for (int i = 0; i < 200; i++) {
         void *p = malloc(104);
@@ -109,7 +109,7 @@ static void test_caps(void **state)
     assert_non_null(d);
     for (int i = 0; i < 5; i++) {
         void *p = malloc(40);
-        if (!put(d, p)) {
+        if (!yb_blkcache_put(d, &few, p, malloc_usable_size(p))) {
             assert_true(i >= 3);
             free(p);
         } else {
@@ -132,7 +132,7 @@ static void test_drain_frees_all(void **state)
     }
     yb_blkcache_drain(c);                           /* the leak check sees nothing left */
     for (int i = 0; i < 50; i++)
-        assert_null(yb_blkcache_get(c, 24 + (size_t)i * 16));
+        assert_null(yb_blkcache_get(c, &glibc_cfg, 24 + (size_t)i * 16));
     void *p = malloc(104);
     assert_int_equal(put(c, p), 1);                 /* still usable */
     yb_blkcache_free(c);                            /* and frees what it keeps */
@@ -146,12 +146,12 @@ static void test_negative_adj(void **state)
     yb_blkcache_cfg cfg = {.grain_log2 = 6, .adj = -16, .classes = 17, .keep = 512, .max = 16 + 1024};
     yb_blkcache *c = yb_blkcache_new(&cfg);
     assert_non_null(c);
-    size_t k = yb_blkcache_class_of(c, 16 + 100);
+    size_t k = yb_blkcache_class_of(&cfg, 16 + 100);
     assert_int_equal(k, 2);
-    assert_int_equal(yb_blkcache_class_size(c, k), 16 + 128);
+    assert_int_equal(yb_blkcache_class_size(&cfg, k), 16 + 128);
     void *p = malloc(16 + 128);
-    assert_int_equal(yb_blkcache_put(c, p, 16 + 128), 1);
-    assert_ptr_equal(yb_blkcache_get(c, 16 + 128), p);
+    assert_int_equal(yb_blkcache_put(c, &cfg, p, 16 + 128), 1);
+    assert_ptr_equal(yb_blkcache_get(c, &cfg, 16 + 128), p);
     free(p);
     yb_blkcache_free(c);
 }
