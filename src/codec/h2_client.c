@@ -7,6 +7,7 @@
 #include "codec/blobs.h"
 #include "tmpl/pick.h"
 #include "gnmi/gnmi_msg.h"
+#include "util/blkcache.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -17,14 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define MEM_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define MEM_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define MEM_POISON(p, n) ((void)(p), (void)(n))
-#define MEM_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 /* gRPC status codes used here. */
 enum {
@@ -149,18 +142,23 @@ struct yb_codec {
  *
  * Every request makes nghttp2 allocate (and, when it ends, free) its
  * stream, the HEADERS and DATA items and a copy of the header array: a
- * free list per size class, per worker thread (sessions never leave their
- * worker), hands the blocks of ended streams to the next ones without a
- * trip through malloc.  It holds at most MEM_KEEP blocks per class, and
- * nothing once no stream of this thread is open: idle sessions keep no
- * more memory than before. */
-#define MEM_STEP 32u     /* class k holds blocks of at least (k + 1) * MEM_STEP bytes */
+ * cache of freed blocks per size class (util/blkcache), per worker thread
+ * (sessions never leave their worker), hands the blocks of ended streams
+ * to the next ones without a trip through malloc.  It holds at most
+ * MEM_KEEP blocks per class, and nothing once no stream of this thread is
+ * open: idle sessions keep no more memory than before. */
+#define MEM_STEP_LOG2 5u /* class k holds blocks of at least k * 32 bytes */
 #define MEM_CLASSES 16u  /* so up to 512 bytes; larger ones go to malloc */
 #define MEM_KEEP 64u
 
+static const yb_blkcache_cfg mem_cfg = {
+    .grain_log2 = MEM_STEP_LOG2, .classes = MEM_CLASSES + 1, .keep = MEM_KEEP,
+    /* a block of 512 asked-for bytes holds up to 543 (usable sizes) */
+    .max = ((size_t)(MEM_CLASSES + 1) << MEM_STEP_LOG2) - 1,
+};
+
 static _Thread_local struct {
-    void *head[MEM_CLASSES]; /* each block's first bytes point to the next */
-    unsigned n[MEM_CLASSES];
+    yb_blkcache *bc;         /* made when the first stream opens */
     unsigned long streams;   /* open streams of this thread's sessions */
     int armed;               /* 1: drained when the thread ends; -1: could not be,
                               * so nothing is kept */
@@ -169,23 +167,10 @@ static pthread_key_t mem_key;
 static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
 static int mem_key_ok;
 
-static void mem_drain(void)
-{
-    for (unsigned k = 0; k < MEM_CLASSES; k++) {
-        while (tl_mem.head[k]) {
-            void *b = tl_mem.head[k];
-            MEM_UNPOISON(b, sizeof(void *));
-            tl_mem.head[k] = *(void **)b;
-            free(b);
-        }
-        tl_mem.n[k] = 0;
-    }
-}
-
 static void mem_thread_end(void *arg)
 {
-    (void)arg;
-    mem_drain();
+    yb_blkcache_free(arg);
+    tl_mem.bc = NULL;
 }
 
 static void mem_key_make(void)
@@ -193,14 +178,21 @@ static void mem_key_make(void)
     mem_key_ok = pthread_key_create(&mem_key, mem_thread_end) == 0;
 }
 
-/* A stream of this thread opens: the first one arms the drain at the
- * thread's end (a worker thread ends before the engine frees its
- * sessions). */
+/* A stream of this thread opens: the first one makes the cache and arms
+ * its freeing at the thread's end (a worker thread ends before the engine
+ * frees its sessions). */
 static void mem_stream_open(void)
 {
     if (!tl_mem.armed) {
         pthread_once(&mem_once, mem_key_make);
-        tl_mem.armed = mem_key_ok && pthread_setspecific(mem_key, &tl_mem) == 0 ? 1 : -1;
+        tl_mem.bc = mem_key_ok ? yb_blkcache_new(&mem_cfg) : NULL;
+        if (tl_mem.bc && pthread_setspecific(mem_key, tl_mem.bc) == 0) {
+            tl_mem.armed = 1;
+        } else {
+            yb_blkcache_free(tl_mem.bc);
+            tl_mem.bc = NULL;
+            tl_mem.armed = -1;
+        }
     }
     tl_mem.streams++;
 }
@@ -210,23 +202,19 @@ static void mem_stream_open(void)
  * finds no streams counted there and leaves the count alone. */
 static void mem_stream_close(void)
 {
-    if (tl_mem.streams && !--tl_mem.streams)
-        mem_drain();
+    if (tl_mem.streams && !--tl_mem.streams && tl_mem.bc)
+        yb_blkcache_drain(tl_mem.bc);
 }
 
 static void *mem_malloc(size_t size, void *ud)
 {
+    yb_blkcache *bc = tl_mem.bc;
     (void)ud;
-    if (!size || size > MEM_STEP * MEM_CLASSES)
+    if (!size || size > ((size_t)MEM_CLASSES << MEM_STEP_LOG2) || !bc)
         return malloc(size);
-    unsigned k = (unsigned)((size - 1) / MEM_STEP);
-    void *b = tl_mem.head[k];
-    if (!b)
-        return malloc((size_t)(k + 1) * MEM_STEP); /* whole class: it comes back to it */
-    MEM_UNPOISON(b, (size_t)(k + 1) * MEM_STEP);
-    tl_mem.head[k] = *(void **)b;
-    tl_mem.n[k]--;
-    return b;
+    void *b = yb_blkcache_get(bc, &mem_cfg, size);
+    /* else the whole class: it comes back to it */
+    return b ? b : malloc(yb_blkcache_class_size(&mem_cfg, yb_blkcache_class_of(&mem_cfg, size)));
 }
 
 static void mem_free(void *p, void *ud)
@@ -234,16 +222,9 @@ static void mem_free(void *p, void *ud)
     (void)ud;
     if (!p)
         return;
-    size_t have = malloc_usable_size(p); /* what it can hold, whoever asked for it */
-    unsigned k = have >= MEM_STEP ? (unsigned)(have / MEM_STEP - 1) : MEM_CLASSES;
-    if (k >= MEM_CLASSES || tl_mem.n[k] >= MEM_KEEP || !tl_mem.streams || tl_mem.armed != 1) {
+    /* what it can hold, whoever asked for it */
+    if (!tl_mem.streams || !tl_mem.bc || !yb_blkcache_put(tl_mem.bc, &mem_cfg, p, malloc_usable_size(p)))
         free(p);
-        return;
-    }
-    *(void **)p = tl_mem.head[k];
-    tl_mem.head[k] = p;
-    tl_mem.n[k]++;
-    MEM_POISON(p, (size_t)(k + 1) * MEM_STEP);
 }
 
 static void *mem_calloc(size_t n, size_t size, void *ud)
