@@ -35,6 +35,7 @@ typedef struct {
 struct yb_rewrite {
     rule *r;
     size_t n;
+    size_t body_limit; /* the most bytes a rewritten body may have */
 };
 
 static const char *const KIND_NAMES[YB_RW_KINDS] = {"rewrite-path", "set-header", "drop-header",
@@ -76,7 +77,15 @@ int yb_rewrite_kind_parse(const char *name)
 
 yb_rewrite *yb_rewrite_new(void)
 {
-    return calloc(1, sizeof(yb_rewrite));
+    yb_rewrite *rw = calloc(1, sizeof(yb_rewrite));
+    if (rw)
+        rw->body_limit = YB_REWRITE_BODY_LIMIT;
+    return rw;
+}
+
+void yb_rewrite_set_body_limit(yb_rewrite *rw, size_t limit)
+{
+    rw->body_limit = limit < YB_REWRITE_BODY_LIMIT ? limit : YB_REWRITE_BODY_LIMIT;
 }
 
 static void rule_free(rule *u)
@@ -708,7 +717,7 @@ static int other_grpc(const yb_request *r)
 static int rewrite_body(const yb_rewrite *rw, yb_request *r, uint64_t *hits, size_t *last,
                         char *err, size_t errlen)
 {
-    const size_t limit = YB_CORPUS_MAX_ENTRY / 2;
+    const size_t limit = rw->body_limit;
     char why[300];
     uint8_t *nb;
     size_t nn;

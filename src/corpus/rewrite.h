@@ -42,6 +42,16 @@ int yb_rewrite_kind_parse(const char *name);
 yb_rewrite *yb_rewrite_new(void);
 void yb_rewrite_free(yb_rewrite *rw);
 
+/* The most bytes a body may grow to under the body rules (a record whose
+ * body would grow beyond it is refused, naming the rule). */
+#define YB_REWRITE_BODY_LIMIT (YB_CORPUS_MAX_ENTRY / 2)
+/* Lowers that limit for rw (a larger one is taken as the default).  The
+ * fuzz target lowers it: under the sanitizers every regexec reads the
+ * whole remaining subject (their interceptor's strlen), so a rule with an
+ * empty match on every byte of a body grown to megabytes by the rules
+ * before it costs quadratic time there, and milliseconds without them. */
+void yb_rewrite_set_body_limit(yb_rewrite *rw, size_t limit);
+
 /* Parses spec as a rule of kind k and appends it (its text is copied).
  * Returns 0, or -1 with err saying what the rule needs (without the
  * option's name, which the caller knows): an empty FROM, a path not
