@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1555,6 +1556,89 @@ commit:
 /* ------------------------------------------------------------------ */
 /* reader                                                              */
 
+/* Where protobuf-c unpacks the records handed out one at a time: a
+ * block reused from record to record (its frees are no-ops, it is reset
+ * when the record is let go), so a streamed record costs no malloc/free
+ * per field.  A record bigger than the block gets blocks of its own for
+ * that once; the next reset merges them into one block big enough. */
+typedef struct rd_arena_blk {
+    struct rd_arena_blk *next;
+    size_t cap, used;
+    max_align_t data[];
+} rd_arena_blk;
+
+typedef struct {
+    rd_arena_blk *head; /* the block allocations come from; older ones after it */
+    size_t total;       /* bytes handed out since the reset */
+} rd_arena;
+
+#define ARENA_MIN (16u * 1024u)
+
+static void *arena_alloc(void *ud, size_t n)
+{
+    rd_arena *a = ud;
+    size_t al = sizeof(max_align_t), need = (n + al - 1) / al * al;
+    if (need < n)
+        return NULL;
+    rd_arena_blk *b = a->head;
+    if (!b || b->cap - b->used < need) {
+        size_t cap = need > ARENA_MIN ? need : ARENA_MIN;
+        rd_arena_blk *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->next = b;
+        nb->cap = cap;
+        nb->used = 0;
+        a->head = b = nb;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += need;
+    a->total += need;
+    return p;
+}
+
+static void arena_free(void *ud, void *p)
+{
+    (void)ud;
+    (void)p;
+}
+
+/* Lets go of everything allocated since the last reset; keeps one block,
+ * as big as all of them were. */
+static void arena_reset(rd_arena *a)
+{
+    rd_arena_blk *b = a->head;
+    if (b && b->next) {
+        size_t total = a->total;
+        while (b) {
+            rd_arena_blk *n = b->next;
+            free(b);
+            b = n;
+        }
+        a->head = NULL;
+        size_t cap = total > ARENA_MIN ? total : ARENA_MIN;
+        rd_arena_blk *nb = malloc(sizeof *nb + cap);
+        if (nb) {
+            nb->next = NULL;
+            nb->cap = cap;
+            a->head = nb;
+        }
+        b = nb;
+    }
+    if (b)
+        b->used = 0;
+    a->total = 0;
+}
+
+static void arena_fini(rd_arena *a)
+{
+    for (rd_arena_blk *b = a->head, *n; b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    a->head = NULL;
+}
+
 struct yb_corpus_reader {
     char *path;
     FILE *f;
@@ -1570,7 +1654,9 @@ struct yb_corpus_reader {
     int done;            /* trailer seen */
     yb_corpus_header header;
     Yangblast__Entry *hdr_entry;
-    Yangblast__Entry *cur;
+    Yangblast__Entry *cur; /* in arena */
+    rd_arena arena;
+    ProtobufCAllocator alloc; /* from arena */
     yb_request req;      /* views into *cur */
     size_t hdr_cap;
     int drop_redacted;   /* skip headers holding the redaction placeholder */
@@ -1744,7 +1830,8 @@ static void rd_skip(yb_corpus_reader *r, size_t n)
 
 /* Reads one varint-prefixed Entry.  Returns 1 with *out set, 0 at a clean
  * end of input, -1 with err. */
-static int rd_entry(yb_corpus_reader *r, Yangblast__Entry **out, char *err, size_t errlen)
+static int rd_entry(yb_corpus_reader *r, ProtobufCAllocator *alloc, Yangblast__Entry **out,
+                    char *err, size_t errlen)
 {
     uint64_t len = 0;
     for (unsigned i = 0;; i++) {
@@ -1782,7 +1869,7 @@ static int rd_entry(yb_corpus_reader *r, Yangblast__Entry **out, char *err, size
         return -1;
     }
     Yangblast__Entry *e =
-        yangblast__entry__unpack(NULL, (size_t)len, len ? rd_at(r) : (const uint8_t *)"");
+        yangblast__entry__unpack(alloc, (size_t)len, len ? rd_at(r) : (const uint8_t *)"");
     rd_skip(r, (size_t)len);
     if (!e) {
         seterr(err, errlen, "%s: record %llu: corrupt entry (protobuf decoding failed)", r->path,
@@ -1830,7 +1917,7 @@ static int rd_header(yb_corpus_reader *r, char *err, size_t errlen)
     }
     r->start += sizeof MAGIC;
     Yangblast__Entry *e = NULL;
-    rc = rd_entry(r, &e, err, errlen);
+    rc = rd_entry(r, NULL, &e, err, errlen);
     if (rc == 0)
         seterr(err, errlen, "%s: truncated file (no header)", r->path);
     if (rc <= 0)
@@ -1878,6 +1965,9 @@ yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errl
         return NULL;
     }
     yb_request_init(&r->req);
+    r->alloc.alloc = arena_alloc;
+    r->alloc.free = arena_free;
+    r->alloc.allocator_data = &r->arena;
     r->path = strdup(path);
     r->dctx = ZSTD_createDCtx();
     r->in = malloc(IO_CHUNK);
@@ -2006,15 +2096,15 @@ static int summary_check(yb_corpus_reader *r, int announced, char *err, size_t e
 
 int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err, size_t errlen)
 {
-    if (r->cur) {
-        yangblast__entry__free_unpacked(r->cur, NULL);
-        r->cur = NULL;
-    }
+    /* every entry below is unpacked into the arena: free_unpacked is
+     * not needed for them, the reset lets them go */
+    r->cur = NULL;
+    arena_reset(&r->arena);
     if (r->done)
         return 0;
     for (;;) {
         Yangblast__Entry *e = NULL;
-        int rc = rd_entry(r, &e, err, errlen);
+        int rc = rd_entry(r, &r->alloc, &e, err, errlen);
         if (rc < 0)
             return -1;
         if (rc == 0) {
@@ -2044,7 +2134,6 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
         case YANGBLAST__ENTRY__KIND_TRAILER: {
             uint64_t want = e->trailer->request_count;
             int announced = e->trailer->summary_follows;
-            yangblast__entry__free_unpacked(e, NULL);
             if (want != r->index) {
                 seterr(err, errlen, "%s: record %llu: corrupt corpus (end marker says %llu records)",
                        r->path, (unsigned long long)r->index, (unsigned long long)want);
@@ -2053,10 +2142,9 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
             if (summary_check(r, announced, err, errlen) < 0)
                 return -1;
             Yangblast__Entry *extra = NULL;
-            rc = rd_entry(r, &extra, err, errlen);
+            rc = rd_entry(r, &r->alloc, &extra, err, errlen);
             if (rc != 0) {
                 if (rc > 0) {
-                    yangblast__entry__free_unpacked(extra, NULL);
                     seterr(err, errlen, "%s: record %llu: corrupt corpus (data after end marker)",
                            r->path, (unsigned long long)r->index);
                 }
@@ -2066,12 +2154,10 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
             return 0;
         }
         case YANGBLAST__ENTRY__KIND_HEADER:
-            yangblast__entry__free_unpacked(e, NULL);
             seterr(err, errlen, "%s: record %llu: corrupt corpus (second header)", r->path,
                    (unsigned long long)r->index);
             return -1;
         default: /* an entry kind from a newer format: skip it */
-            yangblast__entry__free_unpacked(e, NULL);
             continue;
         }
     }
@@ -2083,10 +2169,8 @@ int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen)
         seterr(err, errlen, "%s: cannot rewind standard input", r->path);
         return -1;
     }
-    if (r->cur) {
-        yangblast__entry__free_unpacked(r->cur, NULL);
-        r->cur = NULL;
-    }
+    r->cur = NULL;
+    arena_reset(&r->arena);
     if (fseek(r->f, 0, SEEK_SET) < 0) {
         seterr(err, errlen, "%s: cannot rewind: %s", r->path, strerror(errno));
         return -1;
@@ -2102,8 +2186,7 @@ void yb_corpus_reader_close(yb_corpus_reader *r)
         return;
     if (r->f && r->f != stdin)
         fclose(r->f);
-    if (r->cur)
-        yangblast__entry__free_unpacked(r->cur, NULL);
+    arena_fini(&r->arena);
     if (r->hdr_entry)
         yangblast__entry__free_unpacked(r->hdr_entry, NULL);
     free(r->req.headers);
