@@ -2,6 +2,7 @@
  * varint length + protobuf Entry.  See corpus.h and yangblast-corpus.5. */
 #include "config.h"
 #include "corpus/corpus.h"
+#include "util/blkcache.h"
 #include "util/outfile.h"
 #include "util/util.h"
 #include "corpus/corpus.pb-c.h"
@@ -1594,6 +1595,7 @@ static void *arena_alloc(void *ud, size_t n)
     void *p = (char *)b->data + b->used;
     b->used += need;
     a->total += need;
+    YB_BLK_UNPOISON(p, need);
     return p;
 }
 
@@ -1612,6 +1614,7 @@ static void arena_reset(rd_arena *a)
         size_t total = a->total;
         while (b) {
             rd_arena_blk *n = b->next;
+            YB_BLK_UNPOISON(b->data, b->cap);
             free(b);
             b = n;
         }
@@ -1625,15 +1628,30 @@ static void arena_reset(rd_arena *a)
         }
         b = nb;
     }
-    if (b)
+    if (b) {
         b->used = 0;
+        /* the record let go is out of bounds now (a use of it after the
+         * next one is read is caught under ASan) */
+        YB_BLK_POISON(b->data, b->cap);
+    }
     a->total = 0;
 }
+
+/* Under ASan the reader alternates between two arenas, so that the record
+ * let go is poisoned whole while the next one is unpacked elsewhere (with
+ * one arena, the next record would reuse the same bytes and a use of the
+ * old one would go unseen). */
+#ifdef YB_BLK_ASAN
+#define RD_ARENAS 2u
+#else
+#define RD_ARENAS 1u
+#endif
 
 static void arena_fini(rd_arena *a)
 {
     for (rd_arena_blk *b = a->head, *n; b; b = n) {
         n = b->next;
+        YB_BLK_UNPOISON(b->data, b->cap);
         free(b);
     }
     a->head = NULL;
@@ -1654,9 +1672,10 @@ struct yb_corpus_reader {
     int done;            /* trailer seen */
     yb_corpus_header header;
     Yangblast__Entry *hdr_entry;
-    Yangblast__Entry *cur; /* in arena */
-    rd_arena arena;
-    ProtobufCAllocator alloc; /* from arena */
+    Yangblast__Entry *cur; /* in arena[arena_i] */
+    rd_arena arena[RD_ARENAS];
+    unsigned arena_i;
+    ProtobufCAllocator alloc; /* from arena[arena_i] */
     yb_request req;      /* views into *cur */
     size_t hdr_cap;
     int drop_redacted;   /* skip headers holding the redaction placeholder */
@@ -1967,7 +1986,7 @@ yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errl
     yb_request_init(&r->req);
     r->alloc.alloc = arena_alloc;
     r->alloc.free = arena_free;
-    r->alloc.allocator_data = &r->arena;
+    r->alloc.allocator_data = &r->arena[0];
     r->path = strdup(path);
     r->dctx = ZSTD_createDCtx();
     r->in = malloc(IO_CHUNK);
@@ -2099,7 +2118,11 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
     /* every entry below is unpacked into the arena: free_unpacked is
      * not needed for them, the reset lets them go */
     r->cur = NULL;
-    arena_reset(&r->arena);
+    arena_reset(&r->arena[r->arena_i]); /* the record let go */
+    r->arena_i = (r->arena_i + 1) % RD_ARENAS;
+    if (RD_ARENAS > 1)
+        arena_reset(&r->arena[r->arena_i]);
+    r->alloc.allocator_data = &r->arena[r->arena_i];
     if (r->done)
         return 0;
     for (;;) {
@@ -2170,7 +2193,8 @@ int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen)
         return -1;
     }
     r->cur = NULL;
-    arena_reset(&r->arena);
+    for (unsigned i = 0; i < RD_ARENAS; i++)
+        arena_reset(&r->arena[i]);
     if (fseek(r->f, 0, SEEK_SET) < 0) {
         seterr(err, errlen, "%s: cannot rewind: %s", r->path, strerror(errno));
         return -1;
@@ -2186,7 +2210,8 @@ void yb_corpus_reader_close(yb_corpus_reader *r)
         return;
     if (r->f && r->f != stdin)
         fclose(r->f);
-    arena_fini(&r->arena);
+    for (unsigned i = 0; i < RD_ARENAS; i++)
+        arena_fini(&r->arena[i]);
     if (r->hdr_entry)
         yangblast__entry__free_unpacked(r->hdr_entry, NULL);
     free(r->req.headers);
