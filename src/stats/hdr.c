@@ -78,6 +78,9 @@ struct yb_hdr {
     int n_few;         /* -1: counts holds every count; else sl[0..n_few)
                         * do, by ascending slot, each count > 0 */
     int cap_few;       /* room in sl: FEW, or up to MANY on the heap */
+    int hint;          /* the kept slot found or made last: a phase that
+                        * takes one value most of the time finds it there
+                        * without a search (valid while < n_few) */
     hdr_slot *sl;      /* few, or (more than FEW) a heap array (owned) */
     hdr_slot few[FEW];
 };
@@ -163,6 +166,7 @@ static yb_hdr *alloc_layout(const yb_hdr *tmpl)
     h->n_few = 0;
     h->sl = h->few;
     h->cap_few = FEW;
+    h->hint = 0;
     h->total = 0;
     h->min_value = INT64_MAX;
     h->max_value = 0;
@@ -394,6 +398,7 @@ static void add_slot(yb_hdr *h, int32_t i, int64_t n)
     int k = kept_at(h, i);
     if (k < h->n_few && h->sl[k].idx == i) {
         h->sl[k].n += n;
+        h->hint = k;
         return;
     }
     if (h->n_few == h->cap_few && keep_more(h) < 0) {
@@ -405,6 +410,7 @@ static void add_slot(yb_hdr *h, int32_t i, int64_t n)
     h->sl[k].idx = i;
     h->sl[k].n = n;
     h->n_few++;
+    h->hint = k;
 }
 
 /* ---- recording ------------------------------------------------------------ */
@@ -430,9 +436,31 @@ void yb_hdr_record_n(yb_hdr *h, int64_t value, int64_t count)
         h->max_value = value;
 }
 
+/* yb_hdr_record_n's count of 1, which a run pays several times per
+ * request: the same steps with the slot's common cases (the counts array,
+ * the kept slot found last) inline, and the search only on a miss. */
 void yb_hdr_record(yb_hdr *h, int64_t value)
 {
-    yb_hdr_record_n(h, value, 1);
+    if (!h)
+        return;
+    if (value < h->lowest || value > h->highest) {
+        yb_hdr_record_n(h, value, 1);
+        return;
+    }
+    int32_t idx = counts_index_for(h, value);
+    if (idx < 0 || idx >= h->counts_len) /* cannot happen within the range */
+        return;
+    if (h->n_few < 0)
+        h->counts[idx]++;
+    else if (h->hint < h->n_few && h->sl[h->hint].idx == idx)
+        h->sl[h->hint].n++;
+    else
+        add_slot(h, idx, 1);
+    h->total++;
+    if (value < h->min_value)
+        h->min_value = value;
+    if (value > h->max_value)
+        h->max_value = value;
 }
 
 static bool same_layout(const yb_hdr *a, const yb_hdr *b)

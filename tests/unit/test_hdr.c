@@ -589,6 +589,68 @@ static void test_few_slots(void **st)
     }
 }
 
+/* yb_hdr_record takes a kept slot's common cases inline (the slot found
+ * last first, without a search): recording one value at a time into a
+ * histogram with kept slots answers exactly as the same values recorded
+ * into one that holds its counts in the array, through runs of one value,
+ * alternations, new slots before and after the last one, values out of
+ * range, the move past the kept slots and a reset. */
+static void test_record_one_by_one(void **st)
+{
+    static const int64_t pattern[] = {1, 1, 1, 7, 1, 7, 7, 3, 1, 3, 0, 5000, 5000, 2,
+                                      4000000000000, 1, 9, 8, 9, 8, 1, 1, 2};
+    yb_hdr *empty = yb_hdr_new_default(), *a = yb_hdr_new_default(), *ref;
+    uint8_t *buf;
+    size_t len;
+    uint64_t x = 2463534242u;
+    (void)st;
+
+    assert_non_null(empty);
+    assert_non_null(a);
+    assert_int_equal(yb_hdr_encode_compressed(empty, &buf, &len), 0);
+    ref = yb_hdr_decode_compressed(buf, len); /* decoded: in the array */
+    free(buf);
+    assert_non_null(ref);
+    assert_true(yb_hdr_uses_counts(ref));
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sizeof pattern / sizeof pattern[0]; i++) {
+            yb_hdr_record(a, pattern[i]);
+            yb_hdr_record(ref, pattern[i]);
+            assert_false(yb_hdr_uses_counts(a));
+            assert_same_hist(a, ref);
+        }
+        /* runs of a few values at a time, over more than the kept slots */
+        for (int i = 0; i < 3000; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            int64_t v = (int64_t)(x % (i < 1500 ? 40u : 400000u)) + 1;
+            for (int k = 0; k < (int)(x >> 20) % 4; k++) {
+                yb_hdr_record(a, v);
+                yb_hdr_record(ref, v);
+            }
+            if (i % 500 == 0)
+                assert_same_hist(a, ref);
+        }
+        assert_true(yb_hdr_uses_counts(a));
+        assert_same_hist(a, ref);
+        yb_hdr_free(a); /* and afresh: a new one, ref reset */
+        a = yb_hdr_new_default();
+        assert_non_null(a);
+        yb_hdr_reset(ref);
+    }
+    /* a reset histogram with kept slots: the slot found last is gone */
+    yb_hdr_record(a, 5);
+    yb_hdr_record(a, 6);
+    yb_hdr_reset(a);
+    yb_hdr_record(a, 6);
+    yb_hdr_record(ref, 6);
+    assert_same_hist(a, ref);
+    yb_hdr_free(ref);
+    yb_hdr_free(a);
+    yb_hdr_free(empty);
+}
+
 static void test_decode_truncated_and_corrupt(void **st)
 {
     yb_hdr *h = spread(), *d;
@@ -730,6 +792,7 @@ int main(void)
         cmocka_unit_test(test_decode_foreign),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_few_slots),
+        cmocka_unit_test(test_record_one_by_one),
         cmocka_unit_test(test_decode_truncated_and_corrupt),
         cmocka_unit_test(test_decode_hostile),
     };
