@@ -39,6 +39,7 @@ typedef struct {
     rpc_kind rpc;
     int grpc;          /* content-type application/grpc */
     size_t set_ops;    /* Set: operations in the request */
+    uint32_t results_field; /* Set: SetResponse's field of results (its number) */
     int sub_mode;      /* Subscribe: SubscriptionList.mode (SUB_*), -1 = not a Subscribe */
     size_t first_len;  /* Subscribe: bytes of the first gRPC message (the SubscribeRequest) */
     yb_tmpl **nv_tmpl; /* templated: per header field, its value's template or NULL */
@@ -678,8 +679,13 @@ static int h2_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
         }
         h->body_len = r->body_len;
     }
-    if (h->rpc == RPC_SET)
+    if (h->rpc == RPC_SET) {
         h->set_ops = set_ops_of(h->body, h->body_len);
+        /* looked up once here, not in every answer's check */
+        const ProtobufCFieldDescriptor *f =
+            protobuf_c_message_descriptor_get_field_by_name(&gnmi__set_response__descriptor, "response");
+        h->results_field = f ? f->id : 0;
+    }
     if (r->templated || cfg->templates) {
         int trc = compile_templates(cfg, r, h, templatable);
         if (trc) {
@@ -876,7 +882,7 @@ static int check_unary(const h2_req *h, const uint8_t *m, size_t n)
         /* the report needs only the number of results: counted on the
          * wire (checked as unpack would), nothing allocated */
         size_t results;
-        return yb_gnmi_wire_count(&gnmi__set_response__descriptor, m, n, "response", &results) == 0 &&
+        return yb_gnmi_wire_count_id(&gnmi__set_response__descriptor, m, n, h->results_field, &results) == 0 &&
                results == h->set_ops;
     }
     case RPC_GET: {

@@ -329,7 +329,16 @@ int yb_gnmi_wire_count(const ProtobufCMessageDescriptor *d, const uint8_t *buf, 
     *n = 0;
     if (!f)
         return -1;
-    return wire_walk(d, buf, len, 1, YB_GNMI_MAX_DEPTH, f->id, n);
+    return yb_gnmi_wire_count_id(d, buf, len, f->id, n);
+}
+
+int yb_gnmi_wire_count_id(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                          uint32_t field, size_t *n)
+{
+    *n = 0;
+    if (!field || !protobuf_c_message_descriptor_get_field(d, field))
+        return -1;
+    return wire_walk(d, buf, len, 1, YB_GNMI_MAX_DEPTH, field, n);
 }
 
 int yb_grpc_append(const ProtobufCMessage *m, uint8_t **buf, size_t *len)

@@ -71,6 +71,11 @@ ProtobufCMessage *yb_gnmi_unpack(const ProtobufCMessageDescriptor *d, const uint
  * another wire type). */
 int yb_gnmi_wire_count(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
                        const char *field, size_t *n);
+/* yb_gnmi_wire_count by the field's number (a client that checks every
+ * response looks the name up once): the same answers, -1 also when d has
+ * no field of that number. */
+int yb_gnmi_wire_count_id(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                          uint32_t field, size_t *n);
 
 /* Appends m, packed behind a gRPC prefix (flag 0), to the malloc'd buffer
  * *buf of *len bytes (NULL and 0 to start).  Returns 0, or -ENOMEM /

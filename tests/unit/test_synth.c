@@ -921,6 +921,16 @@ static void test_gnmi_wire_count(void **state)
     static const uint8_t two_empty[] = {0x12, 0x00, 0x12, 0x00, 0x20, 0x05};
     assert_int_equal(yb_gnmi_wire_count(d, two_empty, sizeof two_empty, "response", &n), 0);
     assert_int_equal(n, 2);
+    /* by the field's number (2): the same answers; no such field: -1 */
+    assert_int_equal(yb_gnmi_wire_count_id(d, buf, len, 2, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(yb_gnmi_wire_count_id(d, buf, len - 1, 2, &n), -1);
+    assert_int_equal(yb_gnmi_wire_count_id(d, as_varint, sizeof as_varint, 2, &n), -1);
+    assert_int_equal(yb_gnmi_wire_count_id(d, bad_nested, sizeof bad_nested, 2, &n), -1);
+    assert_int_equal(yb_gnmi_wire_count_id(d, two_empty, sizeof two_empty, 2, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(yb_gnmi_wire_count_id(d, buf, len, 0, &n), -1);
+    assert_int_equal(yb_gnmi_wire_count_id(d, buf, len, 99, &n), -1);
 }
 
 int main(void)
