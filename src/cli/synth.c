@@ -66,19 +66,22 @@ static int parse_op(const char *s, yb_synth_op *op)
 }
 
 /* Most zstd threads synth starts: this thread makes an ACL record in about
- * 5 us, a zstd thread compresses one (14.5 KB at level 1, its digits
+ * 4 us, a zstd thread compresses one (14.5 KB at level 1, its digits
  * apart) in about 5 us, so two keep up with it; more would only cost
  * memory. */
 #define SYNTH_ZSTD_THREADS 2
 
-/* Compresses w's records in worker threads, one per CPU up to
- * SYNTH_ZSTD_THREADS (the writer's default is one): making records and
- * compressing them then share the machine's cores.  The file's bytes do
- * not depend on the count.  Should threads be refused, the writer stays
- * as it was (the same records). */
+/* Compresses w's records in worker threads, one per CPU besides this
+ * thread's, at least one and up to SYNTH_ZSTD_THREADS (the writer's
+ * default is one); the writer has this thread compress a block too when
+ * the threads lag.  One thread per CPU would have the scheduler share
+ * this thread's CPU with them (on 2 CPUs: 1M records in 6.1 s instead
+ * of 5.2, bench/corpus_size.sh).  The file's bytes do not depend on the
+ * count.  Should threads be refused, the writer stays as it was (the
+ * same records). */
 static void compress_aside(yb_corpus_writer *w)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
     n = n < 1 ? 1 : n > SYNTH_ZSTD_THREADS ? SYNTH_ZSTD_THREADS : n;
     (void)yb_corpus_writer_set_threads(w, (unsigned)n);
 }

@@ -185,7 +185,9 @@ int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, si
  * zstd frames of its own, in one worker thread while the caller makes
  * the next records; this sets n such threads (1..YB_CORPUS_THREADS_MAX;
  * started at the first full block, as many as the system gives: with
- * none, the caller's thread compresses).  The file's bytes are the same
+ * none, the caller's thread compresses; with threads, the caller's
+ * thread compresses a block itself when one is already waiting for
+ * them, so it works rather than waits).  The file's bytes are the same
  * whatever n (a frame depends only on its block).  At other levels the
  * records are compressed in the caller's thread and this does nothing.
  * A thread costs a few MB of memory.  Call before the first record.
