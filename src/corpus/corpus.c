@@ -733,22 +733,59 @@ static void split_more(wslot *s, const uint8_t *in, size_t n)
     s->plain += n;
 }
 
+/* Copies p[0..n) to out and returns how many of those bytes are c: one
+ * pass where a count and then a copy took two (64 bytes a round, 16
+ * counters of a byte each summed every 63 rounds). */
+static size_t copy_count(uint8_t *out, const uint8_t *p, size_t n, uint8_t c)
+{
+    size_t k = 0, i = 0;
+#ifdef __SSE2__
+    __m128i want = _mm_set1_epi8((char)c), zero = _mm_setzero_si128();
+    while (i + 64 <= n) {
+        __m128i acc = zero;
+        for (unsigned r = 0; r < 63 && i + 64 <= n; r++, i += 64) {
+            const __m128i *q = (const __m128i *)(const void *)(p + i);
+            __m128i *o = (__m128i *)(void *)(out + i);
+            __m128i v0 = _mm_loadu_si128(q), v1 = _mm_loadu_si128(q + 1),
+                    v2 = _mm_loadu_si128(q + 2), v3 = _mm_loadu_si128(q + 3);
+            _mm_storeu_si128(o, v0);
+            _mm_storeu_si128(o + 1, v1);
+            _mm_storeu_si128(o + 2, v2);
+            _mm_storeu_si128(o + 3, v3);
+            __m128i e0 = _mm_cmpeq_epi8(v0, want), e1 = _mm_cmpeq_epi8(v1, want),
+                    e2 = _mm_cmpeq_epi8(v2, want), e3 = _mm_cmpeq_epi8(v3, want);
+            acc = _mm_sub_epi8(acc, _mm_add_epi8(_mm_add_epi8(e0, e1), _mm_add_epi8(e2, e3)));
+        }
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        k += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
+    }
+#endif
+    for (; i < n; i++)
+        k += (out[i] = p[i]) == c;
+    return k;
+}
+
 /* Appends bytes given split already (skel[0..sn) and dig[0..dn), as
  * split_digits makes them of those bytes alone) to s's parts, as
- * split_more would have split them. */
-static void split_join(wslot *s, const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn)
+ * split_more would have split them.  Returns the parts' markers ('0' in
+ * the skeleton) and runs (',' in the digits), counted as they are
+ * copied, in runs[0] and runs[1]. */
+static void split_join(wslot *s, const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
+                       size_t runs[2])
 {
+    runs[0] = runs[1] = 0;
     if (!sn)
         return;
     int ends_run = skel[sn - 1] == '0';
     if (s->in_run && skel[0] == '0') { /* the run goes on */
         skel++;
         sn--;
+        runs[0] = 1;
     } else if (s->in_run) {
         s->dig[s->dn++] = ',';
     }
-    memcpy(s->skel + LENS_ROOM + s->sn, skel, sn);
-    memcpy(s->dig + s->dn, dig, dn);
+    runs[0] += copy_count(s->skel + LENS_ROOM + s->sn, skel, sn, '0');
+    runs[1] = copy_count(s->dig + s->dn, dig, dn, ',');
     s->sn += sn;
     s->dn += dn;
     s->in_run = ends_run;
@@ -1383,10 +1420,16 @@ static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8
     size_t t0 = n;
     n += protobuf_c_message_pack(&tail.base, p + n);
     wslot *s = &w->slot[w->cur];
-    if (slot_room(s, n + r->body_len))
+    if (slot_room(s, n + r->body_len)) /* (sn <= body_len, dn <= 2 body_len: checked) */
         return -ENOMEM;
     split_more(s, p, t0);
-    split_join(s, skel, sn, dig, dn);
+    size_t runs[2];
+    split_join(s, skel, sn, dig, dn, runs);
+    /* the parts must make r->body_len bytes: as many markers as runs,
+     * and the rest (else the writer is poisoned: what it gathered is
+     * never written) */
+    if (runs[0] != runs[1] || dn < 2 * runs[1] || sn + dn - 2 * runs[1] != r->body_len)
+        return -EINVAL;
     s->plain += r->body_len;
     split_more(s, p + t0, n - t0);
     return s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
@@ -1398,14 +1441,16 @@ int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const u
     int rc = add_check(w, r);
     if (rc)
         return rc;
-    /* the parts must make r->body_len bytes: as many markers as runs,
-     * and the rest */
-    size_t runs = count_byte(dig, dn, ',');
-    if (!r->body_len || count_byte(skel, sn, '0') != runs || dn < 2 * runs ||
-        sn + dn - 2 * runs != r->body_len || (dn && dig[dn - 1] != ','))
+    /* the parts must make r->body_len bytes: at most that many in the
+     * skeleton, each digit apart with at most one ',' (the counts are
+     * checked as the parts are gathered in format 2) */
+    if (!r->body_len || sn > r->body_len || dn > 2 * r->body_len || (dn && dig[dn - 1] != ','))
         return w->failed = -EINVAL;
     if (w->split)
         return added(w, r, add_split_block(w, r, skel, sn, dig, dn));
+    size_t runs = count_byte(dig, dn, ',');
+    if (count_byte(skel, sn, '0') != runs || dn < 2 * runs || sn + dn - 2 * runs != r->body_len)
+        return w->failed = -EINVAL;
     /* format 1: the body as it is */
     yb_request whole = *r;
     uint8_t *body = malloc(r->body_len);

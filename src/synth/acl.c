@@ -68,11 +68,31 @@ static unsigned pick(uint64_t *s, unsigned n)
     return (unsigned)(mix(s) % n);
 }
 
+/* PREFIX_NNNNNN (at least six digits) into buf (128 bytes: the prefix
+ * has at most 96, checked with the options); written here, not by
+ * snprintf, which cost as much as a rule's JSON. */
 static void set_name(const yb_synth_acl_opts *o, uint64_t k, char *buf, size_t cap)
 {
+    static const char ITER[] = "_{{iter}}";
+    char num[24];
+    size_t nd = 0;
+    for (uint64_t v = k + 1; v || nd < 6; v /= 10)
+        num[nd++] = (char)('0' + v % 10);
+    size_t pl = strlen(o->name_prefix);
+    if (pl + 1 + nd + sizeof ITER > cap) { /* (cannot happen: checked) */
+        buf[0] = 0;
+        return;
+    }
+    memcpy(buf, o->name_prefix, pl);
+    buf[pl++] = '_';
+    while (nd)
+        buf[pl++] = num[--nd];
     /* --unique: the pass over the corpus joins the name when it is sent */
-    snprintf(buf, cap, "%s_%06llu%s", o->name_prefix, (unsigned long long)(k + 1),
-             o->unique ? "_{{iter}}" : "");
+    if (o->unique) {
+        memcpy(buf + pl, ITER, sizeof ITER);
+    } else {
+        buf[pl] = 0;
+    }
 }
 
 /* ---- the request JSON, written straight into one buffer ----
@@ -193,9 +213,12 @@ static void put_s(jbuf *b, const char *s, size_t n)
 static void put_u(jbuf *b, uint64_t v)
 {
     static const char D2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    size_t n = 1;
-    for (uint64_t t = v; t >= 10; t /= 10)
-        n++;
+    /* its length: compares, no divisions, for the numbers of a set (all
+     * below 100,000) */
+    size_t n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000);
+    if (__builtin_expect(v >= 100000, 0))
+        for (uint64_t t = v / 100000; t; t /= 10)
+            n++;
     /* written in place, from its last digit: a set has about 200 numbers */
     char *p;
     if (b->split) {
@@ -347,16 +370,22 @@ typedef struct {
 #define QLIT(lit) {"\"" lit "\"", sizeof(lit) + 1}
 #define kv_u(b, k, v) (key(b, k), put_u((b), (v)))
 #define kv_open(b, k, c) (key(b, k), open_((b), (c)))
-/* "k": "A.B.C.D/LEN", a random prefix whose first octet is `first` */
-#define kv_prefix(b, k, s, first) (key(b, k), put_prefix((b), (s), (first)))
+/* "k": "A.B.C.D/LEN" */
+#define kv_prefix(b, k, a, len) (key(b, k), put_prefix((b), (a), (len)))
 
-static void put_prefix(jbuf *b, uint64_t *s, unsigned first)
+/* A random prefix whose first octet is `first`: its address and length. */
+static uint32_t draw_prefix(uint64_t *s, unsigned first, unsigned *len)
 {
     static const unsigned lens[] = {32, 32, 32, 24, 16};
-    unsigned len = lens[pick(s, 5)];
+    *len = lens[pick(s, 5)];
     uint32_t a = (first << 24) | (uint32_t)(mix(s) & 0xffffff);
-    if (len < 32)
-        a &= ~((1u << (32 - len)) - 1);
+    if (*len < 32)
+        a &= ~((1u << (32 - *len)) - 1);
+    return a;
+}
+
+static void put_prefix(jbuf *b, uint32_t a, unsigned len)
+{
     PUTL(b, "\"");
     for (int sh = 24; sh >= 0; sh -= 8) {
         put_u(b, (a >> sh) & 255);
@@ -366,10 +395,37 @@ static void put_prefix(jbuf *b, uint64_t *s, unsigned first)
     PUTL(b, "\"");
 }
 
-/* One acl-entry with sequence id seq.  Returns which of the rules'
- * shapes it has (its protocol and action: 0..RULE_SHAPES-1). */
+/* A rule's random values, drawn in this order from its set's state. */
+typedef struct {
+    unsigned proto;  /* 0 TCP, 1 UDP, 2 ICMP (no ports) */
+    uint32_t src, dst;
+    unsigned src_len, dst_len, dscp, sport, dport, action;
+} rule_vals;
+
+static void draw_rule(uint64_t *s, rule_vals *v)
+{
+    v->proto = pick(s, 3);
+    unsigned first = 10 + pick(s, 40);
+    v->src = draw_prefix(s, first, &v->src_len);
+    first = 100 + pick(s, 100);
+    v->dst = draw_prefix(s, first, &v->dst_len);
+    v->dscp = pick(s, 64);
+    if (v->proto != 2) {
+        v->sport = 1024 + pick(s, 64511);
+        v->dport = 1 + pick(s, 1023);
+    }
+    v->action = pick(s, 3);
+}
+
+/* The rules' shapes: a rule's protocol and action. */
 #define RULE_SHAPES 9u
-static unsigned rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
+static unsigned rule_shape(const rule_vals *v)
+{
+    return v->proto * 3 + v->action;
+}
+
+/* One acl-entry with sequence id seq and values v. */
+static void rule_json(jbuf *b, const rule_vals *v, const jbuf *name, unsigned seq)
 {
     static const qlit protos[] = {QLIT("openconfig-packet-match-types:IP_TCP"),
                                   QLIT("openconfig-packet-match-types:IP_UDP"),
@@ -388,40 +444,55 @@ static unsigned rule_json(jbuf *b, uint64_t *s, const jbuf *name, unsigned seq)
     put_u(b, seq);
     PUTL(b, "\"");
     close_(b, '}');
-    unsigned proto = pick(s, 3);
     sep(b); /* (a key with a digit) */
     PUTL(b, "\"ipv");
     put_run(b, "4", 1);
     PUTL(b, "\": ");
     open_(b, '{');
     kv_open(b, "config", '{');
-    unsigned first = 10 + pick(s, 40);
-    kv_prefix(b, "source-address", s, first);
-    first = 100 + pick(s, 100);
-    kv_prefix(b, "destination-address", s, first);
-    kv_u(b, "dscp", pick(s, 64));
+    kv_prefix(b, "source-address", v->src, v->src_len);
+    kv_prefix(b, "destination-address", v->dst, v->dst_len);
+    kv_u(b, "dscp", v->dscp);
     key(b, "protocol");
-    put(b, protos[proto].q, protos[proto].n);
+    put(b, protos[v->proto].q, protos[v->proto].n);
     close_(b, '}');
     close_(b, '}');
-    if (proto != 2) {
+    if (v->proto != 2) {
         kv_open(b, "transport", '{');
         kv_open(b, "config", '{');
-        kv_u(b, "source-port", 1024 + pick(s, 64511));
-        kv_u(b, "destination-port", 1 + pick(s, 1023));
+        kv_u(b, "source-port", v->sport);
+        kv_u(b, "destination-port", v->dport);
         close_(b, '}');
         close_(b, '}');
     }
     kv_open(b, "actions", '{');
     kv_open(b, "config", '{');
-    unsigned action = pick(s, 3);
-    const qlit *act = &actions[action];
+    const qlit *act = &actions[v->action];
     key(b, "forwarding-action");
     put(b, act->q, act->n);
     close_(b, '}');
     close_(b, '}');
     close_(b, '}');
-    return proto * 3 + action;
+}
+
+/* rule_json's runs of digits alone, in its order (split mode): the
+ * digits of a rule whose skeleton is copied (rule_cached).  Walking the
+ * JSON with its skeleton left out cost twice this.  test_split_bodies
+ * checks the two agree. */
+static void rule_digits(jbuf *b, const rule_vals *v, const jbuf *name, unsigned seq)
+{
+    put_u(b, seq); /* sequence-id */
+    put_u(b, seq); /* config's sequence-id */
+    put_name(b, name); /* description */
+    put_u(b, seq);
+    put_run(b, "4", 1); /* ipv4 */
+    put_prefix(b, v->src, v->src_len);
+    put_prefix(b, v->dst, v->dst_len);
+    put_u(b, v->dscp);
+    if (v->proto != 2) {
+        put_u(b, v->sport);
+        put_u(b, v->dport);
+    }
 }
 
 /* The skeletons of a set's rules, by shape and by whether the rule is
@@ -438,6 +509,7 @@ struct yb_synth_rules {
     unsigned depth;
     char *skel[RULE_SHAPES][2]; /* [shape][first] */
     size_t len[RULE_SHAPES][2];
+    jbuf ename, sname;          /* set_obj's buffers, kept from set to set */
 };
 
 static void rules_clear(yb_synth_rules *c)
@@ -451,10 +523,11 @@ static void rules_clear(yb_synth_rules *c)
         }
 }
 
-/* The name's skeleton and digits as a split jbuf (digits unused). */
+/* The name's skeleton and digits as a split jbuf (out's buffers reused). */
 static int name_skel(const jbuf *name, jbuf *out)
 {
-    *out = (jbuf){.split = 1, .start = 256};
+    *out = (jbuf){.p = out->p, .cap = out->cap, .d = out->d, .dcap = out->dcap, .split = 1,
+                  .start = 256};
     put_s(out, name->p, name->len);
     return out->oom ? -1 : 0;
 }
@@ -463,14 +536,17 @@ static int name_skel(const jbuf *name, jbuf *out)
  * time a shape comes). */
 static void rule_cached(jbuf *b, yb_synth_rules *c, uint64_t *s, const jbuf *name, unsigned seq)
 {
-    uint64_t s0 = *s;
+    rule_vals v;
+    draw_rule(s, &v);
     int first = b->first;
     b->digits_only = 1;
-    unsigned shape = rule_json(b, s, name, seq);
+    rule_digits(b, &v, name, seq);
     b->digits_only = 0;
+    b->first = 0; /* (as rule_json leaves it) */
+    unsigned shape = rule_shape(&v);
     if (!c->skel[shape][first]) {
         jbuf t = {.split = 1, .depth = b->depth, .first = first, .start = 4096};
-        rule_json(&t, &s0, name, seq);
+        rule_json(&t, &v, name, seq);
         free(t.d);
         if (t.oom) {
             free(t.p);
@@ -506,14 +582,16 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k, yb_synth_ru
     char name[128];
     set_name(o, k, name, sizeof name);
     uint64_t s = o->seed * 0x100000001b3ull ^ (k + 1) * 0x9e3779b97f4a7c15ull;
-    jbuf ename = {.start = 256}; /* the name as escaped in JSON, once for the set */
-    put_text(&ename, name);
-    /* split: the name's skeleton and digits, once for the set */
-    jbuf sname = {0};
-    const jbuf *nm = &ename;
-    if (!ename.oom && b->split && name_skel(&ename, &sname) == 0)
-        nm = &sname;
-    if (ename.oom || (b->split && nm == &ename) || (c && rules_for(c, b, &sname) < 0))
+    /* the name as escaped in JSON, once for the set; split: its skeleton
+     * and digits (in c's buffers when there is a c) */
+    jbuf en_here = {0}, sn_here = {0};
+    jbuf *en = c ? &c->ename : &en_here, *sn = c ? &c->sname : &sn_here;
+    *en = (jbuf){.p = en->p, .cap = en->cap, .start = 256};
+    put_text(en, name);
+    const jbuf *nm = en;
+    if (!en->oom && b->split && name_skel(en, sn) == 0)
+        nm = sn;
+    if (en->oom || (b->split && nm == en) || (c && rules_for(c, b, sn) < 0))
         b->oom = 1;
     if (b->oom)
         goto out;
@@ -539,18 +617,21 @@ static void set_obj(jbuf *b, const yb_synth_acl_opts *o, uint64_t k, yb_synth_ru
         rules = o->proto == YB_PROTO_GNMI ? YB_SYNTH_DEFAULT_RULES_GNMI
                                           : YB_SYNTH_DEFAULT_RULES_RESTCONF;
     for (unsigned i = 1; i <= rules && !b->oom; i++) {
-        if (c)
+        if (c) {
             rule_cached(b, c, &s, nm, i);
-        else
-            rule_json(b, &s, nm, i);
+        } else {
+            rule_vals v;
+            draw_rule(&s, &v);
+            rule_json(b, &v, nm, i);
+        }
     }
     close_(b, ']');
     close_(b, '}');
     close_(b, '}');
 out:
-    free(ename.p);
-    free(sname.p);
-    free(sname.d);
+    free(en_here.p);
+    free(sn_here.p);
+    free(sn_here.d);
 }
 
 /* Returns b's text (the caller frees it), or NULL when it ran out of
@@ -624,8 +705,12 @@ void yb_synth_split_free(yb_synth_split *sp)
 {
     free(sp->skel);
     free(sp->dig);
-    if (sp->rules)
+    if (sp->rules) {
         rules_clear(sp->rules);
+        free(sp->rules->ename.p);
+        free(sp->rules->sname.p);
+        free(sp->rules->sname.d);
+    }
     free(sp->rules);
     memset(sp, 0, sizeof *sp);
 }
@@ -638,8 +723,8 @@ static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *
 {
     char name[128], path[512];
     set_name(o, k, name, sizeof name);
-    snprintf(path, sizeof path, RESTCONF_SETS "/acl-set=%s,ACL_IPV4", name);
     const char *method, *key_ = NULL, *inner = NULL;
+    int one_set = 1; /* the path names the set (else it is the sets') */
     switch (o->op) {
     case YB_SYNTH_CREATE:
         method = o->method;
@@ -647,9 +732,7 @@ static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *
          * PATCH merges into acl-sets */
         key_ = strcmp(method, "PATCH") ? "openconfig-acl:acl-set" : "openconfig-acl:acl-sets";
         inner = strcmp(method, "PATCH") ? NULL : "acl-set";
-        if (!strcmp(method, "PUT"))
-            break;
-        snprintf(path, sizeof path, RESTCONF_SETS);
+        one_set = !strcmp(method, "PUT");
         break;
     case YB_SYNTH_REPLACE:
         method = "PUT";
@@ -664,6 +747,10 @@ static int restconf_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *
     default:
         return -EINVAL;
     }
+    if (one_set)
+        snprintf(path, sizeof path, RESTCONF_SETS "/acl-set=%s,ACL_IPV4", name);
+    else
+        memcpy(path, RESTCONF_SETS, sizeof RESTCONF_SETS);
     char *body = NULL;
     size_t split_len = 0;
     if (key_ && sp) {
