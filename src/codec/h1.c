@@ -1,5 +1,7 @@
 /* HTTP/1.1 codec: request/response serialization by hand (it is only
- * concatenation), parsing through Debian's libhttp-parser.
+ * concatenation), parsing through Debian's libhttp-parser -- except the
+ * usual response of a load test, whose head a fast path takes apart
+ * itself (see fast_head; anything unusual still goes to http_parser).
  *
  * Parsing stops at the end of each message by pausing http_parser from
  * on_message_complete: execute() then returns the bytes consumed up to and
@@ -16,6 +18,7 @@
 #include "codec/h1.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +288,12 @@ int yb_h1_serialize_response(int status, const char *reason,
 
 /* ---- response parsing (client role) ----------------------------------- */
 
+/* Which parser has the current response: none yet, http_parser (every
+ * response it does not take apart itself goes there, from its first
+ * byte), or the fast path (fast_head took its head; the body is counted
+ * by fast_body). */
+enum { RM_START, RM_SLOW, RM_FAST };
+
 struct yb_h1_resp {
     http_parser parser;
     uint64_t max_body;
@@ -296,6 +305,11 @@ struct yb_h1_resp {
     int truncated;
     int too_large;
     int head_done;  /* the final (non-1xx) response head was parsed */
+    int mode;       /* RM_*: which parser has this response */
+    int slow_only;  /* yb_h1_resp_slow_only */
+    uint64_t fast_left; /* RM_FAST: body bytes still to come (bodiless:
+                         * the Content-Length, UINT64_MAX for none) */
+    int minor, conn;    /* RM_FAST: HTTP/1.minor; Connection (fast_head) */
     const char *err; /* static; NULL = no error */
     /* the first bytes of a non-2xx body (for the report), fixed size */
     uint8_t err_head[YB_H1_RESP_HEAD_KEEP];
@@ -422,9 +436,10 @@ static int resp_on_headers_complete(http_parser *hp)
     return 0;
 }
 
-static int resp_on_body(http_parser *hp, const char *at, size_t len)
+/* Counts len body bytes at at (keeping what is asked for).  Returns 0, or
+ * -1 when the body grows over max_body. */
+static int take_body(yb_h1_resp *p, const char *at, size_t len)
 {
-    yb_h1_resp *p = hp->data;
     if (len > p->max_body - p->body_len) {
         p->err = "response body too large";
         p->too_large = 1;
@@ -447,6 +462,11 @@ static int resp_on_body(http_parser *hp, const char *at, size_t len)
     }
     p->body_len += len;
     return 0;
+}
+
+static int resp_on_body(http_parser *hp, const char *at, size_t len)
+{
+    return take_body(hp->data, at, len);
 }
 
 static int resp_on_message_complete(http_parser *hp)
@@ -553,8 +573,9 @@ const uint8_t *yb_h1_resp_body(const yb_h1_resp *p, size_t *len)
 
 void yb_h1_resp_reset(yb_h1_resp *p, int head)
 {
-    http_parser_init(&p->parser, HTTP_RESPONSE);
-    p->parser.data = p;
+    /* http_parser is set up when a response goes to it (to_slow) */
+    p->mode = RM_START;
+    p->fast_left = 0;
     p->head = head ? 1 : 0;
     p->body_len = 0;
     p->keep_len = 0;
@@ -576,6 +597,224 @@ void yb_h1_resp_reset(yb_h1_resp *p, int head)
     p->all_body_len = p->all_head_len = 0;
 }
 
+void yb_h1_resp_slow_only(yb_h1_resp *p, int on)
+{
+    p->slow_only = on ? 1 : 0;
+}
+
+/* Hands the current response to http_parser, from its first byte. */
+static void to_slow(yb_h1_resp *p)
+{
+    if (p->mode == RM_SLOW)
+        return;
+    http_parser_init(&p->parser, HTTP_RESPONSE);
+    p->parser.data = p;
+    p->mode = RM_SLOW;
+}
+
+/* The fast path: the usual response of a load test -- a head that arrives
+ * whole in one read, status 2xx-9xx, a Content-Length (or no body: 204,
+ * 304, HEAD), CRLF line ends, plain header fields -- is taken apart here,
+ * at a fraction of http_parser's cost per byte (half of the client's own
+ * instructions per small request went to it).  Anything else (a 1xx, a
+ * chunked or close-delimited body, Upgrade, a Connection value other than
+ * "close" or "keep-alive", a field repeated that decides the framing, a
+ * control byte, an obs-fold, a bare LF, a body over max_body, a head not
+ * whole in these bytes) is declined and goes to http_parser whole, which
+ * decides it and words its errors as before: the fast path accepts only
+ * what http_parser accepts, with the same meaning (the unit tests compare
+ * the two on every split of a set of responses and on mutated ones). */
+
+/* Longest head the fast path looks for (a longer one goes to http_parser). */
+#define FAST_HEAD_MAX 4096
+#define FAST_DECLINE (-2)
+
+/* Byte classes of the fast path: FC_T a tchar (RFC 9110: what a field
+ * name is made of), FC_V a byte a field value or reason phrase may hold
+ * (anything but CR, LF and the other control bytes; HTAB is allowed). */
+enum { FC_T = 1, FC_V = 2 };
+static uint8_t fclass[256];
+static pthread_once_t fclass_once = PTHREAD_ONCE_INIT;
+
+static void fclass_init(void)
+{
+    for (int c = 0; c < 256; c++) {
+        int t = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                (c && strchr("!#$%&'*+-.^_`|~", c));
+        int v = (c >= 0x20 && c != 0x7f) || c == '\t';
+        fclass[c] = (uint8_t)((t ? FC_T : 0) | (v ? FC_V : 0));
+    }
+}
+
+/* Case-insensitive equality of d[0..n) with lit, n >= 8 bytes of lower-case
+ * letters and '-', eight bytes at a time (the last word overlapping the
+ * one before).  Setting bit 5 lowers an upper-case letter and leaves '-';
+ * the only other byte it turns into one of those is CR (into '-'), which
+ * neither a field name nor a field value holds. */
+static int span_is(const uint8_t *d, size_t n, const char *lit)
+{
+    const uint64_t low = 0x2020202020202020ull;
+    uint64_t a, b;
+    for (size_t k = 0;; k += 8) {
+        if (k > n - 8)
+            k = n - 8;
+        memcpy(&a, d + k, 8);
+        memcpy(&b, lit + k, 8);
+        if ((a | low) != b)
+            return 0;
+        if (k == n - 8)
+            return 1;
+    }
+}
+
+/* The end of the run of FC_V bytes from i (at most up to lim): eight
+ * bytes at a time while none of them is below 0x20 (CR, HTAB, the other
+ * controls) or 0x7f, byte by byte from the first word that has one. */
+static size_t value_end(const uint8_t *d, size_t i, size_t lim)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    while (lim - i >= 8) {
+        uint64_t w;
+        memcpy(&w, d + i, 8);
+        uint64_t del = w ^ (0x7f * ones);
+        /* a byte below 0x20, or a zero byte in del (a 0x7f) */
+        if (((w - 0x20 * ones) & ~w & highs) | ((del - ones) & ~del & highs))
+            break;
+        i += 8;
+    }
+    while (i < lim && (fclass[d[i]] & FC_V))
+        i++;
+    return i;
+}
+
+/* Which field decides the framing or the connection (0 for the others). */
+enum { FF_OTHER, FF_LENGTH, FF_CONN, FF_DECLINE };
+static int field_kind(const uint8_t *name, size_t n)
+{
+    switch (n) {
+    case 14: return span_is(name, n, "content-length") ? FF_LENGTH : FF_OTHER;
+    case 10: return span_is(name, n, "connection") ? FF_CONN : FF_OTHER;
+    case 17: return span_is(name, n, "transfer-encoding") ? FF_DECLINE : FF_OTHER;
+    case 16: return span_is(name, n, "proxy-connection") ? FF_DECLINE : FF_OTHER;
+    case 7: return name_is((const char *)name, n, "upgrade") ? FF_DECLINE : FF_OTHER;
+    default: return FF_OTHER;
+    }
+}
+
+/* The response is complete: keep-alive as http_should_keep_alive says it
+ * for a message that does not need EOF. */
+static yb_h1_rc fast_complete(yb_h1_resp *p, int minor, int conn)
+{
+    p->complete = 1;
+    p->keep_alive = minor ? conn != 1 : conn == 2;
+    return YB_H1_COMPLETE;
+}
+
+/* Counts the body bytes of a response whose head fast_head took. */
+static yb_h1_rc fast_body(yb_h1_resp *p, const uint8_t *d, size_t len, size_t *used)
+{
+    size_t take = len < p->fast_left ? len : (size_t)p->fast_left;
+    (void)take_body(p, (const char *)d, take); /* cannot fail: checked against max_body */
+    p->fast_left -= take;
+    *used = take;
+    return p->fast_left ? YB_H1_MORE : YB_H1_COMPLETE;
+}
+
+/* Takes apart the head at the start of d[0..len) (see above) and the body
+ * bytes after it.  Returns FAST_DECLINE (nothing changed) or what feed
+ * returns. */
+static int fast_head(yb_h1_resp *p, const uint8_t *d, size_t len, size_t *used)
+{
+    size_t lim = len < FAST_HEAD_MAX ? len : FAST_HEAD_MAX, i;
+    pthread_once(&fclass_once, fclass_init);
+    /* "HTTP/1.x NNN" then " reason" or nothing, then CRLF */
+    if (lim < 14 || memcmp(d, "HTTP/1.", 7) || (d[7] != '0' && d[7] != '1') || d[8] != ' ' ||
+        d[9] < '2' || d[9] > '9' || d[10] < '0' || d[10] > '9' || d[11] < '0' || d[11] > '9')
+        return FAST_DECLINE;
+    int minor = d[7] - '0';
+    int st = (d[9] - '0') * 100 + (d[10] - '0') * 10 + (d[11] - '0');
+    i = 12;
+    if (d[i] == ' ')
+        for (i++; i < lim && (fclass[d[i]] & FC_V); i++)
+            ;
+    if (i + 1 >= lim || d[i] != '\r' || d[i + 1] != '\n')
+        return FAST_DECLINE;
+    i += 2;
+    uint64_t cl = UINT64_MAX;
+    int conn = 0; /* Connection: 0 none, 1 close, 2 keep-alive */
+    for (;;) {
+        if (i + 1 >= lim)
+            return FAST_DECLINE;
+        if (d[i] == '\r') {
+            if (d[i + 1] != '\n')
+                return FAST_DECLINE;
+            i += 2;
+            break;
+        }
+        size_t n0 = i;
+        while (i < lim && (fclass[d[i]] & FC_T))
+            i++;
+        if (i == n0 || i >= lim || d[i] != ':')
+            return FAST_DECLINE;
+        size_t nlen = i - n0;
+        for (i++; i < lim && (d[i] == ' ' || d[i] == '\t'); i++)
+            ;
+        size_t v0 = i;
+        i = value_end(d, i, lim);
+        if (i + 1 >= lim || d[i] != '\r' || d[i + 1] != '\n')
+            return FAST_DECLINE;
+        /* (only spaces after the value: http_parser reads a trailing HTAB
+         * as part of a Content-Length or Connection value) */
+        size_t v1 = i;
+        while (v1 > v0 && d[v1 - 1] == ' ')
+            v1--;
+        i += 2;
+        const uint8_t *v = d + v0;
+        size_t vlen = v1 - v0;
+        int kind = field_kind(d + n0, nlen);
+        if (kind == FF_DECLINE)
+            return FAST_DECLINE;
+        if (kind == FF_LENGTH) {
+            if (cl != UINT64_MAX || vlen == 0 || vlen > 18)
+                return FAST_DECLINE;
+            cl = 0;
+            for (size_t k = 0; k < vlen; k++) {
+                if (v[k] < '0' || v[k] > '9')
+                    return FAST_DECLINE;
+                cl = cl * 10 + (uint64_t)(v[k] - '0');
+            }
+        } else if (kind == FF_CONN) {
+            if (conn)
+                return FAST_DECLINE;
+            if (vlen == 5 && name_is((const char *)v, vlen, "close"))
+                conn = 1;
+            else if (vlen == 10 && span_is(v, vlen, "keep-alive"))
+                conn = 2;
+            else
+                return FAST_DECLINE;
+        }
+    }
+    /* RFC 9112 6.3: 204, 304 and the answer to HEAD have no body */
+    int bodiless = st == 204 || st == 304 || p->head;
+    if (!bodiless && (cl == UINT64_MAX || cl > p->max_body))
+        return FAST_DECLINE; /* close-delimited, or too large: http_parser says so */
+    p->mode = RM_FAST;
+    p->status = st;
+    p->head_done = 1;
+    p->minor = minor;
+    p->conn = conn;
+    if (bodiless) {
+        p->fast_left = cl; /* what body_expected says, as for http_parser */
+        *used = i;
+        return fast_complete(p, minor, conn);
+    }
+    p->fast_left = cl;
+    size_t took = 0;
+    yb_h1_rc rc = fast_body(p, d + i, len - i, &took);
+    *used = i + took;
+    return rc == YB_H1_COMPLETE ? fast_complete(p, minor, conn) : rc;
+}
+
 yb_h1_rc yb_h1_resp_feed(yb_h1_resp *p, const uint8_t *data, size_t len, size_t *used)
 {
     *used = 0;
@@ -587,6 +826,16 @@ yb_h1_rc yb_h1_resp_feed(yb_h1_resp *p, const uint8_t *data, size_t len, size_t 
     }
     if (len == 0) /* execute() would take it for EOF */
         return YB_H1_MORE;
+    if (p->mode == RM_FAST) {
+        yb_h1_rc rc = fast_body(p, data, len, used);
+        return rc == YB_H1_COMPLETE ? fast_complete(p, p->minor, p->conn) : rc;
+    }
+    if (p->mode == RM_START && !p->all && !p->slow_only) {
+        int rc = fast_head(p, data, len, used);
+        if (rc != FAST_DECLINE)
+            return (yb_h1_rc)rc;
+    }
+    to_slow(p);
     size_t n = http_parser_execute(&p->parser, p->all ? &resp_settings_all : &resp_settings,
                                    (const char *)data, len);
     *used = n;
@@ -611,6 +860,12 @@ yb_h1_rc yb_h1_resp_eof(yb_h1_resp *p)
         return YB_H1_COMPLETE;
     if (p->err)
         return YB_H1_ERROR;
+    if (p->mode == RM_FAST) { /* in the body: its length was announced */
+        p->truncated = 1;
+        p->err = "connection closed before the response was complete";
+        return YB_H1_ERROR;
+    }
+    to_slow(p);
     /* len 0 tells http_parser about EOF: a close-delimited body completes,
      * anything else mid-message is HPE_INVALID_EOF_STATE. */
     http_parser_execute(&p->parser, p->all ? &resp_settings_all : &resp_settings, "", 0);
@@ -640,9 +895,12 @@ const uint8_t *yb_h1_resp_body_head(const yb_h1_resp *p, size_t *len)
 }
 
 int yb_h1_resp_head_done(const yb_h1_resp *p) { return p->head_done; }
+int yb_h1_resp_fast(const yb_h1_resp *p) { return p->mode == RM_FAST; }
 
 uint64_t yb_h1_resp_body_expected(const yb_h1_resp *p)
 {
+    if (p->mode == RM_FAST)
+        return p->fast_left == UINT64_MAX ? UINT64_MAX : p->body_len + p->fast_left;
     /* http_parser counts content_length down as the body arrives */
     if (!p->head_done || (p->parser.flags & F_CHUNKED) || p->parser.content_length == UINT64_MAX)
         return UINT64_MAX;

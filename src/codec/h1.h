@@ -48,6 +48,12 @@ void yb_h1_resp_reset(yb_h1_resp *p, int head);
  * response are left for the caller).  1xx interim responses are skipped.
  * Returns YB_H1_MORE, YB_H1_COMPLETE or YB_H1_ERROR. */
 yb_h1_rc yb_h1_resp_feed(yb_h1_resp *p, const uint8_t *data, size_t len, size_t *used);
+/* on = 1: every response goes to http_parser, none to the fast path
+ * that takes the usual ones apart itself (for tests that compare the
+ * two). */
+void yb_h1_resp_slow_only(yb_h1_resp *p, int on);
+/* 1 when the fast path has taken the current response (tests). */
+int yb_h1_resp_fast(const yb_h1_resp *p);
 /* Signals EOF: a response delimited by connection close completes here.
  * Returns YB_H1_COMPLETE or YB_H1_ERROR (incomplete). */
 yb_h1_rc yb_h1_resp_eof(yb_h1_resp *p);

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,6 +276,211 @@ static result resp_all_ways(const uint8_t *msg, size_t len, int head, uint64_t c
         same(&ref, &r, "split at", k);
     }
     return ref;
+}
+
+/* ---- the fast path against http_parser ----------------------------------- */
+
+/* Everything a caller can see of a response parser after a run. */
+typedef struct {
+    yb_h1_rc rc;
+    size_t used;
+    int status, keep_alive, truncated, too_large, head_done, fast;
+    uint64_t body, expected;
+    char err[128];
+    uint8_t body_head[64], kept[16];
+    size_t body_head_len, kept_len;
+} seen;
+
+/* Feeds msg to a parser (slow: http_parser only) in pieces ending at the
+ * offsets in cuts, the same way as run_resp_cuts, then EOF when asked. */
+static seen run_seen(const uint8_t *msg, size_t len, const size_t *cuts, size_t ncuts, int head,
+                     uint64_t cap, int keep, int eof, int slow)
+{
+    yb_h1_resp *p = yb_h1_resp_new(cap);
+    assert_non_null(p);
+    yb_h1_resp_slow_only(p, slow);
+    if (keep)
+        assert_int_equal(yb_h1_resp_keep_body(p, sizeof ((seen *)0)->kept), 0);
+    yb_h1_resp_reset(p, head);
+    seen r;
+    memset(&r, 0, sizeof r);
+    r.rc = YB_H1_MORE;
+    size_t pos = 0;
+    for (size_t c = 0; c < ncuts && r.rc == YB_H1_MORE; c++)
+        while (pos < cuts[c] && r.rc == YB_H1_MORE) {
+            size_t used = 12345;
+            r.rc = yb_h1_resp_feed(p, msg + pos, cuts[c] - pos, &used);
+            assert_true(used <= cuts[c] - pos);
+            pos += used;
+        }
+    r.fast = yb_h1_resp_fast(p);
+    if (r.rc == YB_H1_MORE && eof)
+        r.rc = yb_h1_resp_eof(p);
+    r.used = pos;
+    r.status = yb_h1_resp_status(p);
+    r.keep_alive = yb_h1_resp_keep_alive(p);
+    r.truncated = yb_h1_resp_truncated(p);
+    r.too_large = yb_h1_resp_too_large(p);
+    r.head_done = yb_h1_resp_head_done(p);
+    r.body = yb_h1_resp_body_len(p);
+    r.expected = yb_h1_resp_body_expected(p);
+    snprintf(r.err, sizeof r.err, "%s", yb_h1_resp_error(p));
+    size_t n;
+    const uint8_t *b = yb_h1_resp_body_head(p, &n);
+    r.body_head_len = n;
+    if (b)
+        memcpy(r.body_head, b, n < sizeof r.body_head ? n : sizeof r.body_head);
+    b = yb_h1_resp_body(p, &n);
+    r.kept_len = n;
+    if (b)
+        memcpy(r.kept, b, n);
+    yb_h1_resp_free(p);
+    return r;
+}
+
+static void same_seen(const seen *f, const seen *s, const char *msg, size_t k)
+{
+    if (f->rc != s->rc || f->used != s->used || f->status != s->status ||
+        f->keep_alive != s->keep_alive || f->truncated != s->truncated ||
+        f->too_large != s->too_large || f->head_done != s->head_done || f->body != s->body ||
+        f->expected != s->expected || strcmp(f->err, s->err) ||
+        f->body_head_len != s->body_head_len || f->kept_len != s->kept_len ||
+        memcmp(f->body_head, s->body_head, sizeof f->body_head) ||
+        memcmp(f->kept, s->kept, sizeof f->kept))
+        fail_msg("fast path and http_parser differ (cut at %zu) on \"%s\": rc %d/%d used %zu/%zu "
+                 "status %d/%d ka %d/%d trunc %d/%d large %d/%d head %d/%d body %llu/%llu "
+                 "expected %llu/%llu err \"%s\"/\"%s\" head %zu/%zu kept %zu/%zu",
+                 k, msg, f->rc, s->rc, f->used, s->used, f->status, s->status, f->keep_alive,
+                 s->keep_alive, f->truncated, s->truncated, f->too_large, s->too_large,
+                 f->head_done, s->head_done, (unsigned long long)f->body,
+                 (unsigned long long)s->body, (unsigned long long)f->expected,
+                 (unsigned long long)s->expected, f->err, s->err, f->body_head_len,
+                 s->body_head_len, f->kept_len, s->kept_len);
+}
+
+/* Responses the fast path takes (1) or leaves to http_parser (0), each
+ * parsed by both, whole and in two pieces at every offset, with and
+ * without EOF after it, as the answer to GET and to HEAD, with a body cap
+ * of 64 bytes and of 1 MiB, keeping 2xx bodies or not: every outcome must
+ * be the same. */
+static const struct {
+    int fast; /* taken by the fast path as the answer to GET, whole, cap 1 MiB */
+    const char *m;
+} fast_cases[] = {
+    {1, "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Tue, 01 Dec 2026 03:18:10 GMT\r\n"
+        "Content-Type: application/yang-data+json\r\nContent-Length: 10\r\n"
+        "Connection: keep-alive\r\n\r\n0123456789"},
+    {1, "HTTP/1.1 204 No Content\r\nServer: nginx\r\nConnection: keep-alive\r\n\r\n"},
+    {1, "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabc"},
+    {1, "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 3\r\n\r\nabc"},
+    {1, "HTTP/1.1 200 OK\r\nCONNECTION: CLOSE\r\ncontent-LENGTH: 3\r\n\r\nabc"},
+    {1, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found"},
+    {1, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+        "Content-Length: 5\r\nConnection: close\r\n\r\nboom!"},
+    {1, "HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok"},
+    {1, "HTTP/1.1 200 \r\nContent-Length: 2\r\n\r\nok"},
+    {1, "HTTP/1.1 200 OK\r\nContent-Length: \t 007  \r\nConnection:  close \r\n\r\n1234567"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 007 \t\r\n\r\n1234567"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\t\r\n\r\n1234567"},
+    {1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"},
+    {1, "HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n"},
+    {1, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcEXTRA"},
+    {1, "HTTP/1.1 200 OK\r\nX-A: b\tc\x80\xff d\r\nContent-Length: 1\r\n\r\nz"},
+    {1, "HTTP/1.1 200 OK\r\nX-Empty:\r\nX-B:   \r\nContent-Length: 3\r\n\r\nabc"},
+    {1, "HTTP/1.1 200 OK\r\nX-Long: aaaaaaaaaaaaaaaabbbbbbbbccccccccdddddddd~~~~\r\n"
+        "Content-Length: 1\r\n\r\nz"},
+    {1, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab"},
+    {1, "HTTP/1.1 200 OK\r\nUpgradeX: h2c\r\nConnectionX: close\r\nContent-Length: 1\r\n\r\nz"},
+    {1, "HTTP/1.1 200 OK\r\n!#$%&'*+-.^_`|~09azAZ: x\r\nContent-Length: 1\r\n\r\nz"},
+    {1, "HTTP/1.1 999 Whatever\r\nContent-Length: 1\r\n\r\nz"},
+    {1, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
+        "0123456789012345678901234567890123456789012345678901234567890123456789"
+        "012345678901234567890123456789"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"},
+    {0, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: identity\r\n\r\nabc"},
+    {0, "HTTP/1.1 200 OK\r\nX-A: b\x01" "c\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nX-A: bbbbbbbbbbbbbbbbbbbbbbbb\x7f" "cccccc\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nX-A: bbbbbbb\x1f\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 O\x01K\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\nContent-Length: 1\n\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 1\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nX-A: b\r\n c\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n"},
+    {0, "HTTP/1.1 200 OK\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nUpgrade: h2c\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nProxy-Connection: close\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: close\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length : 3\r\n\r\nabc"},
+    {0, "HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\n: x\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\n\r\nclose-delimited"},
+    {0, "HTTP/1.0 200 OK\r\n\r\nclose-delimited"},
+    {0, "HTTP/2.0 200 OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.2 200 OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 099 Low\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 2000 OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 20 OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\rabc"},
+    {0, "http/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz"},
+    {0, "HTTP/1.1 200 OK\r\n"},
+    {0, ""},
+};
+
+static void test_resp_fast_path(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof fast_cases / sizeof fast_cases[0]; c++) {
+        const uint8_t *m = (const uint8_t *)fast_cases[c].m;
+        size_t len = strlen(fast_cases[c].m);
+        size_t whole[1] = {len};
+        seen f = run_seen(m, len, whole, 1, 0, 1 << 20, 0, 0, 0);
+        if (f.fast != fast_cases[c].fast)
+            fail_msg("case %zu: fast path %s \"%s\"", c, f.fast ? "took" : "declined",
+                     fast_cases[c].m);
+        for (int v = 0; v < 16; v++) {
+            int head = v & 1, keep = v & 4, eof = v & 8;
+            uint64_t cap = v & 2 ? 64 : 1 << 20;
+            for (size_t k = 0; k <= len; k++) {
+                size_t cuts[2] = {k, len};
+                seen a = run_seen(m, len, cuts, 2, head, cap, keep, eof, 0);
+                seen b = run_seen(m, len, cuts, 2, head, cap, keep, eof, 1);
+                assert_false(b.fast);
+                same_seen(&a, &b, fast_cases[c].m, k);
+            }
+        }
+    }
+}
+
+/* A head longer than the fast path looks at goes to http_parser whole. */
+static void test_resp_fast_long_head(void **state)
+{
+    (void)state;
+    size_t vlen = 5000, n = 0;
+    uint8_t *m = malloc(vlen + 128);
+    assert_non_null(m);
+    memcpy(m, "HTTP/1.1 200 OK\r\nX-Big: ", 25);
+    n = 25;
+    memset(m + n, 'v', vlen);
+    n += vlen;
+    memcpy(m + n, "\r\nContent-Length: 2\r\n\r\nok", 25);
+    n += 25;
+    size_t whole[1] = {n};
+    seen a = run_seen(m, n, whole, 1, 0, 1 << 20, 0, 0, 0);
+    seen b = run_seen(m, n, whole, 1, 0, 1 << 20, 0, 0, 1);
+    assert_false(a.fast);
+    assert_int_equal(a.rc, YB_H1_COMPLETE);
+    assert_int_equal(a.body, 2);
+    same_seen(&a, &b, "5000-byte field", 0);
+    free(m);
 }
 
 static void test_resp_content_length(void **state)
@@ -1072,6 +1278,9 @@ static const char *const seeds_resp[] = {
     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;e=1\r\nabc\r\n0\r\nT: 1\r\n\r\n",
     "HTTP/1.0 200 OK\r\n\r\nclose-delimited",
+    "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: application/yang-data+json\r\n"
+    "Content-Length: 5\r\nConnection: keep-alive\r\n\r\nhello",
+    "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n",
 };
 
 /* Random bytes, or a valid message with random bytes overwritten,
@@ -1160,38 +1369,58 @@ static void test_fuzz_req(void **state)
     yb_h1_req_free(p);
 }
 
+/* Mutated responses in random pieces, to a parser with its fast path and
+ * to one with http_parser only, side by side: the same answers. */
 static void test_fuzz_resp(void **state)
 {
     (void)state;
     rng_state = 0x2545f4914f6cdd1dull;
     uint8_t buf[512];
-    yb_h1_resp *p = yb_h1_resp_new(64);
+    yb_h1_resp *p = yb_h1_resp_new(64), *q = yb_h1_resp_new(64);
     assert_non_null(p);
+    assert_non_null(q);
+    yb_h1_resp_slow_only(q, 1);
     for (int iter = 0; iter < 20000; iter++) {
-        size_t n = make_input(buf, sizeof buf, seeds_resp, 4);
+        size_t n = make_input(buf, sizeof buf, seeds_resp, sizeof seeds_resp / sizeof *seeds_resp);
         size_t pos = 0;
-        yb_h1_resp_reset(p, (int)(rnd() % 5 == 0));
+        int head = (int)(rnd() % 5 == 0);
+        yb_h1_resp_reset(p, head);
+        yb_h1_resp_reset(q, head);
         while (pos < n) {
             size_t piece = 1 + rnd() % (n - pos);
-            size_t used = SIZE_MAX;
+            size_t used = SIZE_MAX, qused = SIZE_MAX;
             yb_h1_rc rc = yb_h1_resp_feed(p, buf + pos, piece, &used);
+            yb_h1_rc qrc = yb_h1_resp_feed(q, buf + pos, piece, &qused);
+            assert_int_equal(rc, qrc);
+            assert_string_equal(yb_h1_resp_error(p), yb_h1_resp_error(q));
             assert_true(used <= piece);
             if (rc == YB_H1_ERROR) {
                 assert_true(yb_h1_resp_error(p)[0] != '\0');
+                assert_int_equal(yb_h1_resp_too_large(p), yb_h1_resp_too_large(q));
                 break;
             }
+            assert_int_equal(used, qused);
+            assert_int_equal(yb_h1_resp_head_done(p), yb_h1_resp_head_done(q));
+            assert_int_equal(yb_h1_resp_body_len(p), yb_h1_resp_body_len(q));
+            assert_int_equal(yb_h1_resp_body_expected(p), yb_h1_resp_body_expected(q));
             if (rc == YB_H1_COMPLETE) {
                 assert_true(yb_h1_resp_body_len(p) <= 64);
                 assert_true(yb_h1_resp_status(p) >= 100);
+                assert_int_equal(yb_h1_resp_status(p), yb_h1_resp_status(q));
+                assert_int_equal(yb_h1_resp_keep_alive(p), yb_h1_resp_keep_alive(q));
                 yb_h1_resp_reset(p, 0);
+                yb_h1_resp_reset(q, 0);
             } else {
                 assert_int_equal(used, piece);
             }
             pos += used;
         }
-        (void)yb_h1_resp_eof(p);
+        assert_int_equal(yb_h1_resp_eof(p), yb_h1_resp_eof(q));
+        assert_int_equal(yb_h1_resp_truncated(p), yb_h1_resp_truncated(q));
+        assert_string_equal(yb_h1_resp_error(p), yb_h1_resp_error(q));
     }
     yb_h1_resp_free(p);
+    yb_h1_resp_free(q);
 }
 
 int main(void)
@@ -1204,6 +1433,8 @@ int main(void)
         cmocka_unit_test(test_ser_auth_override),
         cmocka_unit_test(test_ser_close_and_lengths),
         cmocka_unit_test(test_ser_invalid),
+        cmocka_unit_test(test_resp_fast_path),
+        cmocka_unit_test(test_resp_fast_long_head),
         cmocka_unit_test(test_resp_content_length),
         cmocka_unit_test(test_resp_chunked),
         cmocka_unit_test(test_resp_close_delimited),
