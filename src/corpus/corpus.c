@@ -1750,7 +1750,9 @@ struct yb_corpus_reader {
     char *path;
     FILE *f;
     ZSTD_DCtx *dctx;
-    uint8_t *in;         /* compressed input, IO_CHUNK */
+    uint8_t *in;         /* compressed input, in_cap bytes (IO_CHUNK, more
+                          * to hold a whole frame: rd_frame) */
+    size_t in_cap;
     ZSTD_inBuffer zin;
     size_t frame_rem;    /* last ZSTD_decompressStream hint: 0 = at frame end */
     int zerr;            /* ZSTD_ErrorCode of the last decompression failure */
@@ -1776,33 +1778,141 @@ struct yb_corpus_reader {
     tally t;             /* of the records returned, checked against it */
 };
 
+/* Moves the pending decompressed bytes to buf's start and makes buf at
+ * least `want` bytes long.  Returns 0 or -1 with err. */
+static int rd_compact(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
+{
+    if (r->buf)
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+    r->end -= r->start;
+    r->start = 0;
+    if (r->cap < want || r->cap == 0) {
+        size_t ncap = r->cap ? r->cap : IO_CHUNK;
+        while (ncap < want)
+            ncap *= 2;
+        uint8_t *nb = realloc(r->buf, ncap);
+        if (!nb) {
+            seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+                   (unsigned long long)r->index);
+            return -1;
+        }
+        r->buf = nb;
+        r->cap = ncap;
+    }
+    return 0;
+}
+
+/* Frames that say their decompressed size, at most this, and whose
+ * compressed bytes fit in at most RD_IN_MAX of input are decoded whole
+ * (rd_frame); others are streamed. */
+#define RD_FRAME_WHOLE_MAX (8u * 1024u * 1024u)
+#define RD_IN_MAX (RD_FRAME_WHOLE_MAX + 64u * 1024u)
+#define RD_FRAME_HEAD_MAX 18u /* ZSTD_FRAMEHEADERSIZE_MAX */
+
+/* Reads more compressed input after the bytes zin still holds (moved to
+ * the input's start), the input grown to `room` bytes when it is
+ * smaller.  Returns 0 (file_eof set at the end of the file) or -1 with
+ * err. */
+static int rd_more_input(yb_corpus_reader *r, size_t room, char *err, size_t errlen)
+{
+    size_t have = r->zin.size - r->zin.pos;
+    if (have && r->zin.pos)
+        memmove(r->in, r->in + r->zin.pos, have);
+    r->zin.pos = 0;
+    r->zin.size = have;
+    if (room > r->in_cap) {
+        uint8_t *p = realloc(r->in, room);
+        if (!p) {
+            seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+                   (unsigned long long)r->index);
+            return -1;
+        }
+        r->in = p;
+        r->zin.src = p;
+        r->in_cap = room;
+    }
+    size_t k = fread(r->in + have, 1, r->in_cap - have, r->f);
+    if (k == 0) {
+        if (ferror(r->f)) {
+            seterr(err, errlen, "%s: read error: %s", r->path, strerror(errno));
+            return -1;
+        }
+        r->file_eof = 1;
+    }
+    r->zin.size = have + k;
+    return 0;
+}
+
+/* At a frame's start, decodes the next frame whole, straight into buf,
+ * when it says its size (RD_FRAME_WHOLE_MAX at most) and all its
+ * compressed bytes can be read ahead: streaming would decode it into
+ * zstd's window and copy it out of there, a pass more over every byte
+ * (a level-1 corpus is such frames: yangblast-corpus(5)).  A frame that
+ * is cut short or damaged is left to the streaming decoder, which says
+ * what is wrong with it as it always did.  Returns 1 when a frame was
+ * decoded, 0 when the next bytes are to be streamed, -1 with err. */
+static int rd_frame(yb_corpus_reader *r, char *err, size_t errlen)
+{
+    if (r->frame_rem)
+        return 0; /* inside a frame being streamed */
+    size_t need = RD_FRAME_HEAD_MAX, cs;
+    unsigned long long c;
+    for (;;) {
+        size_t avail = r->zin.size - r->zin.pos;
+        if (avail < need && !r->file_eof) {
+            size_t room = r->in_cap;
+            while (room - avail < IO_CHUNK || room < need) /* (need <= RD_IN_MAX) */
+                room *= 2;
+            if (rd_more_input(r, room > RD_IN_MAX ? RD_IN_MAX : room, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        const uint8_t *src = (const uint8_t *)r->zin.src + r->zin.pos;
+        if (avail < 4 || get_le32(src) != ZSTD_MAGICNUMBER)
+            return 0; /* (a skippable frame, or not zstd: the streaming decoder says) */
+        c = ZSTD_getFrameContentSize(src, avail);
+        if (c == ZSTD_CONTENTSIZE_UNKNOWN || c == ZSTD_CONTENTSIZE_ERROR ||
+            c > RD_FRAME_WHOLE_MAX)
+            return 0;
+        cs = ZSTD_findFrameCompressedSize(src, avail);
+        if (!ZSTD_isError(cs))
+            break;
+        if (ZSTD_getErrorCode(cs) != ZSTD_error_srcSize_wrong || r->file_eof ||
+            avail >= RD_IN_MAX)
+            return 0;
+        need = avail + 1; /* the rest of the frame */
+    }
+    if (r->cap - r->end < c && rd_compact(r, r->end - r->start + (size_t)c, err, errlen) < 0)
+        return -1;
+    size_t n = ZSTD_decompressDCtx(r->dctx, r->buf + r->end, (size_t)c,
+                                   (const uint8_t *)r->zin.src + r->zin.pos, cs);
+    if (ZSTD_isError(n)) {
+        r->zerr = (int)ZSTD_getErrorCode(n);
+        seterr(err, errlen, "%s: record %llu: corrupt compressed data (%s)", r->path,
+               (unsigned long long)r->index, ZSTD_getErrorName(n));
+        return -1;
+    }
+    r->zin.pos += cs;
+    r->end += n; /* (n == c: zstd checks the frame's size) */
+    return 1;
+}
+
 /* Makes at least `want` decompressed bytes available at buf+start.
  * Returns 1 when available, 0 at a clean end of input (no bytes pending and
  * the zstd frame complete), or -1 with err set. */
 static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
 {
     while (r->end - r->start < want) {
-        if (r->cap - r->start < want || r->end == r->cap) {
-            if (r->buf)
-                memmove(r->buf, r->buf + r->start, r->end - r->start);
-            r->end -= r->start;
-            r->start = 0;
-            if (r->cap < want || r->cap == 0) {
-                size_t ncap = r->cap ? r->cap : IO_CHUNK;
-                while (ncap < want)
-                    ncap *= 2;
-                uint8_t *nb = realloc(r->buf, ncap);
-                if (!nb) {
-                    seterr(err, errlen, "%s: record %llu: out of memory", r->path,
-                           (unsigned long long)r->index);
-                    return -1;
-                }
-                r->buf = nb;
-                r->cap = ncap;
-            }
-        }
+        if ((r->cap - r->start < want || r->end == r->cap) &&
+            rd_compact(r, want, err, errlen) < 0)
+            return -1;
+        int fr = rd_frame(r, err, errlen);
+        if (fr < 0)
+            return -1;
+        if (fr > 0)
+            continue;
         if (r->zin.pos == r->zin.size && !r->file_eof) {
-            size_t k = fread(r->in, 1, IO_CHUNK, r->f);
+            size_t k = fread(r->in, 1, r->in_cap, r->f);
             if (k == 0) {
                 if (ferror(r->f)) {
                     seterr(err, errlen, "%s: read error: %s", r->path, strerror(errno));
@@ -2079,6 +2189,7 @@ yb_corpus_reader *yb_corpus_reader_open(const char *path, char *err, size_t errl
     r->path = strdup(path);
     r->dctx = ZSTD_createDCtx();
     r->in = malloc(IO_CHUNK);
+    r->in_cap = IO_CHUNK;
     if (!r->path || !r->dctx || !r->in) {
         seterr(err, errlen, "%s: out of memory", path);
         yb_corpus_reader_close(r);

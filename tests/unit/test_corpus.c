@@ -1409,6 +1409,69 @@ static void test_split_roundtrip(void **state)
     free(in);
 }
 
+/* Level 1 writes each block as zstd frames of their own, which the
+ * reader decodes whole, straight into its buffer: frames larger than the
+ * reader's input chunk (incompressible bodies: its input grows to hold
+ * them), frames that cross a chunk's end, and one larger than it decodes
+ * whole (a 9 MiB body: streamed) read back equal, also after a rewind;
+ * every prefix and nearly every flipped byte fails naming the file. */
+static void test_whole_frames(void **state)
+{
+    (void)state;
+    enum { N = 14 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, i == 12 ? 9u << 20 : 150000 + 1000 * i);
+    char a[1024], b[1024], err[512];
+    snprintf(a, sizeof a, "%s", tpath("whole.ybc"));
+    snprintf(b, sizeof b, "%s", tpath("whole-cut.ybc"));
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = 1;
+    write_corpus(a, in, N, &h);
+    yb_corpus_reader *r = yb_corpus_reader_open(a, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    assert_int_equal(yb_corpus_reader_header(r)->format_version, YB_CORPUS_FORMAT_SPLIT);
+    const yb_request *q;
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < N; i++) {
+            if (yb_corpus_reader_next(r, &q, err, sizeof err) != 1)
+                fail_msg("round %d, record %u: %s", round, i, err);
+            if (!yb_request_equal(q, &in[i]))
+                fail_msg("round %d, record %u differs", round, i);
+        }
+        assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+        assert_int_equal(yb_corpus_reader_rewind(r, err, sizeof err), 0);
+    }
+    yb_corpus_reader_close(r);
+
+    /* without the 9 MiB body: cut at every 24001st byte, bytes flipped */
+    write_corpus(a, in, 12, &h);
+    check_prefixes(a, 24001);
+    size_t n;
+    uint8_t *full = slurp(a, &n);
+    unsigned errors = 0, successes = 0;
+    uint64_t cnt;
+    for (size_t off = 0; off < n; off += 7919) {
+        full[off] ^= 0x40;
+        spit(b, full, n);
+        full[off] ^= 0x40;
+        if (read_all(b, &cnt, err, sizeof err) == 0) {
+            successes++;
+        } else {
+            errors++;
+            if (!strstr(err, b))
+                fail_msg("flip at %zu: message does not name the file: %s", off, err);
+        }
+    }
+    assert_true(errors > 100);
+    assert_true(successes <= errors / 10);
+    free(full);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
 /* The format-2 split of b[0..n) (yangblast-corpus(5), DIGITS APART),
  * into malloc'd *skel and *dig. */
 static void split_ref(const uint8_t *b, size_t n, uint8_t **skel, size_t *sn, uint8_t **dig,
@@ -1766,6 +1829,7 @@ int main(void)
         T(test_empty_corpus_and_creation_time),
         T(test_summary),
         T(test_split_roundtrip),
+        T(test_whole_frames),
         T(test_add_split),
         T(test_split_hostile),
         T(test_truncated_every_offset),
