@@ -733,27 +733,22 @@ static void split_more(wslot *s, const uint8_t *in, size_t n)
     s->plain += n;
 }
 
-/* Copies p[0..n) to out and returns how many of those bytes are c: one
- * pass where a count and then a copy took two (64 bytes a round, 16
- * counters of a byte each summed every 63 rounds). */
-static size_t copy_count(uint8_t *out, const uint8_t *p, size_t n, uint8_t c)
+/* Returns how many of p[0..n) are c. */
+static size_t count_byte(const uint8_t *p, size_t n, uint8_t c)
 {
     size_t k = 0, i = 0;
 #ifdef __SSE2__
+    /* 16 counters of a byte each, 64 bytes a round, summed every 63
+     * rounds (at most 4 * 63 in a counter) */
     __m128i want = _mm_set1_epi8((char)c), zero = _mm_setzero_si128();
     while (i + 64 <= n) {
         __m128i acc = zero;
         for (unsigned r = 0; r < 63 && i + 64 <= n; r++, i += 64) {
             const __m128i *q = (const __m128i *)(const void *)(p + i);
-            __m128i *o = (__m128i *)(void *)(out + i);
-            __m128i v0 = _mm_loadu_si128(q), v1 = _mm_loadu_si128(q + 1),
-                    v2 = _mm_loadu_si128(q + 2), v3 = _mm_loadu_si128(q + 3);
-            _mm_storeu_si128(o, v0);
-            _mm_storeu_si128(o + 1, v1);
-            _mm_storeu_si128(o + 2, v2);
-            _mm_storeu_si128(o + 3, v3);
-            __m128i e0 = _mm_cmpeq_epi8(v0, want), e1 = _mm_cmpeq_epi8(v1, want),
-                    e2 = _mm_cmpeq_epi8(v2, want), e3 = _mm_cmpeq_epi8(v3, want);
+            __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128(q), want),
+                    e1 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), want),
+                    e2 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), want),
+                    e3 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), want);
             acc = _mm_sub_epi8(acc, _mm_add_epi8(_mm_add_epi8(e0, e1), _mm_add_epi8(e2, e3)));
         }
         __m128i sums = _mm_sad_epu8(acc, zero);
@@ -761,7 +756,7 @@ static size_t copy_count(uint8_t *out, const uint8_t *p, size_t n, uint8_t c)
     }
 #endif
     for (; i < n; i++)
-        k += (out[i] = p[i]) == c;
+        k += p[i] == c;
     return k;
 }
 
@@ -769,7 +764,8 @@ static size_t copy_count(uint8_t *out, const uint8_t *p, size_t n, uint8_t c)
  * split_digits makes them of those bytes alone) to s's parts, as
  * split_more would have split them.  Returns the parts' markers ('0' in
  * the skeleton) and runs (',' in the digits), counted as they are
- * copied, in runs[0] and runs[1]. */
+ * copied (each part counted while in cache, then copied), in runs[0]
+ * and runs[1]. */
 static void split_join(wslot *s, const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
                        size_t runs[2])
 {
@@ -784,8 +780,10 @@ static void split_join(wslot *s, const uint8_t *skel, size_t sn, const uint8_t *
     } else if (s->in_run) {
         s->dig[s->dn++] = ',';
     }
-    runs[0] += copy_count(s->skel + LENS_ROOM + s->sn, skel, sn, '0');
-    runs[1] = copy_count(s->dig + s->dn, dig, dn, ',');
+    runs[0] += count_byte(skel, sn, '0');
+    memcpy(s->skel + LENS_ROOM + s->sn, skel, sn);
+    runs[1] = count_byte(dig, dn, ',');
+    memcpy(s->dig + s->dn, dig, dn);
     s->sn += sn;
     s->dn += dn;
     s->in_run = ends_run;
@@ -1337,33 +1335,6 @@ int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
 {
     int rc = add_ready(w);
     return rc ? rc : added(w, r, add_whole(w, r));
-}
-
-/* Returns how many of p[0..n) are c. */
-static size_t count_byte(const uint8_t *p, size_t n, uint8_t c)
-{
-    size_t k = 0, i = 0;
-#ifdef __SSE2__
-    /* 16 counters of a byte each, 64 bytes a round, summed every 63
-     * rounds (at most 4 * 63 in a counter) */
-    __m128i want = _mm_set1_epi8((char)c), zero = _mm_setzero_si128();
-    while (i + 64 <= n) {
-        __m128i acc = zero;
-        for (unsigned r = 0; r < 63 && i + 64 <= n; r++, i += 64) {
-            const __m128i *q = (const __m128i *)(const void *)(p + i);
-            __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128(q), want),
-                    e1 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), want),
-                    e2 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), want),
-                    e3 = _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), want);
-            acc = _mm_sub_epi8(acc, _mm_add_epi8(_mm_add_epi8(e0, e1), _mm_add_epi8(e2, e3)));
-        }
-        __m128i sums = _mm_sad_epu8(acc, zero);
-        k += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
-    }
-#endif
-    for (; i < n; i++)
-        k += p[i] == c;
-    return k;
 }
 
 static size_t varint_len(uint64_t v)
