@@ -1741,6 +1741,7 @@ struct yb_corpus_reader {
     yb_request req;      /* views into *cur */
     size_t hdr_cap;
     int drop_redacted;   /* skip headers holding the redaction placeholder */
+    int no_fast_view;    /* every request entry through protobuf-c (tests) */
     int split;           /* format 2: entries come in blocks, digits apart */
     uint8_t *pl;         /* format 2: the current block's entries [pl_start, pl_end) */
     size_t pl_start, pl_end, pl_cap;
@@ -2017,10 +2018,11 @@ static void rd_skip(yb_corpus_reader *r, size_t n)
         r->start += n;
 }
 
-/* Reads one varint-prefixed Entry.  Returns 1 with *out set, 0 at a clean
- * end of input, -1 with err. */
-static int rd_entry(yb_corpus_reader *r, ProtobufCAllocator *alloc, Yangblast__Entry **out,
-                    char *err, size_t errlen)
+/* Reads one varint-prefixed entry: sets [*e, *e + *n) to its bytes (valid
+ * until the next read).  Returns 1, 0 at a clean end of input, -1 with
+ * err. */
+static int rd_entry_bytes(yb_corpus_reader *r, const uint8_t **e, size_t *n, char *err,
+                          size_t errlen)
 {
     uint64_t len = 0;
     for (unsigned i = 0;; i++) {
@@ -2057,9 +2059,18 @@ static int rd_entry(yb_corpus_reader *r, ProtobufCAllocator *alloc, Yangblast__E
                    (unsigned long long)r->index);
         return -1;
     }
-    Yangblast__Entry *e =
-        yangblast__entry__unpack(alloc, (size_t)len, len ? rd_at(r) : (const uint8_t *)"");
+    *e = len ? rd_at(r) : (const uint8_t *)"";
+    *n = (size_t)len;
     rd_skip(r, (size_t)len);
+    return 1;
+}
+
+/* Unpacks the entry e[0..n) with protobuf-c.  Returns 1 with *out set, or
+ * -1 with err. */
+static int rd_unpack(yb_corpus_reader *r, ProtobufCAllocator *alloc, const uint8_t *b, size_t n,
+                     Yangblast__Entry **out, char *err, size_t errlen)
+{
+    Yangblast__Entry *e = yangblast__entry__unpack(alloc, n, b);
     if (!e) {
         seterr(err, errlen, "%s: record %llu: corrupt entry (protobuf decoding failed)", r->path,
                (unsigned long long)r->index);
@@ -2067,6 +2078,17 @@ static int rd_entry(yb_corpus_reader *r, ProtobufCAllocator *alloc, Yangblast__E
     }
     *out = e;
     return 1;
+}
+
+/* Reads and unpacks one entry.  Returns 1 with *out set, 0 at a clean end
+ * of input, -1 with err. */
+static int rd_entry(yb_corpus_reader *r, ProtobufCAllocator *alloc, Yangblast__Entry **out,
+                    char *err, size_t errlen)
+{
+    const uint8_t *b;
+    size_t n;
+    int rc = rd_entry_bytes(r, &b, &n, err, errlen);
+    return rc <= 0 ? rc : rd_unpack(r, alloc, b, n, out, err, errlen);
 }
 
 static void rd_reset_stream(yb_corpus_reader *r)
@@ -2201,15 +2223,20 @@ void yb_corpus_reader_drop_redacted(yb_corpus_reader *r)
     r->drop_redacted = 1;
 }
 
+void yb_corpus_reader_protobuf_only(yb_corpus_reader *r)
+{
+    r->no_fast_view = 1;
+}
+
 /* Returns 1 when f is a header the header's redaction list names (in any
  * case) and whose value is the placeholder, else 0. */
-static int is_redacted(const yb_corpus_reader *r, const Yangblast__HeaderField *f)
+static int is_redacted(const yb_corpus_reader *r, const char *name, const uint8_t *value,
+                       size_t len)
 {
-    if (f->value.len != sizeof YB_CORPUS_REDACTED - 1 ||
-        memcmp(f->value.data, YB_CORPUS_REDACTED, f->value.len))
+    if (len != sizeof YB_CORPUS_REDACTED - 1 || memcmp(value, YB_CORPUS_REDACTED, len))
         return 0;
     for (size_t i = 0; i < r->header.n_redactions; i++)
-        if (!strcasecmp(f->name, r->header.redactions[i]))
+        if (!strcasecmp(name, r->header.redactions[i]))
             return 1;
     return 0;
 }
@@ -2235,7 +2262,8 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
     r->req.path = p->path;
     size_t n = 0;
     for (size_t i = 0; i < p->n_headers; i++) {
-        if (r->drop_redacted && is_redacted(r, p->headers[i]))
+        if (r->drop_redacted && is_redacted(r, p->headers[i]->name, p->headers[i]->value.data,
+                                            p->headers[i]->value.len))
             continue;
         h[n].name = p->headers[i]->name;
         h[n].value = p->headers[i]->value.data;
@@ -2262,6 +2290,296 @@ static int view_request(yb_corpus_reader *r, const Yangblast__Request *p)
             p->accept_grpc_status[i] > 9999 ? 9999 : (uint16_t)p->accept_grpc_status[i];
     r->req.chain = p->chain;
     return 0;
+}
+
+/* ---- the request entries without protobuf-c ----
+ * A request entry as the writer makes it (protobuf-c's packing: the
+ * Entry's one field, each field of the Request at most once, headers of
+ * a name and a value) is viewed straight from its bytes: its strings
+ * copied into the arena (NUL-terminated), its body and header values
+ * pointing into the entry, which stays where it is until the next record
+ * is read.  Anything else (another kind of entry, a field given twice, a
+ * wire type or a tag protobuf-c would refuse or read otherwise, a
+ * non-canonical tag) is left to protobuf-c, so that what is read is
+ * always what protobuf-c reads: the fast path takes only input on which
+ * the two agree (tests/unit/test_corpus.c test_fast_view_differential,
+ * tests/fuzz/fuzz_ybc.c compare them). */
+
+/* Reads a varint of at most 10 bytes at p[0..n) as protobuf-c scans one.
+ * Returns its length (0: unterminated) and sets *v (the bits past 64
+ * dropped) and *any (some 7-bit group is not zero: protobuf-c's bool). */
+static size_t fv_varint(const uint8_t *p, size_t n, uint64_t *v, int *any)
+{
+    uint64_t x = 0;
+    int nz = 0;
+    size_t max = n < 10 ? n : 10;
+    for (size_t i = 0; i < max; i++) {
+        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        nz |= p[i] & 0x7f;
+        if (!(p[i] & 0x80)) {
+            *v = x;
+            *any = nz != 0;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* A field's tag in canonical form (one byte, or two for fields 16..2047).
+ * Returns its length, 0 for anything else (left to protobuf-c). */
+static size_t fv_tag(const uint8_t *p, size_t n, unsigned *field, unsigned *wt)
+{
+    if (n >= 1 && !(p[0] & 0x80)) {
+        *field = p[0] >> 3;
+        *wt = p[0] & 7;
+        return *field ? 1 : 0;
+    }
+    if (n >= 2 && !(p[1] & 0x80) && p[1]) {
+        *field = ((p[0] & 0x7fu) >> 3) | (unsigned)p[1] << 4;
+        *wt = p[0] & 7;
+        return 2;
+    }
+    return 0;
+}
+
+/* A length-delimited field's bytes after its tag at p[0..n), as
+ * protobuf-c's scan_length_prefixed_data takes them: sets [*d, *d + *dl).
+ * Returns the bytes the field takes, 0 when protobuf-c would refuse it. */
+static size_t fv_len(const uint8_t *p, size_t n, const uint8_t **d, size_t *dl)
+{
+    uint64_t v = 0;
+    size_t max = n < 5 ? n : 5, i;
+    for (i = 0; i < max; i++) {
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80))
+            break;
+    }
+    if (i == max || v > INT_MAX || v > n - (i + 1))
+        return 0;
+    *d = p + i + 1;
+    *dl = (size_t)v;
+    return i + 1 + (size_t)v;
+}
+
+/* The bytes an unknown field takes after its tag (protobuf-c keeps and
+ * ignores it); 0 when protobuf-c would refuse it. */
+static size_t fv_skip(const uint8_t *p, size_t n, unsigned wt)
+{
+    uint64_t v;
+    int any;
+    const uint8_t *d;
+    size_t dl;
+    switch (wt) {
+    case 0:
+        return fv_varint(p, n, &v, &any);
+    case 1:
+        return n >= 8 ? 8 : 0;
+    case 2:
+        return fv_len(p, n, &d, &dl);
+    case 5:
+        return n >= 4 ? 4 : 0;
+    default:
+        return 0;
+    }
+}
+
+/* A NUL-terminated copy of p[0..n) in the arena (protobuf-c's string),
+ * or NULL when out of memory. */
+static char *fv_str(yb_corpus_reader *r, const uint8_t *p, size_t n)
+{
+    char *s = arena_alloc(r->alloc.allocator_data, n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = 0;
+    }
+    return s;
+}
+
+/* A bytes field's value: NULL when empty, as protobuf-c; under ASan a
+ * copy in the arena, so that a use after the record is let go is caught
+ * (the entry's own bytes are not poisoned).  Returns 0, -1 out of memory. */
+static int fv_bytes(yb_corpus_reader *r, const uint8_t *p, size_t n, uint8_t **out)
+{
+    *out = NULL;
+    if (!n)
+        return 0;
+#ifdef YB_BLK_ASAN
+    if (!(*out = arena_alloc(r->alloc.allocator_data, n)))
+        return -1;
+    memcpy(*out, p, n);
+#else
+    (void)r;
+    *out = (uint8_t *)(uintptr_t)p;
+#endif
+    return 0;
+}
+
+/* One header (a HeaderField's bytes) appended to r->req, unless it is
+ * redacted and dropped.  Returns 1, 0 when it is left to protobuf-c, -1
+ * out of memory. */
+static int fv_header(yb_corpus_reader *r, const uint8_t *p, size_t n)
+{
+    const uint8_t *name = NULL, *val = NULL;
+    size_t nl = 0, vl = 0;
+    while (n) {
+        unsigned f, wt;
+        size_t t = fv_tag(p, n, &f, &wt), k;
+        const uint8_t *d;
+        size_t dl;
+        if (!t || (f != 1 && f != 2) || wt != 2 || !(k = fv_len(p + t, n - t, &d, &dl)))
+            return 0;
+        if (f == 1 ? name != NULL : val != NULL)
+            return 0;
+        if (f == 1) {
+            name = d;
+            nl = dl;
+        } else {
+            val = d;
+            vl = dl;
+        }
+        p += t + k;
+        n -= t + k;
+    }
+    if (r->req.n_headers == r->hdr_cap) {
+        size_t nc = r->hdr_cap ? 2 * r->hdr_cap : 8;
+        yb_header *h = realloc(r->req.headers, nc * sizeof *h);
+        if (!h)
+            return -1;
+        r->req.headers = h;
+        r->hdr_cap = nc;
+    }
+    yb_header *h = &r->req.headers[r->req.n_headers];
+    h->name = name ? fv_str(r, name, nl) : EMPTY;
+    if (!h->name)
+        return -1;
+    if (r->drop_redacted && is_redacted(r, h->name, val, vl))
+        return 1;
+    if (fv_bytes(r, val, vl, &h->value) < 0)
+        return -1;
+    h->value_len = vl;
+    r->req.n_headers++;
+    return 1;
+}
+
+/* A packed or single repeated uint32 (accept statuses): counts them into
+ * *cnt, keeps the first YB_REQUEST_MAX_ACCEPT (over 9999 kept as 9999, as
+ * view_request).  Returns 1, 0 when left to protobuf-c. */
+static int fv_accept(const uint8_t *p, size_t n, int packed, uint16_t *vals, size_t *cnt)
+{
+    if (packed && !n)
+        return 1;
+    do {
+        uint64_t v;
+        int any;
+        size_t k = fv_varint(p, n, &v, &any);
+        if (!k)
+            return 0;
+        uint32_t u = (uint32_t)v;
+        if (*cnt < YB_REQUEST_MAX_ACCEPT)
+            vals[*cnt] = u > 9999 ? 9999 : (uint16_t)u;
+        (*cnt)++;
+        p += k;
+        n -= k;
+    } while (packed && n);
+    return 1;
+}
+
+/* Views the Request entry e[0..n) in r->req.  Returns 1, 0 when the entry
+ * is left to protobuf-c (r->req then undefined), -1 out of memory. */
+static int fast_view(yb_corpus_reader *r, const uint8_t *e, size_t n)
+{
+    const uint8_t *p;
+    size_t pn;
+    /* the Entry: its request field (2), alone */
+    if (n < 2 || e[0] != 0x12 || fv_len(e + 1, n - 1, &p, &pn) != n - 1)
+        return 0;
+    yb_header *hs = r->req.headers;
+    yb_request_init(&r->req);
+    r->req.headers = hs;
+    r->req.expected_grpc = -1;
+    uint32_t seen = 0;
+    while (pn) {
+        unsigned f, wt;
+        size_t t = fv_tag(p, pn, &f, &wt);
+        if (!t)
+            return 0;
+        p += t;
+        pn -= t;
+        if (f > 16) { /* unknown: skipped, as protobuf-c does */
+            size_t k = fv_skip(p, pn, wt);
+            if (!k)
+                return 0;
+            p += k;
+            pn -= k;
+            continue;
+        }
+        /* a singular field given twice (protobuf-c: the last one, or
+         * merged) is left to protobuf-c */
+        if (f != 6 && f != 14 && f != 15) {
+            if (seen & (1u << f))
+                return 0;
+            seen |= 1u << f;
+        }
+        size_t k;
+        if (wt == 2) {
+            const uint8_t *d;
+            size_t dl;
+            if (!(k = fv_len(p, pn, &d, &dl)))
+                return 0;
+            char **str = f == 2 ? &r->req.method : f == 3 ? &r->req.scheme
+                       : f == 4 ? &r->req.authority : f == 5 ? &r->req.path : NULL;
+            int rc;
+            if (str)
+                rc = (*str = fv_str(r, d, dl)) ? 1 : -1;
+            else if (f == 6)
+                rc = fv_header(r, d, dl);
+            else if (f == 7) {
+                rc = fv_bytes(r, d, dl, &r->req.body) < 0 ? -1 : 1;
+                r->req.body_len = dl;
+            } else if (f == 14)
+                rc = fv_accept(d, dl, 1, r->req.accept_status, &r->req.n_accept_status);
+            else if (f == 15)
+                rc = fv_accept(d, dl, 1, r->req.accept_grpc, &r->req.n_accept_grpc);
+            else
+                rc = 0; /* a wire type protobuf-c refuses for this field */
+            if (rc <= 0)
+                return rc;
+        } else if (wt == 0) {
+            uint64_t v;
+            int any;
+            if (!(k = fv_varint(p, pn, &v, &any)))
+                return 0;
+            switch (f) {
+            case 1: /* (an enum: its low 32 bits, signed) */
+                r->req.protocol = (uint32_t)v <= YANGBLAST__PROTOCOL__PROTOCOL_HTTP2
+                                      ? (yb_proto)(uint32_t)v : YB_PROTO_UNSPECIFIED;
+                break;
+            case 8: r->req.timestamp_ns = v; break;
+            case 9: r->req.conn_id = v; break;
+            case 10: r->req.conn_order = (uint32_t)v; break;
+            case 11: r->req.expected_status = (uint32_t)v; break;
+            case 12: {
+                int32_t g = (int32_t)(uint32_t)v;
+                r->req.expected_grpc = g > 0 ? g - 1 : -1;
+                break;
+            }
+            case 13: r->req.templated = any; break;
+            case 14:
+                fv_accept(p, k, 0, r->req.accept_status, &r->req.n_accept_status);
+                break;
+            case 15:
+                fv_accept(p, k, 0, r->req.accept_grpc, &r->req.n_accept_grpc);
+                break;
+            case 16: r->req.chain = (uint32_t)v; break;
+            default: return 0; /* a wire type protobuf-c refuses for this field */
+            }
+        } else {
+            return 0;
+        }
+        p += k;
+        pn -= k;
+    }
+    return 1;
 }
 
 /* At the trailer (announced: it says a summary follows): the records read
@@ -2298,7 +2616,9 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
         return 0;
     for (;;) {
         Yangblast__Entry *e = NULL;
-        int rc = rd_entry(r, &r->alloc, &e, err, errlen);
+        const uint8_t *b;
+        size_t n;
+        int rc = rd_entry_bytes(r, &b, &n, err, errlen);
         if (rc < 0)
             return -1;
         if (rc == 0) {
@@ -2306,14 +2626,16 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
                    (unsigned long long)r->index);
             return -1;
         }
-        switch (e->kind_case) {
+        int fast = r->no_fast_view ? 0 : fast_view(r, b, n);
+        if (fast < 0)
+            goto oom;
+        if (!fast && rd_unpack(r, &r->alloc, b, n, &e, err, errlen) < 0)
+            return -1;
+        switch (fast ? YANGBLAST__ENTRY__KIND_REQUEST : e->kind_case) {
         case YANGBLAST__ENTRY__KIND_REQUEST: {
             r->cur = e;
-            if (view_request(r, e->request) < 0) {
-                seterr(err, errlen, "%s: record %llu: out of memory", r->path,
-                       (unsigned long long)r->index);
-                return -1;
-            }
+            if (!fast && view_request(r, e->request) < 0)
+                goto oom;
             const char *why = yb_request_problem(&r->req);
             if (why) {
                 seterr(err, errlen, "%s: record %llu: invalid record: %s", r->path,
@@ -2355,6 +2677,9 @@ int yb_corpus_reader_next(yb_corpus_reader *r, const yb_request **out, char *err
             continue;
         }
     }
+oom:
+    seterr(err, errlen, "%s: record %llu: out of memory", r->path, (unsigned long long)r->index);
+    return -1;
 }
 
 int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen)

@@ -225,6 +225,10 @@ int yb_corpus_reader_rewind(yb_corpus_reader *r, char *err, size_t errlen);
  * placeholder (named in the header's redactions list): a replay never
  * sends the placeholder. */
 void yb_corpus_reader_drop_redacted(yb_corpus_reader *r);
+/* From now on, every entry is decoded by protobuf-c, none by the reader's
+ * own decoder of request entries (which takes only entries on which the
+ * two agree): for tests and fuzz targets that compare the two. */
+void yb_corpus_reader_protobuf_only(yb_corpus_reader *r);
 /* What a corpus' writer knew of all its records when it closed the file:
  * enough for a run to check the corpus without reading it first. */
 typedef struct {

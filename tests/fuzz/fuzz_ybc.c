@@ -8,7 +8,10 @@
  * memfd (the reader opens paths), so the summary at its end is read too.
  * Oracles: a summary's protocol is in range; a record the reader returns passes
  * yb_request_problem (the reader refuses what the writer would); preparing
- * it either succeeds or fails with an error code, never crashes. */
+ * it either succeeds or fails with an error code, never crashes; a second
+ * reader that leaves every entry to protobuf-c (yb_corpus_reader_protobuf_only)
+ * reads the same records and fails at the same one with the same message
+ * (the reader's own decoder of request entries agrees with protobuf-c). */
 #include "config.h"
 #include "codec/codec.h"
 #include "corpus/corpus.h"
@@ -16,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -59,13 +63,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const yb_corpus_summary *s = yb_corpus_reader_summary(rd);
     if (s && (unsigned)s->first > YB_PROTO_HTTP2)
         abort();
-    const yb_request *r;
-    while (yb_corpus_reader_next(rd, &r, err, sizeof err) == 1) {
+    char err2[256];
+    yb_corpus_reader *pb = yb_corpus_reader_open(path, err2, sizeof err2);
+    if (!pb)
+        abort(); /* it opened once */
+    yb_corpus_reader_protobuf_only(pb);
+    if (data[0] & 2) {
+        yb_corpus_reader_drop_redacted(rd);
+        yb_corpus_reader_drop_redacted(pb);
+    }
+    const yb_request *r, *r2;
+    int rc, rc2;
+    while ((rc = yb_corpus_reader_next(rd, &r, err, sizeof err)) == 1) {
         if (yb_request_problem(r))
             abort(); /* the reader must refuse what the writer would */
+        if (yb_corpus_reader_next(pb, &r2, err2, sizeof err2) != 1 || !yb_request_equal(r, r2))
+            abort(); /* its own decoder read what protobuf-c did not */
         prepare_with(&yb_h1_client_ops, r);
         prepare_with(&yb_h2_client_ops, r);
     }
+    rc2 = yb_corpus_reader_next(pb, &r2, err2, sizeof err2);
+    if (rc2 != rc || (rc < 0 && strcmp(err, err2)))
+        abort(); /* protobuf-c read on, or failed otherwise */
+    yb_corpus_reader_close(pb);
     yb_corpus_reader_close(rd);
     return 0;
 }

@@ -1472,6 +1472,162 @@ static void test_whole_frames(void **state)
         yb_request_cleanup(&in[i]);
 }
 
+/* Reads the one record of the corpus at path with the reader's own
+ * decoder and with protobuf-c only; both must give the same record, or
+ * fail with the same message.  Returns 1 when they read a record. */
+static int same_both_ways(const char *path, int drop)
+{
+    char ea[512] = "", eb[512] = "";
+    yb_corpus_reader *a = yb_corpus_reader_open(path, ea, sizeof ea);
+    yb_corpus_reader *b = yb_corpus_reader_open(path, eb, sizeof eb);
+    if (!a || !b)
+        fail_msg("open: %s / %s", ea, eb);
+    yb_corpus_reader_protobuf_only(b);
+    if (drop) {
+        yb_corpus_reader_drop_redacted(a);
+        yb_corpus_reader_drop_redacted(b);
+    }
+    const yb_request *qa, *qb;
+    int ra = yb_corpus_reader_next(a, &qa, ea, sizeof ea);
+    int rb = yb_corpus_reader_next(b, &qb, eb, sizeof eb);
+    if (ra != rb || (ra < 0 && strcmp(ea, eb)))
+        fail_msg("own decoder %d (%s), protobuf-c %d (%s)", ra, ra < 0 ? ea : "",
+                 rb, rb < 0 ? eb : "");
+    if (ra == 1 && !yb_request_equal(qa, qb))
+        fail_msg("the two decoders read different records");
+    int got = ra == 1;
+    if (ra == 1) {
+        ra = yb_corpus_reader_next(a, &qa, ea, sizeof ea);
+        rb = yb_corpus_reader_next(b, &qb, eb, sizeof eb);
+        assert_int_equal(ra, 0);
+        assert_int_equal(rb, 0);
+    }
+    yb_corpus_reader_close(a);
+    yb_corpus_reader_close(b);
+    return got;
+}
+
+/* The reader decodes request entries itself, pointing into their bytes,
+ * and leaves every other entry to protobuf-c: the two must read the same
+ * record, or refuse the same entry, for any bytes.  A request with every
+ * field set, mutated: bytes flipped, fields added (known and unknown
+ * numbers, every wire type), fields given twice, lengths changed, the
+ * Entry around it broken. */
+static void test_fast_view_differential(void **state)
+{
+    (void)state;
+    Yangblast__HeaderField h1 = YANGBLAST__HEADER_FIELD__INIT, h2 = h1, h3 = h1, *hs[3];
+    h1.name = (char *)"content-type";
+    h1.value.data = (uint8_t *)"application/yang-data+json";
+    h1.value.len = 26;
+    h2.name = (char *)"authorization";
+    h2.value.data = (uint8_t *)YB_CORPUS_REDACTED;
+    h2.value.len = sizeof YB_CORPUS_REDACTED - 1;
+    h3.name = (char *)"x-empty";
+    hs[0] = &h1, hs[1] = &h2, hs[2] = &h3;
+    uint32_t acc[2] = {200, 204}, accg[2] = {0, 5};
+    uint8_t body[300];
+    for (size_t i = 0; i < sizeof body; i++)
+        body[i] = (uint8_t)("{\"a\": 12, \"b\": [3, 45]}\n"[i % 24]);
+    Yangblast__Request q = YANGBLAST__REQUEST__INIT;
+    q.protocol = YANGBLAST__PROTOCOL__PROTOCOL_RESTCONF;
+    q.method = (char *)"PATCH";
+    q.scheme = (char *)"https";
+    q.authority = (char *)"sw1:443";
+    q.path = (char *)"/restconf/data/x";
+    q.n_headers = 3;
+    q.headers = hs;
+    q.body.data = body;
+    q.body.len = sizeof body;
+    q.timestamp_ns = 123456789012ull;
+    q.conn_id = 7;
+    q.conn_order = 3;
+    q.expected_status = 204;
+    q.expected_grpc_status = 4;
+    q.templated = 1;
+    q.n_accept_status = 2;
+    q.accept_status = acc;
+    q.n_accept_grpc_status = 2;
+    q.accept_grpc_status = accg;
+    size_t rn = protobuf_c_message_get_packed_size(&q.base);
+    uint8_t *req = malloc(rn);
+    assert_non_null(req);
+    assert_int_equal(protobuf_c_message_pack(&q.base, req), rn);
+
+    const char *p = tpath("differential.ybc");
+    unsigned read_ok = 0;
+    /* fields to add: known ones (again, or with another wire type),
+     * unknown ones of every wire type, tags protobuf-c refuses or that
+     * are not canonical */
+    static const struct {
+        const char *b;
+        size_t n;
+    } extra[] = {
+        {"\x08\x02", 2}, {"\x40\x07", 2}, {"\x68\x00", 2}, {"\x70\xc8\x01", 3},
+        {"\x80\x01\x05", 3}, {"\x88\x01\x01", 3}, {"\x7a\x01\x05", 3}, {"\x72\x00", 2},
+        {"\x3a\x00", 2}, {"\x32\x00", 2}, {"\x32\x04\x0a\x00\x0a\x00", 6},
+        {"\x32\x03\x18\x01\x00", 5}, {"\x90\x01\x01", 3}, {"\x98\x01\x2a", 3},
+        {"\xa2\x01\x00", 3}, {"\x99\x01" "12345678", 10}, {"\x9d\x01" "1234", 6},
+        {"\x9b\x01", 2}, {"\x9c\x01", 2}, {"\x80\x00\x01", 3}, {"\x00", 1},
+        {"\xff\xff\x03\x00", 4}, {"\x10\x01", 2}, {"\x60\xff\xff\xff\xff\x0f", 6},
+        {"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11},
+        {"\x68\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00", 11},
+    };
+    uint8_t *m = malloc(rn + 64);
+    assert_non_null(m);
+    for (unsigned k = 0; k < 2500; k++) {
+        memcpy(m, req, rn);
+        size_t mn = rn;
+        unsigned how = k < 2 ? 0 : (unsigned)(rnd() % 5);
+        if (how == 1 || how == 4) /* flipped bytes */
+            for (unsigned j = 1 + (unsigned)(rnd() % 3); j; j--)
+                m[rnd() % mn] ^= (uint8_t)(1u << (rnd() % 8));
+        if (how == 2) { /* a field added, at the end or at the start */
+            size_t x = rnd() % (sizeof extra / sizeof extra[0]);
+            if (rnd() % 2) {
+                memcpy(m + mn, extra[x].b, extra[x].n);
+            } else {
+                memmove(m + extra[x].n, m, mn);
+                memcpy(m, extra[x].b, extra[x].n);
+            }
+            mn += extra[x].n;
+        }
+        if (how == 3) { /* a slice of the message repeated at its end */
+            size_t a = rnd() % mn, l = 1 + rnd() % 24;
+            if (l > mn - a)
+                l = mn - a;
+            if (l > 64 - 1)
+                l = 63;
+            memmove(m + mn, m + a, l);
+            mn += l;
+        }
+        if (how == 4 && mn > 4) /* cut short */
+            mn -= 1 + rnd() % 4;
+        buf b = {0};
+        buf_magic(&b);
+        buf_header_entry(&b, 1);
+        buf e = {0};
+        uint8_t tag = k % 13 == 12 ? 0x1a : 0x12; /* sometimes not a request */
+        buf_put(&e, &tag, 1);
+        buf_varint(&e, mn + (k % 17 == 16)); /* sometimes a wrong length */
+        buf_put(&e, m, mn);
+        if (k % 19 == 18) { /* the Entry's field given twice */
+            buf_put(&e, &tag, 1);
+            buf_varint(&e, 0);
+        }
+        buf_varint(&b, e.n);
+        buf_put(&b, e.p, e.n);
+        free(e.p);
+        buf_trailer_entry(&b, 1);
+        buf_write_zstd(&b, p);
+        read_ok += (unsigned)same_both_ways(p, k % 2);
+    }
+    /* both ways read the unmutated record, and many of the others */
+    assert_true(read_ok > 500);
+    free(m);
+    free(req);
+}
+
 /* The format-2 split of b[0..n) (yangblast-corpus(5), DIGITS APART),
  * into malloc'd *skel and *dig. */
 static void split_ref(const uint8_t *b, size_t n, uint8_t **skel, size_t *sn, uint8_t **dig,
@@ -1830,6 +1986,7 @@ int main(void)
         T(test_summary),
         T(test_split_roundtrip),
         T(test_whole_frames),
+        T(test_fast_view_differential),
         T(test_add_split),
         T(test_split_hostile),
         T(test_truncated_every_offset),
