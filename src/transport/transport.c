@@ -716,6 +716,13 @@ static void tls_input(yb_transport *t)
         /* every record there is, into one buffer (one record's plaintext
          * is at most 16 KB, so a nearly full buffer takes a part of one) */
         while (have < sizeof plain_buf) {
+            /* nothing left in the read BIO nor decrypted in SSL: another
+             * SSL_read could only say "want read" (it costs a pass through
+             * the record layer per answer) */
+            if (have && !SSL_has_pending(t->ssl) && !BIO_ctrl_pending(t->rbio)) {
+                e = SSL_ERROR_WANT_READ;
+                break;
+            }
             err_reset();
             if (!SSL_read_ex(t->ssl, plain_buf + have, sizeof plain_buf - have, &n)) {
                 e = SSL_get_error(t->ssl, 0);
