@@ -1626,6 +1626,107 @@ static void test_fast_view_differential(void **state)
     assert_true(read_ok > 500);
     free(m);
     free(req);
+
+    /* requests of random values, packed by protobuf-c: numbers of every
+     * size (a negative enum or int32 takes ten bytes), strings and bodies
+     * of random bytes, up to 18 accepted statuses */
+    unsigned valid = 0;
+    for (unsigned k = 0; k < 600; k++) {
+        Yangblast__Request r = YANGBLAST__REQUEST__INIT;
+        /* most of them with strings and checked numbers in the ranges a
+         * record must keep (else both refuse it, saying the same), the
+         * numbers no check reads of any size */
+        int sane = k % 4 != 3, wild = k % 2;
+        r.protocol = (Yangblast__Protocol)(wild ? (uint32_t)rnd() : rnd() % 5);
+        char str[4][12];
+        for (int j = 0; j < 4; j++) {
+            size_t l = (size_t)sane + rnd() % (sizeof str[j] - 1);
+            for (size_t c = 0; c < l; c++)
+                str[j][c] = sane ? (char)('a' + rnd() % 26) : (char)(1 + rnd() % 255);
+            str[j][l] = 0;
+        }
+        if (sane)
+            str[3][0] = '/';
+        r.method = str[0], r.scheme = str[1], r.authority = str[2], r.path = str[3];
+        Yangblast__HeaderField hf[4], *hp[4];
+        char hn[4][8];
+        uint8_t hv[4][8];
+        r.n_headers = rnd() % 5;
+        for (size_t j = 0; j < r.n_headers; j++) {
+            yangblast__header_field__init(&hf[j]);
+            snprintf(hn[j], sizeof hn[j], "x-%u", (unsigned)(rnd() % 1000));
+            hf[j].name = hn[j];
+            fill_random(hv[j], sizeof hv[j]);
+            for (size_t c = 0; sane && c < sizeof hv[j]; c++)
+                hv[j][c] = (uint8_t)('a' + hv[j][c] % 26);
+            hf[j].value.data = hv[j];
+            hf[j].value.len = rnd() % (sizeof hv[j] + 1);
+            hp[j] = &hf[j];
+        }
+        r.headers = hp;
+        uint8_t bd[200];
+        fill_random(bd, sizeof bd);
+        r.body.data = bd;
+        r.body.len = rnd() % (sizeof bd + 1);
+        r.timestamp_ns = rnd() >> (rnd() % 64);
+        r.conn_id = rnd() >> (rnd() % 64);
+        r.conn_order = (uint32_t)(rnd() >> (rnd() % 64));
+        r.expected_status = sane ? (uint32_t)(100 + rnd() % 900) : (uint32_t)rnd();
+        r.expected_grpc_status = wild ? (int32_t)(uint32_t)rnd() : (int32_t)(rnd() % 18);
+        r.templated = rnd() % 2;
+        r.chain = sane ? 0 : (uint32_t)(rnd() >> (rnd() % 64));
+        uint32_t as[18], ag[18];
+        r.n_accept_status = rnd() % (sane ? 17 : 19);
+        r.n_accept_grpc_status = rnd() % (sane ? 17 : 19);
+        for (int j = 0; j < 18; j++) {
+            as[j] = sane ? (uint32_t)(100 + rnd() % 900) : (uint32_t)(rnd() >> (rnd() % 64));
+            ag[j] = sane ? (uint32_t)(rnd() % 17) : (uint32_t)(rnd() >> (rnd() % 64));
+        }
+        r.accept_status = as;
+        r.accept_grpc_status = ag;
+        /* a field protobuf-c would not pack so (a bool of 2, varints
+         * longer than needed or wider than the field), when absent */
+        static const struct {
+            const char *b;
+            size_t n;
+        } odd[] = {
+            {"\x68\x02", 2}, {"\x68\x80\x01", 3}, {"\x68\x80\x00", 3},
+            {"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11},
+            {"\x50\x80\x80\x80\x80\x10", 6}, {"\x50\xff\xff\xff\xff\x7f", 6},
+            {"\x48\x81\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11},
+            {"\x60\xfe\xff\xff\xff\x0f", 6}, {"\x60\x81\x80\x80\x80\x10", 6},
+            {"\x80\x01\x82\x80\x80\x80\x10", 7},
+        };
+        size_t x = rnd() % (sizeof odd / sizeof odd[0]);
+        if (k % 3 == 1) { /* (absent: not packed) */
+            r.protocol = 0;
+            r.templated = 0;
+            r.conn_id = 0;
+            r.conn_order = 0;
+            r.expected_grpc_status = 0;
+            r.chain = 0;
+        }
+        size_t qn = protobuf_c_message_get_packed_size(&r.base);
+        uint8_t *qb = malloc(qn + 16);
+        assert_non_null(qb);
+        assert_int_equal(protobuf_c_message_pack(&r.base, qb), qn);
+        if (k % 3 == 1) {
+            memcpy(qb + qn, odd[x].b, odd[x].n);
+            qn += odd[x].n;
+        }
+        buf b = {0};
+        buf_magic(&b);
+        buf_header_entry(&b, 1);
+        buf_varint(&b, qn + 2 + (qn > 127) + (qn > 16383)); /* tag, length, request */
+        buf_put(&b, "\x12", 1);
+        buf_varint(&b, qn);
+        buf_put(&b, qb, qn);
+        free(qb);
+        buf_trailer_entry(&b, 1);
+        buf_write_zstd(&b, p);
+        valid += (unsigned)same_both_ways(p, k % 3 == 0);
+    }
+    assert_true(valid > 200);
 }
 
 /* The format-2 split of b[0..n) (yangblast-corpus(5), DIGITS APART),
