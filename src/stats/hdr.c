@@ -415,20 +415,21 @@ static void add_slot(yb_hdr *h, int32_t i, int64_t n)
 
 /* ---- recording ------------------------------------------------------------ */
 
-void yb_hdr_record_n(yb_hdr *h, int64_t value, int64_t count)
+/* Adds count (> 0) of value (within [lowest, highest]) with the totals:
+ * the slot's common cases (the counts array, the kept slot found last)
+ * inline, the search only on a miss -- a run pays this several times per
+ * request. */
+static inline void record_in_range(yb_hdr *h, int64_t value, int64_t count)
 {
-    int32_t idx;
-
-    if (!h || count <= 0)
+    int32_t idx = counts_index_for(h, value);
+    if (idx < 0 || idx >= h->counts_len) /* cannot happen within the range */
         return;
-    if (value < h->lowest || value > h->highest) {
-        h->clamped += (uint64_t)count;
-        value = value < h->lowest ? h->lowest : h->highest;
-    }
-    idx = counts_index_for(h, value);
-    if (idx < 0 || idx >= h->counts_len) /* cannot happen after clamping */
-        return;
-    add_slot(h, idx, count);
+    if (h->n_few < 0)
+        h->counts[idx] += count;
+    else if (h->hint < h->n_few && h->sl[h->hint].idx == idx)
+        h->sl[h->hint].n += count;
+    else
+        add_slot(h, idx, count);
     h->total += count;
     if (value < h->min_value)
         h->min_value = value;
@@ -436,31 +437,25 @@ void yb_hdr_record_n(yb_hdr *h, int64_t value, int64_t count)
         h->max_value = value;
 }
 
-/* yb_hdr_record_n's count of 1, which a run pays several times per
- * request: the same steps with the slot's common cases (the counts array,
- * the kept slot found last) inline, and the search only on a miss. */
+void yb_hdr_record_n(yb_hdr *h, int64_t value, int64_t count)
+{
+    if (!h || count <= 0)
+        return;
+    if (value < h->lowest || value > h->highest) {
+        h->clamped += (uint64_t)count;
+        value = value < h->lowest ? h->lowest : h->highest;
+    }
+    record_in_range(h, value, count);
+}
+
 void yb_hdr_record(yb_hdr *h, int64_t value)
 {
     if (!h)
         return;
-    if (value < h->lowest || value > h->highest) {
-        yb_hdr_record_n(h, value, 1);
-        return;
-    }
-    int32_t idx = counts_index_for(h, value);
-    if (idx < 0 || idx >= h->counts_len) /* cannot happen within the range */
-        return;
-    if (h->n_few < 0)
-        h->counts[idx]++;
-    else if (h->hint < h->n_few && h->sl[h->hint].idx == idx)
-        h->sl[h->hint].n++;
+    if (value < h->lowest || value > h->highest)
+        yb_hdr_record_n(h, value, 1); /* clamped */
     else
-        add_slot(h, idx, 1);
-    h->total++;
-    if (value < h->min_value)
-        h->min_value = value;
-    if (value > h->max_value)
-        h->max_value = value;
+        record_in_range(h, value, 1);
 }
 
 static bool same_layout(const yb_hdr *a, const yb_hdr *b)
