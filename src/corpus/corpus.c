@@ -760,6 +760,15 @@ static size_t count_byte(const uint8_t *p, size_t n, uint8_t c)
     return k;
 }
 
+/* Whether a body's parts, split already (sn skeleton bytes holding
+ * `markers` '0's, dn digit bytes holding `runs` ','s), make len bytes:
+ * a run for every marker, each of at least one digit and its comma, and
+ * the rest.  Returns 1 or 0. */
+static int parts_fit(size_t markers, size_t runs, size_t sn, size_t dn, size_t len)
+{
+    return markers == runs && dn >= 2 * runs && sn + dn - 2 * runs == len;
+}
+
 /* Appends bytes given split already (skel[0..sn) and dig[0..dn), as
  * split_digits makes them of those bytes alone) to s's parts, as
  * split_more would have split them.  Returns the parts' markers ('0' in
@@ -1399,7 +1408,7 @@ static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8
     /* the parts must make r->body_len bytes: as many markers as runs,
      * and the rest (else the writer is poisoned: what it gathered is
      * never written) */
-    if (runs[0] != runs[1] || dn < 2 * runs[1] || sn + dn - 2 * runs[1] != r->body_len)
+    if (!parts_fit(runs[0], runs[1], sn, dn, r->body_len))
         return -EINVAL;
     s->plain += r->body_len;
     split_more(s, p + t0, n - t0);
@@ -1419,8 +1428,7 @@ int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const u
         return w->failed = -EINVAL;
     if (w->split)
         return added(w, r, add_split_block(w, r, skel, sn, dig, dn));
-    size_t runs = count_byte(dig, dn, ',');
-    if (count_byte(skel, sn, '0') != runs || dn < 2 * runs || sn + dn - 2 * runs != r->body_len)
+    if (!parts_fit(count_byte(skel, sn, '0'), count_byte(dig, dn, ','), sn, dn, r->body_len))
         return w->failed = -EINVAL;
     /* format 1: the body as it is */
     yb_request whole = *r;
