@@ -69,26 +69,7 @@ trap cleanup EXIT
 
 # The workload, and wrk's copy of its first record.
 scheme=http; [ -n "$tls" ] && scheme=https
-"$YB" synth acl -n "$nrec" --op "$synth_op" --scheme "$scheme" -o "$W/acl.ybc" || exit 1
-"$YB" corpus cat "$W/acl.ybc" | $PY -c '
-import json, sys
-recs = [json.loads(l) for l in sys.stdin]
-r = recs[0]
-def lua(s):
-    return "\"" + "".join(c if (c.isascii() and c.isalnum()) or c in " :/-_.,=+{}[]" else "\\%03d" % b
-                          for c in s for b in c.encode()) + "\""
-hdr = {h["name"]: h["value"] for h in r["headers"]}
-with open(sys.argv[1], "w") as f:
-    f.write("wrk.method = %s\n" % lua(r["method"]))
-    f.write("wrk.path = %s\n" % lua(r["path"]))
-    if r["body"]:
-        f.write("wrk.body = %s\n" % lua(r["body"]))
-    for k in ("Content-Type", "Accept"):
-        if k in hdr:
-            f.write("wrk.headers[%s] = %s\n" % (lua(k), lua(hdr[k])))
-avg = sum(len(x["body"].encode()) for x in recs) / len(recs)
-print("%s %d %.0f %s" % (r["method"], len(r["body"].encode()), avg, r["path"]))
-' "$W/patch.lua" >"$W/first" || exit 1
+bench_h1_workload "$W" "$synth_op" "$scheme" "$nrec" >"$W/first" || exit 1
 read -r method body_len avg_len path <"$W/first"
 
 export NGINX_MAX_SECONDS=$(( (secs * 2 + 30) * rounds + 60 ))
@@ -98,24 +79,10 @@ if [ "$server" = sink ]; then
     srvpid=$!
     for _ in $(seq 50); do grep -q '^serve:' "$W/server.log" && break; sleep 0.1; done
 else
-    nginx_start "$W/ng" "$port" $tls || exit 1
-    taskset -a -p -c 0 "$(nginx_pid "$W/ng")" >/dev/null
-    for p in $(pgrep -P "$(nginx_pid "$W/ng")"); do taskset -a -p -c 0 "$p" >/dev/null; done
+    bench_nginx_pinned "$W/ng" "$port" $tls || exit 1
 fi
 url=$scheme://127.0.0.1:$port
 yb_tls=(); [ -n "$tls" ] && yb_tls=(-k)
-
-# cpu_of OUT CMD...: runs CMD on CPU 1 (stdout+stderr to OUT); prints its
-# user+sys seconds (rusage; OUT.us gets "user sys"), or FAILED.
-cpu_of() {
-    local out=$1
-    shift
-    bench_rusage "$out.ru" "$out" "$@" || { echo FAILED; return 1; }
-    awk '{ printf "%.4f %.4f\n", $2, $3 }' "$out.ru" >"$out.us"
-    awk '{ printf "%.4f\n", $2 + $3 }' "$out.ru"
-}
-# us_per CPU_S N: microseconds per request.
-us_per() { $PY -c "print('%.1f' % ($1 * 1e6 / $2))"; }
 
 echo "# $method $path, body $body_len bytes (wrk; yangblast: $nrec-record corpus, average $avg_len), $server on $url, ${secs}s each, $c connections, 1 thread"
 echo "# $(nproc) CPUs; server on CPU 0, client on CPU 1 (taskset); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -127,13 +94,6 @@ printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' round "wrk req" "wrk cpu_s" "w
 # Content-Length, Content-Type).
 if [ "$work" = get ]; then want_seen="$method 200 - -"
 else want_seen="$method 204 $body_len application/yang-data+json"; fi
-# served: requests nginx logged since the log was last emptied (empties it).
-served() {
-    local log
-    log=$(nginx_log "$W/ng")
-    wc -l <"$log"
-    : >"$log"
-}
 # count_ok CLIENT COMPLETED SERVED: the server answered every request the
 # client counts as completed, and at most -c more (cut off at the end).
 count_ok() {
@@ -143,7 +103,7 @@ count_ok() {
     fi
 }
 run_wrk() {
-    cw=$(cpu_of "$W/wrk.out" wrk -t 1 -c "$c" -d "${secs}s" -s "$W/patch.lua" "$url")
+    cw=$(bench_cpu "$W/wrk.out" wrk -t 1 -c "$c" -d "${secs}s" -s "$W/patch.lua" "$url")
     nw=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$W/wrk.out")
     if [ "$cw" = FAILED ] || [ -z "$nw" ] || grep -qE 'Non-2xx|Socket errors' "$W/wrk.out"; then
         echo "# wrk failed or saw errors:"; sed 's/^/#   /' "$W/wrk.out"; return 1
@@ -154,21 +114,21 @@ run_wrk() {
         if [ "$seen" != "$want_seen" ]; then
             echo "# wrk's requests are not the corpus's first record: nginx saw '$seen'"; return 1
         fi
-        count_ok wrk "$nw" "$(served)" || return 1
+        count_ok wrk "$nw" "$(bench_nginx_served "$W/ng")" || return 1
     fi
 }
 run_yb() {
-    cy=$(cpu_of "$W/yb.out" "$YB" run "$W/acl.ybc" --target "$url" "${yb_tls[@]}" -c "$c" -t 1 \
+    cy=$(bench_cpu "$W/yb.out" "$YB" run "$W/acl.ybc" --target "$url" "${yb_tls[@]}" -c "$c" -t 1 \
         -D "${secs}s" --json "$W/yb.json")
     ny=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]
 print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json" 2>/dev/null)
     if [ "$cy" = FAILED ] || [ -z "$ny" ]; then
         echo "# yangblast failed or saw errors:"; sed 's/^/#   /' "$W/yb.out"; return 1
     fi
-    [ "$server" = nginx ] && { count_ok yangblast "$ny" "$(served)" || return 1; }
+    [ "$server" = nginx ] && { count_ok yangblast "$ny" "$(bench_nginx_served "$W/ng")" || return 1; }
     return 0
 }
-[ "$server" = nginx ] && served >/dev/null
+[ "$server" = nginx ] && bench_nginx_served "$W/ng" >/dev/null
 tot_w=0 tot_wn=0 tot_y=0 tot_yn=0 status=0 ratios=
 for r in $(seq "$rounds"); do
     if [ $((r % 2)) = 1 ]; then
@@ -176,7 +136,7 @@ for r in $(seq "$rounds"); do
     else
         run_yb && run_wrk || { status=1; break; }
     fi
-    uw=$(us_per "$cw" "$nw") uy=$(us_per "$cy" "$ny")
+    uw=$(bench_us_per "$cw" "$nw") uy=$(bench_us_per "$cy" "$ny")
     ratio=$($PY -c "print('%.2f' % ($uy / $uw))")
     ratios="$ratios $ratio"
     printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' "$r" "$nw" "$cw" "$uw" "$ny" "$cy" "$uy" "$ratio"
@@ -187,7 +147,7 @@ for r in $(seq "$rounds"); do
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$tot_wn" -gt 0 ] && [ "$tot_yn" -gt 0 ]; then
-    uw=$(us_per "$tot_w" "$tot_wn") uy=$(us_per "$tot_y" "$tot_yn")
+    uw=$(bench_us_per "$tot_w" "$tot_wn") uy=$(bench_us_per "$tot_y" "$tot_yn")
     target=0.90; [ "$work" = get ] && target=0.70
     echo "wrk:       $uw us CPU/request ($tot_wn requests, ${tot_w}s CPU)"
     echo "yangblast: $uy us CPU/request ($tot_yn requests, ${tot_y}s CPU;" \

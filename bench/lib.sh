@@ -18,6 +18,25 @@
 #                                exit after the server in srvpid (a script's
 #                                own, started with srvpid=$!) is stopped
 #                                (bench_server_stop: SIGTERM, reaped)
+#   bench_cpu OUT CMD...         bench_rusage of CMD (on CPU 1, output to
+#                                OUT); prints its user+sys seconds and writes
+#                                "user sys" to OUT.us, or prints FAILED
+#   bench_us_per CPU_S N         microseconds per request, one decimal
+#   bench_h1_workload DIR OP SCHEME NREC
+#                                synthesizes NREC ACL records (synth --op OP:
+#                                create or get) as DIR/acl.ybc for yangblast,
+#                                wrk's Lua script of the first one as
+#                                DIR/patch.lua and that record as DIR/first.json;
+#                                prints "METHOD BODY_LEN AVG_BODY_LEN PATH"
+#   bench_h1_request DIR HOSTPORT OUT
+#                                writes to OUT the bytes wrk sends for
+#                                DIR/first.json to HOSTPORT (request line, Host,
+#                                Content-Type, Accept, Content-Length, body)
+#   bench_nginx_pinned DIR PORT [tls]
+#                                nginx_start (tests/peers/nginx.sh, sourced by
+#                                the caller) with master and workers on CPU 0
+#   bench_nginx_served DIR       prints how many requests nginx logged since the
+#                                log was last emptied, and empties it
 
 bench_rusage() {
     local ru=$1 out=$2
@@ -80,4 +99,67 @@ bench_server_stop() {
 bench_scratch() {
     W=$(mktemp -d "${TMPDIR:-/tmp}/yb-bench.XXXXXX")
     trap 'bench_server_stop; rm -rf "$W"' EXIT
+}
+
+bench_cpu() {
+    local out=$1
+    shift
+    bench_rusage "$out.ru" "$out" "$@" || { echo FAILED; return 1; }
+    awk '{ printf "%.4f %.4f\n", $2, $3 }' "$out.ru" >"$out.us"
+    awk '{ printf "%.4f\n", $2 + $3 }' "$out.ru"
+}
+
+bench_us_per() { /usr/bin/python3 -c "print('%.1f' % ($1 * 1e6 / $2))"; }
+
+bench_h1_workload() {
+    local dir=$1 op=$2 scheme=$3 nrec=$4
+    "$YB" synth acl -n "$nrec" --op "$op" --scheme "$scheme" -o "$dir/acl.ybc" >/dev/null || return 1
+    "$YB" corpus cat "$dir/acl.ybc" | /usr/bin/python3 -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+r = recs[0]
+def lua(s):
+    return "\"" + "".join(c if (c.isascii() and c.isalnum()) or c in " :/-_.,=+{}[]" else "\\%03d" % b
+                          for c in s for b in c.encode()) + "\""
+hdr = {h["name"]: h["value"] for h in r["headers"]}
+with open(sys.argv[1], "w") as f:
+    f.write("wrk.method = %s\n" % lua(r["method"]))
+    f.write("wrk.path = %s\n" % lua(r["path"]))
+    if r["body"]:
+        f.write("wrk.body = %s\n" % lua(r["body"]))
+    for k in ("Content-Type", "Accept"):
+        if k in hdr:
+            f.write("wrk.headers[%s] = %s\n" % (lua(k), lua(hdr[k])))
+json.dump(r, open(sys.argv[2], "w"))
+avg = sum(len(x["body"].encode()) for x in recs) / len(recs)
+print("%s %d %.0f %s" % (r["method"], len(r["body"].encode()), avg, r["path"]))
+' "$dir/patch.lua" "$dir/first.json"
+}
+
+bench_h1_request() {
+    /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+hdr = {h["name"]: h["value"] for h in r["headers"]}
+body = r["body"].encode()
+lines = ["%s %s HTTP/1.1" % (r["method"], r["path"]), "Host: " + sys.argv[2]]
+lines += ["%s: %s" % (k, hdr[k]) for k in ("Content-Type", "Accept") if k in hdr]
+if body:
+    lines.append("Content-Length: %d" % len(body))
+open(sys.argv[3], "wb").write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+' "$1/first.json" "$2" "$3"
+}
+
+bench_nginx_pinned() {
+    local p
+    nginx_start "$@" || return 1
+    taskset -a -p -c 0 "$(nginx_pid "$1")" >/dev/null
+    for p in $(pgrep -P "$(nginx_pid "$1")"); do taskset -a -p -c 0 "$p" >/dev/null; done
+}
+
+bench_nginx_served() {
+    local log
+    log=$(nginx_log "$1")
+    wc -l <"$log"
+    : >"$log"
 }
