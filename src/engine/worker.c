@@ -107,13 +107,16 @@ struct yb_worker {
     lane_heap due;       /* open-loop lanes by wake time, earliest first */
     lane_heap check;     /* lanes by when the tick must look at them */
     uint64_t waiting;    /* the sum of the lanes' `waiting` */
+    uint64_t outstanding;/* the sum of the lanes' `outstanding` (run_loop) */
     size_t n_mlanes;     /* lanes with a live metrics lane */
     int stopping;        /* the stop signal has been seen */
     yb_exchange *free_x; /* recycled exchanges */
     yb_blobs *blobs;     /* request bodies its lanes' caches share (a fleet: one per corpus record) */
-    uint64_t kicks;      /* session events (reads, set-ups, closes) so far */
+    uint64_t kicks;      /* session events (reads, set-ups, closes) and
+                          * due-timer wake-ups so far: work run_loop's polls find */
     unsigned poll_skip;  /* idle spells left to sleep at once (run_loop) */
     unsigned poll_backoff;
+    unsigned poll_misses;/* polls in a row that found nothing */
     int finished;        /* teardown started */
     int failed;
     size_t failed_pair;  /* the pair whose corpus failed */
@@ -360,6 +363,7 @@ static void chain_next(lane *l, yb_exchange *x)
     nx->workers = l->share.workers;
     l->issued++;
     l->outstanding++;
+    l->w->outstanding++;
     if (next->pick && take_values(nx, x) < 0) {
         /* failed before it was sent: counted with its reason, and the
          * chain ends with it */
@@ -400,6 +404,7 @@ static void x_finish(lane *l, yb_exchange *x)
         yb_source_release(l->src, (yb_prepared *)x->req);
     drop_values(x);
     l->outstanding--;
+    l->w->outstanding--;
     x->next = w->free_x;
     w->free_x = x;
 }
@@ -488,6 +493,7 @@ static yb_exchange *take_request(lane *l, uint64_t due)
     x->workers = l->share.workers;
     l->issued++;
     l->outstanding++;
+    l->w->outstanding++;
     return x;
 }
 
@@ -518,18 +524,27 @@ static uint64_t due_of(const lane *l, uint64_t k)
     return l->start + t;
 }
 
+/* When the worker's timer fires for the earliest lane in the due heap
+ * (0 = no lane waits): --spin wakes early, and issue_due spins the rest
+ * of the way, since a wake-up from idle can take tens of microseconds on
+ * its own. */
+static uint64_t timer_at(const worker *w)
+{
+    if (!w->due.n)
+        return 0;
+    const lane *l = w->due.a[0];
+    uint64_t wake = l->at[H_DUE];
+    return wake > l->o->spin_ns ? wake - l->o->spin_ns : wake;
+}
+
 /* Arms the worker's timer for the earliest lane in the due heap. */
 static void arm_timer(worker *w)
 {
     if (!w->due.n)
         return;
-    lane *l = w->due.a[0];
     struct itimerspec its;
     memset(&its, 0, sizeof its);
-    /* --spin: wake early; issue_due spins the rest of the way, since a
-     * wake-up from idle can take tens of microseconds on its own */
-    uint64_t wake = l->at[H_DUE];
-    uint64_t at = wake > l->o->spin_ns ? wake - l->o->spin_ns : wake;
+    uint64_t at = timer_at(w);
     its.it_value.tv_sec = (time_t)(at / 1000000000ull);
     its.it_value.tv_nsec = (long)(at % 1000000000ull);
     if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
@@ -567,6 +582,7 @@ static void drop_readahead(lane *l)
         return;
     yb_source_release(l->src, (yb_prepared *)l->next_x->req);
     l->outstanding--;
+    l->w->outstanding--;
     l->issued--;
     free(l->next_x);
     l->next_x = NULL;
@@ -660,6 +676,7 @@ static void on_due(uv_poll_t *p, int status, int events)
     uint64_t expirations;
     if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
+    w->kicks++;
     uint64_t now = uv_hrtime();
     for (size_t n = w->due.n; n-- && w->due.n && !w->finished;) {
         lane *l = w->due.a[0];
@@ -1000,6 +1017,7 @@ static void pool_drop(void *ud, yb_exchange *x)
         yb_source_release(l->src, (yb_prepared *)x->req);
     drop_values(x);
     l->outstanding--;
+    l->w->outstanding--;
     free(x);
 }
 
@@ -1031,24 +1049,34 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
 
 /* ---- the worker's life cycle ---------------------------------------------- */
 
-/* How long the loop polls for the next answer before it sleeps, and how
- * many idle spells in a row it sleeps at once at most after polls that
- * found nothing (see run_loop). */
+/* How long the loop polls for the next answer before it sleeps, how many
+ * polls in a row must find nothing before it stops polling for a while,
+ * and how many idle spells in a row it then sleeps at once at most (see
+ * run_loop). */
 #define POLL_NS 10000u
+#define POLL_MISSES 4u
 #define POLL_BACKOFF_MAX 64u
 
 /* Runs the worker's loop until it has no more work.  A wake-up from sleep
  * costs more CPU than the work of a small answer (a context switch, and
  * on a virtual machine an exit: rusage minus perf's task-clock was 15-20
  * us per context switch on the bench VM, against 6-10 us for a whole
- * HTTP/1.1 request), so when the loop runs out of ready events it first
- * polls (epoll without waiting) for up to POLL_NS, in case the next
- * answer is that close; a poll that finds nothing makes the next 1, 2, 4
- * ... POLL_BACKOFF_MAX idle spells sleep at once (against a slow target
- * that costs at most POLL_NS / POLL_BACKOFF_MAX per wake-up), one that
- * finds an answer resets that.  Nothing waits for it: events are handled
- * as soon as a poll sees them, and the CPU it takes counts in the run's
- * CPU figures like any other. */
+ * HTTP/1.1 request), so when the loop runs out of ready events while
+ * requests are out (sent, or on a session being set up) it first polls
+ * (epoll without waiting) for up to POLL_NS, in case the next answer is
+ * that close, or for the open loop's timer due within POLL_NS; with
+ * neither (an open loop between its answer and a later due time) no poll
+ * could find work, and it sleeps at once.  Against
+ * a slow target every poll finds nothing: after POLL_MISSES such polls in
+ * a row the next 1, 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once
+ * (so a slow target costs at most about POLL_NS / POLL_BACKOFF_MAX per
+ * wake-up), and a poll that finds an answer resets that.  A single miss
+ * does not back off: against a fast target the gaps between answers are
+ * mostly short with an occasional long one (the server busy with
+ * something else), and sleeping through the short ones that follow costs
+ * a wake-up each.  Nothing waits for the poll: events are handled as soon
+ * as a poll sees them, and the CPU it takes counts in the run's CPU
+ * figures like any other. */
 static void run_loop(worker *w)
 {
     for (;;) {
@@ -1058,18 +1086,22 @@ static void run_loop(worker *w)
         if (w->kicks != before)
             continue; /* it had work: look again at once */
         int got = 0;
-        if (w->poll_skip) {
+        uint64_t due = timer_at(w), now = 0;
+        if (w->outstanding <= w->waiting && (!due || due > (now = uv_hrtime()) + POLL_NS)) {
+            /* nothing out on a session, no request due soon: nothing to
+             * poll for */
+        } else if (w->poll_skip) {
             w->poll_skip--;
         } else {
-            uint64_t end = uv_hrtime() + POLL_NS;
+            uint64_t end = (now ? now : uv_hrtime()) + POLL_NS;
             while (!got && uv_hrtime() < end) {
                 if (!uv_run(&w->loop, UV_RUN_NOWAIT))
                     return;
                 got = w->kicks != before;
             }
             if (got)
-                w->poll_backoff = 0;
-            else
+                w->poll_misses = w->poll_backoff = 0;
+            else if (++w->poll_misses >= POLL_MISSES)
                 w->poll_skip = w->poll_backoff =
                     !w->poll_backoff ? 1 : w->poll_backoff < POLL_BACKOFF_MAX ? 2 * w->poll_backoff
                                                                                : POLL_BACKOFF_MAX;
