@@ -37,7 +37,7 @@
 # load average before and after.  Never fails on the numbers; exits
 # non-zero when a run fails or the server's counts disagree.
 set -u
-secs=5 n=50000 c1=10 c2=16 m2=10 rounds=3 works=get
+secs=5 n=50000 c1=10 c2=16 m2=10 rounds=3 works=get,set
 while getopts d:n:c:r:w: o; do
     case $o in
     d) secs=$OPTARG ;; n) n=$OPTARG ;; c) c1=$OPTARG ;; r) rounds=$OPTARG ;; w) works=$OPTARG ;;
@@ -134,11 +134,7 @@ h2_setup() {
 }
 h2_run() {
     local who=$2 s k counts
-    rm -f "$W/stats.json"
-    taskset -c 0 "$YB" serve --sink --gnmi "127.0.0.1:$port" --restconf off \
-        --stats "$W/stats.json" >"$W/server.log" 2>&1 &
-    srvpid=$!
-    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+    bench_gnmi_sink_start "$W" "$port" 0 || { echo FAILED; return; }
     case $who in
     peer)
         s=$(bench_cpu "$W/out" h2load -n "$n" -c "$c2" -m "$m2" -t 1 -d "$W/set/body.bin" \
@@ -157,8 +153,7 @@ h2_run() {
     if [ "$s" = FAILED ] || [ "$k" != "$n" ]; then
         echo "$0: set: $who failed or completed '$k' of $n:" >&2; sed 's/^/#   /' "$W/out" >&2; echo FAILED; return
     fi
-    counts=$($PY -c 'import json,sys; s=json.load(open(sys.argv[1]))
-print(s["requests"]["gnmi"]["Set"], s["bytes_in"]["gnmi"])' "$W/stats.json" 2>/dev/null)
+    counts=$(bench_gnmi_sink_counts "$W")
     if ! awk -v c="$counts" -v n="$n" -v l="$body_len" \
             'BEGIN { split(c, a, " "); exit !(a[1] == n && a[2] >= n * l) }'; then
         echo "$0: set: $who: the sink saw \"$counts\" (Set calls, bytes in), expected $n and >= $((n * body_len))" >&2
@@ -200,12 +195,12 @@ for w in ${works//,/ }; do
     col() { awk -v w="$w" -v k="$1" '$1 == w { print $k }' "$W/rows"; }
     # shellcheck disable=SC2046
     {
-        echo "$w: $peer us/request       $(bench_range $(col 3))"
-        echo "$w: floor us/request     $(bench_range $(col 4))"
-        echo "$w: yangblast us/request $(bench_range $(col 5))"
-        echo "$w: floor/$peer          $(bench_range $(col 6))"
-        echo "$w: yangblast/floor      $(bench_range $(col 7))"
-        echo "$w: yangblast/$peer      $(bench_range $(col 8))"
+        printf '%-28s %s\n' "$w: $peer us/request" "$(bench_range $(col 3))" \
+            "$w: floor us/request" "$(bench_range $(col 4))" \
+            "$w: yangblast us/request" "$(bench_range $(col 5))" \
+            "$w: floor/$peer" "$(bench_range $(col 6))" \
+            "$w: yangblast/floor" "$(bench_range $(col 7))" \
+            "$w: yangblast/$peer" "$(bench_range $(col 8))"
     }
 done
 [ "$status" = 0 ] && echo "# the servers' counts agreed with every client in every run"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,7 +83,8 @@ fail:
     return NULL;
 }
 
-int floor_connect(const char *prog, const char *host, uint16_t port)
+int floor_connect(const char *prog, const char *host, uint16_t port, int epfd,
+                  uint32_t events, void *ptr)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
@@ -96,9 +98,10 @@ int floor_connect(const char *prog, const char *host, uint16_t port)
         return -1;
     }
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    struct epoll_event ev = {.events = events, .data.ptr = ptr};
     if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0 ||
-        fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+        fcntl(fd, F_SETFL, O_NONBLOCK) < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         fprintf(stderr, "%s: connect to %s port %u: %s\n", prog, host, (unsigned)port,
                 strerror(errno));
         if (fd >= 0)
@@ -114,6 +117,21 @@ uint64_t floor_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int floor_watch_check(const char *prog, floor_watch *w, uint64_t done, uint64_t inflight,
+                      uint64_t now)
+{
+    if (done != w->done || !w->at) {
+        w->done = done;
+        w->at = now;
+        return 0;
+    }
+    if (now - w->at <= 10000000000u)
+        return 0;
+    fprintf(stderr, "%s: no answer for 10 s (%llu in flight)\n", prog,
+            (unsigned long long)inflight);
+    return -1;
 }
 
 static double tv_s(const struct timeval *a, const struct timeval *b)

@@ -35,12 +35,24 @@ int floor_parse_common(const char *prog, const char *port, const char *conns,
 uint8_t *floor_read_file(const char *prog, const char *path, size_t max, size_t *len);
 
 /* Connects to host:port (numeric IPv4 or IPv6 address; blocking connect),
- * sets TCP_NODELAY and O_NONBLOCK.  Returns the socket, or -1 after saying
- * why on stderr. */
-int floor_connect(const char *prog, const char *host, uint16_t port);
+ * sets TCP_NODELAY and O_NONBLOCK and adds the socket to epfd for events
+ * with ptr.  Returns the socket, or -1 after saying why on stderr (the
+ * socket closed). */
+int floor_connect(const char *prog, const char *host, uint16_t port, int epfd,
+                  uint32_t events, void *ptr);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t floor_now(void);
+
+/* A run's progress: answers seen and when the count last moved. */
+typedef struct {
+    uint64_t done, at;
+} floor_watch;
+/* After a pass of the event loop at now with done answers and inflight
+ * requests: returns 0, or -1 after saying so on stderr when no answer came
+ * for 10 s (a server that stopped answering ends the run). */
+int floor_watch_check(const char *prog, floor_watch *w, uint64_t done, uint64_t inflight,
+                      uint64_t now);
 
 /* Prints prog's one-line summary: requests, seconds, user and system CPU
  * seconds between the two rusages and the CPU us per request, then extra

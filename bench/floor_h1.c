@@ -38,7 +38,6 @@
 #define MAX_CONNS 10000
 #define MAX_REQUEST (64u << 20)
 #define MAX_BODY (1ull << 40)
-#define STALL_NS 10000000000ull
 
 typedef struct {
     int fd;
@@ -268,18 +267,14 @@ int main(int argc, char **argv)
     }
     for (uint64_t i = 0; i < nconns; i++)
         cs[i].fd = -1;
-    for (uint64_t i = 0; i < nconns; i++) {
-        if ((cs[i].fd = floor_connect(PROG, argv[argi], port)) < 0)
+    for (uint64_t i = 0; i < nconns; i++)
+        if ((cs[i].fd = floor_connect(PROG, argv[argi], port, epfd,
+                                      EPOLLIN | (edge ? EPOLLET : 0), &cs[i])) < 0)
             goto out;
-        struct epoll_event ev = {.events = EPOLLIN | (edge ? EPOLLET : 0), .data.ptr = &cs[i]};
-        if (epoll_ctl(epfd, EPOLL_CTL_ADD, cs[i].fd, &ev) < 0) {
-            perror(PROG);
-            goto out;
-        }
-    }
     struct rusage r0, r1;
     getrusage(RUSAGE_SELF, &r0);
-    uint64_t t0 = floor_now(), deadline = lim.ns ? t0 + lim.ns : 0, progress = t0;
+    uint64_t t0 = floor_now(), deadline = lim.ns ? t0 + lim.ns : 0;
+    floor_watch watch = {0};
     for (uint64_t i = 0; i < nconns; i++)
         if (start(&cs[i]) < 0)
             goto out;
@@ -291,7 +286,6 @@ int main(int argc, char **argv)
             perror(PROG ": epoll_wait");
             goto out;
         }
-        uint64_t before = done;
         for (int i = 0; i < n; i++) {
             conn *c = evs[i].data.ptr;
             if ((evs[i].events & EPOLLOUT) && c->busy && c->sent < req_len && send_rest(c) < 0)
@@ -300,13 +294,8 @@ int main(int argc, char **argv)
                 goto out;
         }
         uint64_t now = floor_now();
-        if (done != before)
-            progress = now;
-        else if (now - progress > STALL_NS) {
-            fprintf(stderr, PROG ": no answer for 10 s (%llu in flight)\n",
-                    (unsigned long long)(issued - done));
+        if (floor_watch_check(PROG, &watch, done, issued - done, now) < 0)
             goto out;
-        }
         if (deadline && now >= deadline)
             stopping = 1;
         inflight = issued - done;

@@ -72,35 +72,27 @@ fi
 port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 # start_server: a fresh server for one client run, pinned to its core.
 start_server() {
-    rm -f "$W/stats.json" "$W/server.log"
+    local t=()
     if [ "$server" = sink ]; then
-        local t=""
-        [ "$tls" = 1 ] && t="--tls-cert $W/cert.pem --tls-key $W/key.pem"
-        taskset -c "$score" "$YB" serve --sink --gnmi "127.0.0.1:$port" --restconf off $t \
-            --stats "$W/stats.json" >"$W/server.log" 2>&1 &
-    else
-        local t=(--no-tls "$port")
-        [ "$tls" = 1 ] && t=("$port" "$W/key.pem" "$W/cert.pem")
-        # -v: the frame log the counts are checked on
-        taskset -c "$score" nghttpd -v -a 127.0.0.1 -d "$W/docs" --trailer 'grpc-status: 0' \
-            -m 1000 "${t[@]}" >"$W/server.log" 2>&1 &
+        [ "$tls" = 1 ] && t=(--tls-cert "$W/cert.pem" --tls-key "$W/key.pem")
+        bench_gnmi_sink_start "$W" "$port" "$score" "${t[@]}"
+        return
     fi
+    rm -f "$W/server.log"
+    t=(--no-tls "$port")
+    [ "$tls" = 1 ] && t=("$port" "$W/key.pem" "$W/cert.pem")
+    # -v: the frame log the counts are checked on
+    taskset -c "$score" nghttpd -v -a 127.0.0.1 -d "$W/docs" --trailer 'grpc-status: 0' \
+        -m 1000 "${t[@]}" >"$W/server.log" 2>&1 &
     srvpid=$!
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-        sleep 0.05
-    done
-    echo "$0: the $server server did not start:" >&2
-    cat "$W/server.log" >&2
-    return 1
+    bench_wait_port "$port" "$W/server.log"
 }
 # server_counts: after bench_server_stop, "CALLS BYTES" as the server saw them:
 # calls ended by the client (sink: Set calls; nghttpd: END_STREAM
 # received), request body bytes received (sink: all gNMI bytes in).
 server_counts() {
     if [ "$server" = sink ]; then
-        $PY -c 'import json,sys; s=json.load(open(sys.argv[1]))
-print(s["requests"]["gnmi"]["Set"], s["bytes_in"]["gnmi"])' "$W/stats.json" 2>/dev/null
+        bench_gnmi_sink_counts "$W"
     else
         awk '/recv DATA frame/ { if (match($0, /length=[0-9]+/)) b += substr($0, RSTART + 7, RLENGTH - 7) }
              /recv (DATA|HEADERS) frame/ { f = 1; next }

@@ -37,6 +37,16 @@
 #                                the caller) with master and workers on CPU 0
 #   bench_nginx_served DIR       prints how many requests nginx logged since the
 #                                log was last emptied, and empties it
+#   bench_gnmi_sink_start DIR PORT CORE [ARGS...]
+#                                a `yangblast serve --sink` (gNMI only, ARGS
+#                                added, e.g. TLS) on 127.0.0.1:PORT pinned to
+#                                CORE, its --stats to DIR/stats.json, as srvpid
+#                                (stop it with bench_server_stop); returns once
+#                                it accepts connections, 1 if it does not
+#   bench_wait_port PORT LOG     waits (up to 5 s) until 127.0.0.1:PORT accepts
+#                                connections; 1 (with LOG on stderr) if not
+#   bench_gnmi_sink_counts DIR   after it stopped: "SET_CALLS BYTES_IN" of its
+#                                --stats
 
 bench_rusage() {
     local ru=$1 out=$2
@@ -162,4 +172,29 @@ bench_nginx_served() {
     log=$(nginx_log "$1")
     wc -l <"$log"
     : >"$log"
+}
+
+bench_gnmi_sink_start() {
+    local dir=$1 port=$2 core=$3
+    shift 3
+    rm -f "$dir/stats.json" "$dir/server.log"
+    taskset -c "$core" "$YB" serve --sink --gnmi "127.0.0.1:$port" --restconf off "$@" \
+        --stats "$dir/stats.json" >"$dir/server.log" 2>&1 &
+    srvpid=$!
+    bench_wait_port "$port" "$dir/server.log"
+}
+
+bench_wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "nothing listens on 127.0.0.1:$1 after 5 s; the server said:" >&2
+    cat "$2" >&2
+    return 1
+}
+
+bench_gnmi_sink_counts() {
+    /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))
+print(s["requests"]["gnmi"]["Set"], s["bytes_in"]["gnmi"])' "$1/stats.json" 2>/dev/null
 }
