@@ -1,7 +1,10 @@
 #!/bin/bash
 # bench/floor.sh -- the floor of a client's CPU per request on this machine:
 # the peer tool, a minimal client that only moves the same bytes
-# (bench/floor_h1, bench/floor_h2), and yangblast, on the same workload.
+# (bench/floor_h1, bench/floor_h2) twice -- sleeping in epoll_wait whenever
+# nothing is ready ("floor"), and polling first for up to -p (default 10us,
+# the window yangblast's worker polls before it sleeps: "floor+poll") --
+# and yangblast, on the same workload.
 #
 # Workloads (-w, a comma-separated list; default get,set):
 #   get    HTTP/1.1 GET of one ACL set (~150-byte request, the one
@@ -21,27 +24,31 @@
 # Every client run gets a fresh server pinned to CPU 0, the client runs on
 # CPU 1; its CPU is user + sys of the whole process (rusage) divided by the
 # requests it completed.  Rounds interleave the clients (odd rounds: peer,
-# floor, yangblast; even rounds: yangblast, floor, peer).  The server's own
-# counts are checked after each run: nginx's log holds as many requests as
-# the client says it completed (floor_h1: exactly; wrk and yangblast stop
-# mid-request, so up to -c more), all of the workload's method, path and
-# status; the sink's --stats hold N Set calls and at least N bodies' bytes.
+# floor, floor+poll, yangblast; even rounds the other way round).  The
+# server's own counts are checked after each run: nginx's log holds as many
+# requests of the workload (method, path, status; for wrk and floor_h1 also
+# the request's length) as the client says it completed -- floor_h1:
+# exactly, and nothing else; wrk and yangblast stop mid-request, so up to
+# -c more, answered or not; the sink's --stats hold N Set calls and at
+# least N bodies' bytes.
 #
 # Usage: bench/floor.sh [-d SECONDS] [-n CALLS] [-c CONNS] [-r ROUNDS]
-#        [-w get,set,patch] [YANGBLAST]
+#        [-w get,set,patch] [-p POLL] [YANGBLAST]
 #   YANGBLAST defaults to $YB, then ./yangblast (an -O2 build); the floor
 #   clients are taken from $FLOOR_BIN, default the bench/ directory next to
 #   it (build them with `make bench/floor_h1 bench/floor_h2`).
 # Prints per round CPU us/request of each client, the ratios floor/peer,
-# yangblast/floor and yangblast/peer, then their ranges and medians, and the
+# floor+poll/peer, yangblast/floor, yangblast/floor+poll and yangblast/peer,
+# then their ranges and medians, and the
 # load average before and after.  Never fails on the numbers; exits
 # non-zero when a run fails or the server's counts disagree.
 set -u
-secs=5 n=50000 c1=10 c2=16 m2=10 rounds=3 works=get,set
-while getopts d:n:c:r:w: o; do
+secs=5 n=50000 c1=10 c2=16 m2=10 rounds=3 works=get,set poll=10us
+while getopts d:n:c:r:w:p: o; do
     case $o in
     d) secs=$OPTARG ;; n) n=$OPTARG ;; c) c1=$OPTARG ;; r) rounds=$OPTARG ;; w) works=$OPTARG ;;
-    *) echo "usage: $0 [-d SECONDS] [-n CALLS] [-c CONNS] [-r ROUNDS] [-w get,set,patch] [YANGBLAST]" >&2
+    p) poll=$OPTARG ;;
+    *) echo "usage: $0 [-d SECONDS] [-n CALLS] [-c CONNS] [-r ROUNDS] [-w get,set,patch] [-p POLL] [YANGBLAST]" >&2
        exit 2 ;;
     esac
 done
@@ -76,6 +83,9 @@ trap 'bench_server_stop; nginx_stop "$W/ng"; rm -rf "$W"' EXIT
 export NGINX_MAX_SECONDS=$((secs * 3 + 60))
 port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 
+# fpoll WHO: the floor client's -p: 0 for floor, $poll for floorp.
+fpoll() { if [ "$1" = floorp ]; then echo "$poll"; else echo 0; fi; }
+
 # ---- HTTP/1.1 against nginx ---------------------------------------------------
 # h1_setup WORK: the request of WORK (get, patch) for all three clients in
 # $W/WORK/: acl.ybc (yangblast), patch.lua (wrk), req.bin (floor_h1).
@@ -86,7 +96,7 @@ h1_setup() {
     bench_h1_workload "$d" "$op" http 1 >"$d/first" || return 1
     bench_h1_request "$d" "127.0.0.1:$port" "$d/req.bin"
 }
-# h1_run WORK WHO: one run of WHO (peer, floor, yangblast) against a fresh
+# h1_run WORK WHO: one run of WHO (peer, floor, floorp, yangblast) against a fresh
 # nginx; prints "CPU_S REQUESTS", or FAILED after saying why on stderr.
 h1_run() {
     local d=$W/$1 who=$2 url=http://127.0.0.1:$port s k method body_len avg path status log
@@ -99,8 +109,9 @@ h1_run() {
         s=$(bench_cpu "$W/out" wrk -t 1 -c "$c1" -d "${secs}s" -s "$d/patch.lua" "$url")
         k=$(sed -n 's/^ *\([0-9][0-9]*\) requests in .*/\1/p' "$W/out")
         grep -qE 'Non-2xx|Socket errors' "$W/out" && s=FAILED ;;
-    floor)
-        s=$(bench_cpu "$W/out" "$FL/floor_h1" 127.0.0.1 "$port" "$c1" "${secs}s" "$d/req.bin")
+    floor|floorp)
+        s=$(bench_cpu "$W/out" "$FL/floor_h1" -p "$(fpoll "$who")" 127.0.0.1 "$port" "$c1" "${secs}s" \
+            "$d/req.bin")
         k=$(sed -n 's/^floor_h1: requests \([0-9]*\) .*/\1/p' "$W/out") ;;
     yangblast)
         s=$(bench_cpu "$W/out" "$YB" run "$d/acl.ybc" --target "$url" -c "$c1" -t 1 -D "${secs}s" \
@@ -116,11 +127,11 @@ print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json"
     # what the server saw: requests, and those not of the workload (method,
     # path, status; for wrk and floor_h1 also the request's length)
     local want_len=-; [ "$who" != yangblast ] && want_len=$(stat -c %s "$d/req.bin")
-    read -r seen odd <<<"$(awk -F'\t' -v m="$method" -v p="$path" -v st="$status" -v l="$want_len" \
-        '{ if ($4 != m || $5 != p || $6 != st || (l != "-" && $7 != l)) o++ } END { print NR, o + 0 }' "$log")"
-    local max=$((k + c1)); [ "$who" = floor ] && max=$k
-    if [ "$odd" != 0 ] || [ "$seen" -lt "$k" ] || [ "$seen" -gt "$max" ]; then
-        echo "$0: $1: $who says $k requests completed; nginx logged $seen, $odd of them not $method $path -> $status (request length: $want_len)" >&2
+    read -r seen good <<<"$(awk -F'\t' -v m="$method" -v p="$path" -v st="$status" -v l="$want_len" \
+        '$4 == m && $5 == p && $6 == st && (l == "-" || $7 == l) { g++ } END { print NR, g + 0 }' "$log")"
+    local max=$((k + c1)); [ "${who#floor}" != "$who" ] && max=$k
+    if [ "$good" -lt "$k" ] || [ "$seen" -gt "$max" ] || [ "$good" -gt "$max" ]; then
+        echo "$0: $1: $who says $k requests completed; nginx logged $seen, $good of them $method $path -> $status (request length: $want_len); want $k..$max" >&2
         echo FAILED; return
     fi
     echo "$s $k"
@@ -140,8 +151,9 @@ h2_run() {
         s=$(bench_cpu "$W/out" h2load -n "$n" -c "$c2" -m "$m2" -t 1 -d "$W/set/body.bin" \
             -H 'content-type: application/grpc' -H 'te: trailers' "http://127.0.0.1:$port$gpath")
         grep -q "requests: $n total, $n started, $n done, $n succeeded" "$W/out" && k=$n || k= ;;
-    floor)
-        s=$(bench_cpu "$W/out" "$FL/floor_h2" 127.0.0.1 "$port" "$c2" "$m2" "$n" "$gpath" "$W/set/body.bin")
+    floor|floorp)
+        s=$(bench_cpu "$W/out" "$FL/floor_h2" -p "$(fpoll "$who")" 127.0.0.1 "$port" "$c2" "$m2" "$n" \
+            "$gpath" "$W/set/body.bin")
         k=$(sed -n 's/^floor_h2: requests \([0-9]*\) .*/\1/p' "$W/out") ;;
     yangblast)
         s=$(bench_cpu "$W/out" "$YB" run "$W/set/set.ybc" --target "grpc://localhost:$port" \
@@ -163,17 +175,17 @@ h2_run() {
 }
 
 echo "# $(nproc) CPUs; server on CPU 0, clients on CPU 1 (taskset); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# get/patch: nginx, $c1 connections, ${secs}s a run: wrk -t 1 -c $c1 -d ${secs}s | $FL/floor_h1 127.0.0.1 PORT $c1 ${secs}s req.bin | $YB run acl.ybc -c $c1 -t 1 -D ${secs}s"
-echo "# set: serve --sink over h2c, $n calls, $c2 x $m2 streams: h2load -n $n -c $c2 -m $m2 -t 1 -d body.bin | $FL/floor_h2 127.0.0.1 PORT $c2 $m2 $n PATH body.bin | $YB run set.ybc -c $c2 -m $m2 -t 1 -n $n"
+echo "# get/patch: nginx, $c1 connections, ${secs}s a run: wrk -t 1 -c $c1 -d ${secs}s | $FL/floor_h1 -p 0|$poll 127.0.0.1 PORT $c1 ${secs}s req.bin | $YB run acl.ybc -c $c1 -t 1 -D ${secs}s"
+echo "# set: serve --sink over h2c, $n calls, $c2 x $m2 streams: h2load -n $n -c $c2 -m $m2 -t 1 -d body.bin | $FL/floor_h2 -p 0|$poll 127.0.0.1 PORT $c2 $m2 $n PATH body.bin | $YB run set.ybc -c $c2 -m $m2 -t 1 -n $n"
 status=0
 for w in ${works//,/ }; do
     case $w in get|patch) h1_setup "$w" || exit 1 ;; set) h2_setup || exit 1 ;; esac
 done
-printf '%-6s %-5s %9s %9s %9s %11s %11s %10s\n' work round "peer us" "floor us" "yb us" \
-    floor/peer yb/floor yb/peer
+printf '%-6s %-5s %8s %8s %8s %8s %11s %11s %9s %9s %8s\n' work round "peer us" "floor us" \
+    "+poll us" "yb us" floor/peer +poll/peer yb/floor yb/+poll yb/peer
 : >"$W/rows"
 for r in $(seq "$rounds"); do
-    order="peer floor yangblast"; [ $((r % 2)) = 0 ] && order="yangblast floor peer"
+    order="peer floor floorp yangblast"; [ $((r % 2)) = 0 ] && order="yangblast floorp floor peer"
     for w in ${works//,/ }; do
         for who in $order; do
             if [ "$w" = set ]; then res=$(h2_run "$w" "$who"); else res=$(h1_run "$w" "$who"); fi
@@ -183,9 +195,14 @@ for r in $(seq "$rounds"); do
         # shellcheck disable=SC2154
         $PY -c 'import sys
 w, r = sys.argv[1:3]
-p, f, y = [float(a.split()[0]) * 1e6 / int(a.split()[1]) for a in sys.argv[3:6]]
-print("%-6s %-5s %9.2f %9.2f %9.2f %11.2f %11.2f %10.2f" % (w, r, p, f, y, f / p, y / f, y / p))' \
-            "$w" "$r" "$res_peer" "$res_floor" "$res_yangblast" | tee -a "$W/rows"
+p, f, fp, y = [float(a.split()[0]) * 1e6 / int(a.split()[1]) for a in sys.argv[3:7]]
+if min(p, f, fp, y) <= 0:
+    sys.exit("a run without CPU time: %s" % " / ".join(sys.argv[3:7]))
+print("%-6s %-5s %8.2f %8.2f %8.2f %8.2f %11.2f %11.2f %9.2f %9.2f %8.2f"
+      % (w, r, p, f, fp, y, f / p, fp / p, y / f, y / fp, y / p))' \
+            "$w" "$r" "$res_peer" "$res_floor" "$res_floorp" "$res_yangblast" >>"$W/rows" ||
+            { status=1; break 2; }
+        tail -n 1 "$W/rows"
     done
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -195,12 +212,15 @@ for w in ${works//,/ }; do
     col() { awk -v w="$w" -v k="$1" '$1 == w { print $k }' "$W/rows"; }
     # shellcheck disable=SC2046
     {
-        printf '%-28s %s\n' "$w: $peer us/request" "$(bench_range $(col 3))" \
+        printf '%-30s %s\n' "$w: $peer us/request" "$(bench_range $(col 3))" \
             "$w: floor us/request" "$(bench_range $(col 4))" \
-            "$w: yangblast us/request" "$(bench_range $(col 5))" \
-            "$w: floor/$peer" "$(bench_range $(col 6))" \
-            "$w: yangblast/floor" "$(bench_range $(col 7))" \
-            "$w: yangblast/$peer" "$(bench_range $(col 8))"
+            "$w: floor+poll us/request" "$(bench_range $(col 5))" \
+            "$w: yangblast us/request" "$(bench_range $(col 6))" \
+            "$w: floor/$peer" "$(bench_range $(col 7))" \
+            "$w: floor+poll/$peer" "$(bench_range $(col 8))" \
+            "$w: yangblast/floor" "$(bench_range $(col 9))" \
+            "$w: yangblast/floor+poll" "$(bench_range $(col 10))" \
+            "$w: yangblast/$peer" "$(bench_range $(col 11))"
     }
 done
 [ "$status" = 0 ] && echo "# the servers' counts agreed with every client in every run"

@@ -112,6 +112,29 @@ int floor_connect(const char *prog, const char *host, uint16_t port, int epfd,
     return fd;
 }
 
+int floor_wait(int epfd, struct epoll_event *evs, int max, uint64_t poll_ns)
+{
+    int n;
+    if (poll_ns) {
+        uint64_t end = floor_now() + poll_ns;
+        do {
+            if ((n = epoll_wait(epfd, evs, max, 0)) != 0)
+                return n < 0 && errno == EINTR ? 0 : n;
+        } while (floor_now() < end);
+    }
+    n = epoll_wait(epfd, evs, max, 1000);
+    return n < 0 && errno == EINTR ? 0 : n;
+}
+
+int floor_parse_poll(const char *prog, const char *s, uint64_t *ns)
+{
+    if (yb_parse_duration(s, ns) < 0 || *ns > 1000000000u) {
+        fprintf(stderr, "%s: -p '%s': %s, at most 1s\n", prog, s, YB_FORMS_DURATION);
+        return -1;
+    }
+    return 0;
+}
+
 uint64_t floor_now(void)
 {
     struct timespec ts;

@@ -41,6 +41,18 @@ uint8_t *floor_read_file(const char *prog, const char *path, size_t max, size_t 
 int floor_connect(const char *prog, const char *host, uint16_t port, int epfd,
                   uint32_t events, void *ptr);
 
+struct epoll_event;
+/* epoll_wait on epfd for up to max events: first polls (no wait) for up to
+ * poll_ns, then sleeps up to 1 s.  Polling before sleeping spares the
+ * wake-up (a context switch each) when the next answer is that close,
+ * as yangblast's worker does.  Returns the events' count (0 also on EINTR),
+ * or -1 with errno set. */
+int floor_wait(int epfd, struct epoll_event *evs, int max, uint64_t poll_ns);
+
+/* Parses -p's poll window (a duration up to 1 s).  Returns 0, or -1 after
+ * saying why. */
+int floor_parse_poll(const char *prog, const char *s, uint64_t *ns);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t floor_now(void);
 

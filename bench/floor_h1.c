@@ -1,11 +1,13 @@
-/* bench/floor_h1 [-e] HOST PORT CONNS COUNT|DURATION REQUEST_FILE: the
+/* bench/floor_h1 [-e] [-p POLL] HOST PORT CONNS COUNT|DURATION REQUEST_FILE: the
  * floor of an HTTP/1.1 keep-alive client's CPU per request.
  *
  * One thread, CONNS connections (TCP_NODELAY, as wrk), one request in flight
  * on each: the bytes of REQUEST_FILE (a whole request, head and body, sent
  * as they are) go out with one write(2), the answer comes back with one
  * read(2) per readiness event (epoll, level-triggered; -e: edge-triggered,
- * reading until a short read), and the next request leaves at once.  It
+ * reading until a short read), and the next request leaves at once.  With
+ * -p (a duration, e.g. 10us) it polls for events that long before it sleeps
+ * in epoll_wait, as yangblast's worker does.  It
  * stops after COUNT answers, or starts no new request after DURATION (e.g.
  * 5s) and lets the ones in flight finish, so that the server saw exactly as
  * many requests as it prints.
@@ -241,11 +243,17 @@ static int readable(conn *c)
 
 int main(int argc, char **argv)
 {
-    int argi = 1;
-    if (argc > 1 && !strcmp(argv[1], "-e"))
-        edge = 1, argi++;
+    uint64_t poll_ns = 0;
+    for (int o; (o = getopt(argc, argv, "ep:")) != -1;) {
+        if (o == 'e')
+            edge = 1;
+        else if (o != 'p' || floor_parse_poll(PROG, optarg, &poll_ns) < 0)
+            return 2;
+    }
+    int argi = optind;
     if (argc - argi != 5) {
-        fprintf(stderr, "usage: " PROG " [-e] HOST PORT CONNS COUNT|DURATION REQUEST_FILE\n");
+        fprintf(stderr,
+                "usage: " PROG " [-e] [-p POLL] HOST PORT CONNS COUNT|DURATION REQUEST_FILE\n");
         return 2;
     }
     uint16_t port;
@@ -281,8 +289,8 @@ int main(int argc, char **argv)
     uint64_t inflight = issued;
     struct epoll_event evs[256];
     while (inflight) {
-        int n = epoll_wait(epfd, evs, 256, 1000);
-        if (n < 0 && errno != EINTR) {
+        int n = floor_wait(epfd, evs, 256, poll_ns);
+        if (n < 0) {
             perror(PROG ": epoll_wait");
             goto out;
         }
@@ -302,9 +310,10 @@ int main(int argc, char **argv)
     }
     uint64_t t1 = floor_now();
     getrusage(RUSAGE_SELF, &r1);
-    char extra[96];
-    snprintf(extra, sizeof extra, "status %u response_bytes %llu mode %s", ref_status,
-             (unsigned long long)ref_len, edge ? "edge" : "level");
+    char extra[128];
+    snprintf(extra, sizeof extra, "status %u response_bytes %llu mode %s poll_ns %llu",
+             ref_status, (unsigned long long)ref_len, edge ? "edge" : "level",
+             (unsigned long long)poll_ns);
     floor_report(PROG, done, nconns, t0, t1, &r0, &r1, extra);
     status = 0;
 out:

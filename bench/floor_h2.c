@@ -1,4 +1,4 @@
-/* bench/floor_h2 HOST PORT CONNS STREAMS COUNT|DURATION PATH BODY_FILE: the
+/* bench/floor_h2 [-p POLL] HOST PORT CONNS STREAMS COUNT|DURATION PATH BODY_FILE: the
  * floor of an h2c gRPC unary client's CPU per call.
  *
  * One thread, CONNS connections (TCP_NODELAY), STREAMS calls in flight on
@@ -13,7 +13,9 @@
  * windows and its SETTINGS_MAX_FRAME_SIZE allow.  Everything a pass of the
  * event loop produces for a connection (HEADERS, DATA, SETTINGS and PING
  * ACKs, WINDOW_UPDATEs) leaves with one writev(2); each readable socket is
- * read once (epoll, level-triggered).
+ * read once (epoll, level-triggered).  With -p (a duration, e.g. 10us) it
+ * polls for events that long before it sleeps in epoll_wait, as
+ * yangblast's worker does.
  *
  * We announce SETTINGS_ENABLE_PUSH 0 and SETTINGS_INITIAL_WINDOW_SIZE 16 MiB
  * and raise the connection's window to 16 MiB, and give back what the
@@ -549,10 +551,16 @@ static void greet(conn *c)
 
 int main(int argc, char **argv)
 {
-    if (argc != 8) {
-        fprintf(stderr, "usage: " PROG " HOST PORT CONNS STREAMS COUNT|DURATION PATH BODY_FILE\n");
+    uint64_t poll_ns = 0;
+    for (int o; (o = getopt(argc, argv, "p:")) != -1;)
+        if (o != 'p' || floor_parse_poll(PROG, optarg, &poll_ns) < 0)
+            return 2;
+    if (argc - optind != 7) {
+        fprintf(stderr,
+                "usage: " PROG " [-p POLL] HOST PORT CONNS STREAMS COUNT|DURATION PATH BODY_FILE\n");
         return 2;
     }
+    argv += optind - 1; /* the operands as argv[1..7] */
     uint16_t port;
     uint64_t nconns, nstreams;
     floor_limit lim;
@@ -611,8 +619,8 @@ int main(int argc, char **argv)
     }
     struct epoll_event evs[256];
     while (issued > done) {
-        int n = epoll_wait(epfd, evs, 256, 1000);
-        if (n < 0 && errno != EINTR) {
+        int n = floor_wait(epfd, evs, 256, poll_ns);
+        if (n < 0) {
             perror(PROG ": epoll_wait");
             goto out;
         }
@@ -641,8 +649,9 @@ int main(int argc, char **argv)
     }
     uint64_t t1 = floor_now();
     getrusage(RUSAGE_SELF, &r1);
-    char extra[64];
-    snprintf(extra, sizeof extra, "response_data_bytes %llu", (unsigned long long)ref_data);
+    char extra[96];
+    snprintf(extra, sizeof extra, "response_data_bytes %llu poll_ns %llu",
+             (unsigned long long)ref_data, (unsigned long long)poll_ns);
     floor_report(PROG, done, nconns, t0, t1, &r0, &r1, extra);
     status = 0;
 out:

@@ -45,11 +45,15 @@ logged >/dev/null
 fl lvl floor_h1 127.0.0.1 "$port" 4 2000 "$T/req.bin"
 is "floor_h1, 2000 requests on 4 connections: exit 0" "$rc" 0
 like "... it counts 2000 answers, all 200 of one length" "$out" \
-    '^floor_h1: requests 2000 conns 4 seconds [0-9.]+ user_s [0-9.]+ sys_s [0-9.]+ us_per_request [0-9.]+ status 200 response_bytes [1-9][0-9]* mode level$'
+    '^floor_h1: requests 2000 conns 4 seconds [0-9.]+ user_s [0-9.]+ sys_s [0-9.]+ us_per_request [0-9.]+ status 200 response_bytes [1-9][0-9]* mode level poll_ns 0$'
 is "... nginx logged 2000 requests, all the file's GET" "$(logged)" "2000 2000"
 
 fl edge floor_h1 -e 127.0.0.1 "$port" 3 2000 "$T/req.bin"
-like "edge-triggered (-e), 2000 requests on 3 connections" "$rc $out" '^0 floor_h1: requests 2000 conns 3 .* mode edge$'
+like "edge-triggered (-e), 2000 requests on 3 connections" "$rc $out" '^0 floor_h1: requests 2000 conns 3 .* mode edge poll_ns 0$'
+is "... nginx logged 2000" "$(logged)" "2000 2000"
+
+fl poll floor_h1 -p 20us 127.0.0.1 "$port" 3 2000 "$T/req.bin"
+like "polling 20 us before sleeping (-p), 2000 requests" "$rc $out" '^0 floor_h1: requests 2000 conns 3 .* mode level poll_ns 20000$'
 is "... nginx logged 2000" "$(logged)" "2000 2000"
 
 fl dur floor_h1 127.0.0.1 "$port" 5 1s "$T/req.bin"
@@ -87,13 +91,13 @@ yb_serve "$T/sink.out" --sink --gnmi 127.0.0.1:0 --restconf off --stats "$T/st.j
 fl h2 floor_h2 127.0.0.1 "${GURL##*:}" 4 10 2000 "$gpath" "$T/set/body.bin"
 is "floor_h2, 2000 Sets, 4 connections x 10 streams to the sink: exit 0" "$rc" 0
 like "... it counts 2000 answers of one length" "$out" \
-    '^floor_h2: requests 2000 conns 4 seconds [0-9.]+ user_s [0-9.]+ sys_s [0-9.]+ us_per_request [0-9.]+ response_data_bytes [1-9][0-9]*$'
+    '^floor_h2: requests 2000 conns 4 seconds [0-9.]+ user_s [0-9.]+ sys_s [0-9.]+ us_per_request [0-9.]+ response_data_bytes [1-9][0-9]* poll_ns 0$'
 is "... the sink saw 2000 Set calls and their bodies" "$(sink_calls)" "2000 True"
 
 yb_serve "$T/sink.out" --sink --gnmi 127.0.0.1:0 --restconf off --stats "$T/st.json" || exit 1
-fl h2dur floor_h2 127.0.0.1 "${GURL##*:}" 2 3 1s "$gpath" "$T/set/body.bin"
+fl h2dur floor_h2 -p 20us 127.0.0.1 "${GURL##*:}" 2 3 1s "$gpath" "$T/set/body.bin"
 n=$(sed -n 's/^floor_h2: requests \([0-9]*\) .*/\1/p' "$T/h2dur.out")
-like "for 1 s, 2 connections x 3 streams: exit 0, some calls" "$rc $n" '^0 [1-9][0-9]*$'
+like "for 1 s, 2 connections x 3 streams, polling 20 us (-p): exit 0, some calls" "$rc $n" '^0 [1-9][0-9]*$'
 is "... the sink saw exactly those" "$(sink_calls)" "$n True"
 
 peer_start "$T/h2" h2bad.py --mode ok --stats "$T/h2.json" --max-seconds 60 || exit 1
