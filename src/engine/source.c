@@ -31,6 +31,12 @@ struct yb_source {
     uint64_t pass_taken;   /* records of this workload seen in the current pass
                             * (any worker's): the index records are shared by */
     yb_ops *optab;         /* where operations are named, or NULL */
+    /* the last RESTCONF record's method and path and their operation: a
+     * streamed corpus names each request as it is prepared, and its
+     * records mostly repeat the one before (memo_op valid when memo_len) */
+    char memo_method[16], memo_path[256];
+    size_t memo_len;       /* strlen(memo_path) + 1, 0 = nothing kept */
+    uint32_t memo_op;
     const yb_rewrite *rw;  /* rules applied before preparing, or NULL */
     struct yb_blobs *blobs;/* shares what the cache keeps (yb_source_blobs), or NULL */
 };
@@ -104,14 +110,31 @@ static const yb_accept *record_accept(const yb_request *r)
     return a;
 }
 
-/* Names the operation of the request as sent (engine/opname.h). */
+/* Names the operation of the request as sent (engine/opname.h).  A
+ * RESTCONF operation is its method and path's template, so a record with
+ * the last one's method and path has its operation (a gNMI Set's depends
+ * on its body: named every time). */
 static void name_op(yb_source *s, const yb_request *r, yb_prepared *p)
 {
     p->op = YB_OP_NONE;
-    if (s->optab) {
-        char name[YB_OP_NAME_MAX];
-        yb_op_name(r, name, sizeof name);
-        p->op = yb_ops_index(s->optab, name);
+    if (!s->optab)
+        return;
+    int h2 = yb_proto_is_h2(r->protocol);
+    size_t ml = strlen(r->method), pl = strlen(r->path) + 1;
+    if (!h2 && s->memo_len == pl && !strcmp(r->method, s->memo_method) &&
+        !memcmp(r->path, s->memo_path, pl)) {
+        p->op = s->memo_op;
+        return;
+    }
+    char name[YB_OP_NAME_MAX];
+    yb_op_name(r, name, sizeof name);
+    p->op = yb_ops_index(s->optab, name);
+    s->memo_len = 0;
+    if (!h2 && ml < sizeof s->memo_method && pl <= sizeof s->memo_path) {
+        memcpy(s->memo_method, r->method, ml + 1);
+        memcpy(s->memo_path, r->path, pl);
+        s->memo_len = pl;
+        s->memo_op = p->op;
     }
 }
 
@@ -233,11 +256,14 @@ static int cache_add(yb_source *s, yb_prepared *p)
 static int prepare_one(yb_source *s, const yb_request *r, uint64_t k, yb_prepared **out,
                        char *err, size_t errlen)
 {
-    yb_prepared *p = calloc(1, sizeof *p);
+    /* (not calloc: glibc's calloc skips the thread's cache of small
+     * blocks, and a streamed record is prepared per request) */
+    yb_prepared *p = malloc(sizeof *p);
     if (!p) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    memset(p, 0, sizeof *p);
     char why[700];
     /* what the cache may keep for the run is shared with the other
      * sources of the thread (a fleet: the same corpus per target); what
