@@ -497,19 +497,45 @@ static unsigned copy_to_marker32(uint8_t *out, const uint8_t *p)
 #endif
 }
 
-/* Joins skel[0..sn) and dig[0..dn) back into out (room for cap bytes).
- * Returns the length, or -1 when they do not fit together (a marker
- * without its run, a run left over, more than cap bytes).  32 bytes at
- * a time: a record has a run every 70 bytes or so, too close for calls
- * to memchr and memcpy to pay. */
-static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
-                             uint8_t *out, size_t cap)
+/* Where a join of a skeleton and its digits stands: the reader joins a
+ * block's entries as they are read (join_some), so that what it joins is
+ * still in the cache when the entry is viewed and its body copied, rather
+ * than the whole block at once into a buffer as big as the block. */
+typedef struct {
+    const uint8_t *skel, *dig;
+    size_t sn, dn;
+    size_t i, d;  /* the next skeleton byte, the next digit */
+    int in_run;   /* a marker taken whose run has not reached its ',' */
+    int run_any;  /* in_run: some digit of the run joined */
+    int done;     /* the skeleton's end reached, every run used */
+} join_state;
+
+static void join_init(join_state *js, const uint8_t *skel, size_t sn, const uint8_t *dig,
+                      size_t dn)
 {
-    size_t o = 0, d = 0, i = 0;
+    *js = (join_state){.skel = skel, .dig = dig, .sn = sn, .dn = dn};
+}
+
+/* Joins on from js into out[o..cap) until o reaches stop (<= cap; it may
+ * pass it by up to 31 bytes, never cap) or the skeleton ends (js->done,
+ * seen even when o has reached stop).
+ * Returns the new o, or -1 when the parts do not fit together (a marker
+ * without its run, an empty run, a run without its ',', a run left over
+ * at the skeleton's end).  32 bytes at a time: a record has a run every
+ * 70 bytes or so, too close for calls to memchr and memcpy to pay. */
+static ptrdiff_t join_some(join_state *js, uint8_t *out, size_t o, size_t stop, size_t cap)
+{
+    const uint8_t *skel = js->skel, *dig = js->dig;
+    size_t sn = js->sn, dn = js->dn, i = js->i, d = js->d;
+    int run_any = js->run_any;
+    if (js->done)
+        return (ptrdiff_t)o;
+    if (js->in_run)
+        goto run;
     for (;;) {
         /* up to the next marker */
         for (;;) {
-            if (i + 32 <= sn && o + 32 <= cap) {
+            if (i + 32 <= sn && o + 32 <= cap && o < stop) {
                 /* (the bytes copied past a marker are overwritten) */
                 unsigned k = copy_to_marker32(out + o, skel + i);
                 i += k;
@@ -520,12 +546,16 @@ static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig,
             }
             if (i == sn || skel[i] == '0')
                 break;
-            if (o == cap)
-                return -1;
+            if (o >= stop)
+                goto out;
             out[o++] = skel[i++];
         }
-        if (i == sn)
-            break;
+        if (i == sn) {
+            if (d != dn)
+                return -1;
+            js->done = 1;
+            goto out;
+        }
         i++; /* the marker: its run */
 #ifdef __SSE2__
         if (d + 16 <= dn && o + 16 <= cap) { /* a run and its ',' in 16 bytes */
@@ -543,17 +573,38 @@ static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig,
             }
         }
 #endif
-        size_t r = d;
-        while (r < dn && is_digit(dig[r])) {
-            if (o == cap)
-                return -1;
-            out[o++] = dig[r++];
+        run_any = 0;
+    run:
+        js->in_run = 0;
+        while (d < dn && is_digit(dig[d])) {
+            if (o >= stop) {
+                js->in_run = 1;
+                goto out;
+            }
+            out[o++] = dig[d++];
+            run_any = 1;
         }
-        if (r == d || r == dn || dig[r] != ',')
+        if (!run_any || d == dn || dig[d] != ',')
             return -1;
-        d = r + 1;
+        d++;
     }
-    return d == dn ? (ptrdiff_t)o : -1;
+out:
+    js->i = i;
+    js->d = d;
+    js->run_any = run_any;
+    return (ptrdiff_t)o;
+}
+
+/* Joins skel[0..sn) and dig[0..dn) back into out (room for cap bytes).
+ * Returns the length, or -1 when they do not fit together (a marker
+ * without its run, a run left over, more than cap bytes). */
+static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
+                             uint8_t *out, size_t cap)
+{
+    join_state js;
+    join_init(&js, skel, sn, dig, dn);
+    ptrdiff_t o = join_some(&js, out, 0, cap, cap);
+    return o >= 0 && js.done ? o : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1751,8 +1802,12 @@ struct yb_corpus_reader {
     int drop_redacted;   /* skip headers holding the redaction placeholder */
     int no_fast_view;    /* every request entry through protobuf-c (tests) */
     int split;           /* format 2: entries come in blocks, digits apart */
-    uint8_t *pl;         /* format 2: the current block's entries [pl_start, pl_end) */
+    uint8_t *pl;         /* format 2: the current block's entries joined so
+                          * far and not read yet, [pl_start, pl_end) */
     size_t pl_start, pl_end, pl_cap;
+    join_state js;       /* format 2: the current block's join (its parts in
+                          * buf, before start, kept until the next block) */
+    int joining;         /* js has more of the block to join */
     int has_summary;     /* summary read from the end of the file */
     yb_corpus_summary summary;
     tally t;             /* of the records returned, checked against it */
@@ -1932,9 +1987,9 @@ static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
     return 1;
 }
 
-/* Format 2: decodes the next block of the decompressed stream (its
- * skeleton and digits, each after its varint length) into r->pl.
- * Returns 1, 0 at a clean end of input, or -1 with err. */
+/* Format 2: takes the next block of the decompressed stream (its
+ * skeleton and digits, each after its varint length) for rd_need to join
+ * (r->js).  Returns 1, 0 at a clean end of input, or -1 with err. */
 static int rd_block(yb_corpus_reader *r, char *err, size_t errlen)
 {
     uint64_t len[2] = {0, 0};
@@ -1970,27 +2025,57 @@ static int rd_block(yb_corpus_reader *r, char *err, size_t errlen)
                    (unsigned long long)r->index);
         return -1;
     }
-    if (sn + dn > r->pl_cap) {
-        uint8_t *p = realloc(r->pl, sn + dn);
-        if (!p) {
-            seterr(err, errlen, "%s: record %llu: out of memory", r->path,
-                   (unsigned long long)r->index);
-            return -1;
-        }
-        r->pl = p;
-        r->pl_cap = sn + dn;
-    }
-    ptrdiff_t n = join_digits(r->buf + r->start, sn, r->buf + r->start + sn, dn, r->pl,
-                              r->pl_cap);
+    /* (buf is not moved until the next block is read: rd_fill runs only
+     * for a block's lengths and parts) */
+    join_init(&r->js, r->buf + r->start, sn, r->buf + r->start + sn, dn);
+    r->joining = 1;
     r->start += sn + dn;
-    if (n < 0) {
+    r->pl_start = r->pl_end = 0;
+    return 1;
+}
+
+/* Entries are joined up to the one read and this far past it (the next
+ * entry's length) ... */
+#define JOIN_AHEAD 16u
+/* ... into a buffer of at least this many bytes, whose joined bytes not
+ * read yet move to its start when the next entry does not fit after them */
+#define PL_MIN (64u * 1024u)
+
+/* Format 2: joins the current block on until `want` bytes of entries are
+ * at pl_start, or the block ends.  Returns 0, or -1 with err. */
+static int rd_join(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
+{
+    /* stop, and 32 bytes for join_some's overshoot, from pl_start */
+    size_t need = want + JOIN_AHEAD + 32, have = r->pl_end - r->pl_start;
+    if (r->pl_cap - r->pl_start < need) {
+        if (have)
+            memmove(r->pl, r->pl + r->pl_start, have);
+        r->pl_start = 0;
+        r->pl_end = have;
+        if (r->pl_cap < need) {
+            size_t nc = r->pl_cap ? r->pl_cap : PL_MIN;
+            while (nc < need)
+                nc *= 2;
+            uint8_t *p = realloc(r->pl, nc);
+            if (!p) {
+                seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+                       (unsigned long long)r->index);
+                return -1;
+            }
+            r->pl = p;
+            r->pl_cap = nc;
+        }
+    }
+    ptrdiff_t o = join_some(&r->js, r->pl, r->pl_end, r->pl_start + want + JOIN_AHEAD,
+                            r->pl_start + need);
+    if (o < 0) {
         seterr(err, errlen, "%s: record %llu: corrupt block (its digits do not fit its "
                "skeleton)", r->path, (unsigned long long)r->index);
         return -1;
     }
-    r->pl_start = 0;
-    r->pl_end = (size_t)n;
-    return 1;
+    r->pl_end = (size_t)o;
+    r->joining = !r->js.done;
+    return 0;
 }
 
 /* Makes `want` bytes of entries available at rd_at(r): from the
@@ -2001,13 +2086,20 @@ static int rd_need(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
 {
     if (!r->split)
         return rd_fill(r, want, err, errlen);
-    while (r->pl_start == r->pl_end) {
+    for (;;) {
+        if (r->pl_end - r->pl_start >= want)
+            return 1;
+        if (r->joining) {
+            if (rd_join(r, want, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        if (r->pl_end != r->pl_start)
+            break;
         int rc = rd_block(r, err, errlen);
         if (rc <= 0)
             return rc;
     }
-    if (r->pl_end - r->pl_start >= want)
-        return 1;
     seterr(err, errlen, "%s: record %llu: corrupt block (an entry crosses its end)", r->path,
            (unsigned long long)r->index);
     return -1;
@@ -2110,6 +2202,7 @@ static void rd_reset_stream(yb_corpus_reader *r)
     r->start = r->end = 0;
     r->split = 0;
     r->pl_start = r->pl_end = 0;
+    r->joining = 0;
     r->index = 0;
     r->done = 0;
     tally_init(&r->t);

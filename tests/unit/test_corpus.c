@@ -1955,6 +1955,193 @@ static void test_split_hostile(void **state)
     free(e.p);
 }
 
+/* Joins skel[0..sn) and dig[0..dn) a byte at a time into out, up to the
+ * first place they do not fit.  Returns 0 when they fit, -1 otherwise. */
+static int ref_join(const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn, buf *out)
+{
+    size_t d = 0;
+    for (size_t i = 0; i < sn; i++) {
+        if (skel[i] != '0') {
+            buf_put(out, &skel[i], 1);
+            continue;
+        }
+        size_t k = d;
+        while (k < dn && dig[k] >= '0' && dig[k] <= '9')
+            k++;
+        buf_put(out, dig + d, k - d);
+        if (k == d || k == dn || dig[k] != ',')
+            return -1;
+        d = k + 1;
+    }
+    return d == dn ? 0 : -1;
+}
+
+/* Splits e[0..n) as the writer does: digit runs to dig, each after ','. */
+static void ref_split(const uint8_t *e, size_t n, buf *skel, buf *dig)
+{
+    for (size_t i = 0; i < n;) {
+        if (e[i] < '0' || e[i] > '9') {
+            buf_put(skel, &e[i++], 1);
+            continue;
+        }
+        buf_put(skel, "0", 1);
+        while (i < n && e[i] >= '0' && e[i] <= '9')
+            buf_put(dig, &e[i++], 1);
+        buf_put(dig, ",", 1);
+    }
+}
+
+/* A path (or body) of random length, dense in digit runs of 1..70 digits
+ * (past the 16 and 32 bytes the join takes at a time). */
+static void digits_text(char *out, size_t cap)
+{
+    size_t n = 1 + (size_t)rand() % (cap - 1), i = 0;
+    out[i++] = '/';
+    while (i < n - 1) {
+        size_t run = 1 + (size_t)rand() % (rand() % 4 ? 12 : 70);
+        for (size_t k = 0; k < run && i < n - 1; k++)
+            out[i++] = (char)('0' + rand() % 10);
+        if (i < n - 1)
+            out[i++] = "/x.:-"[rand() % 5];
+    }
+    out[i] = 0;
+}
+
+/* Format 2's blocks are joined as their entries are read: the join stops
+ * after each entry (and a little past it) and resumes there, also inside
+ * a run of digits.  Records dense in runs of every length, of random
+ * sizes so that the stops fall everywhere, read back as written (twice,
+ * rewound); hand-built blocks mutated (skeleton and digit bytes changed),
+ * read as a format-1 stream of what a byte-at-a-time join of the same
+ * parts makes: the same records in the same order, and where the parts do
+ * not fit, a failure with no record read past the place they stop
+ * fitting. */
+static void test_join_resumed(void **state)
+{
+    (void)state;
+    srand(17);
+    enum { N = 1500 };
+    yb_request *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    char text[3000];
+    for (unsigned i = 0; i < N; i++) {
+        yb_request_init(&in[i]);
+        in[i].protocol = YB_PROTO_RESTCONF;
+        /* a method of digits (a token): a stop falls 17 bytes into each
+         * entry, after its length, inside the method's run */
+        char method[48];
+        size_t ml = 1 + (size_t)rand() % 40;
+        for (size_t k = 0; k < ml; k++)
+            method[k] = (char)('0' + rand() % 10);
+        method[ml] = 0;
+        digits_text(text, 200);
+        set_strs(&in[i], method, "http", "h:8080", text);
+        digits_text(text, sizeof text);
+        assert_int_equal(yb_request_set_body(&in[i], text, strlen(text)), 0);
+        digits_text(text, 40);
+        assert_int_equal(yb_request_add_header(&in[i], "x-n", text + 1, strlen(text + 1)), 0);
+        in[i].timestamp_ns = (uint64_t)rand() * 977u; /* varints: digit bytes too */
+        in[i].conn_id = (uint64_t)rand() % 60;
+        in[i].expected_status = 200 + (unsigned)rand() % 9;
+    }
+    char a[1024], b[1024], err[512], err1[512];
+    snprintf(a, sizeof a, "%s", tpath("resumed.ybc"));
+    snprintf(b, sizeof b, "%s", tpath("resumed-ref.ybc"));
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = 1;
+    write_corpus(a, in, N, &h);
+    yb_corpus_reader *r = yb_corpus_reader_open(a, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    assert_int_equal(yb_corpus_reader_header(r)->format_version, YB_CORPUS_FORMAT_SPLIT);
+    const yb_request *q, *q1;
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < N; i++) {
+            if (yb_corpus_reader_next(r, &q, err, sizeof err) != 1)
+                fail_msg("round %d, record %u: %s", round, i, err);
+            if (!yb_request_equal(q, &in[i]))
+                fail_msg("round %d, record %u differs", round, i);
+        }
+        assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), 0);
+        assert_int_equal(yb_corpus_reader_rewind(r, err, sizeof err), 0);
+    }
+    yb_corpus_reader_close(r);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+    free(in);
+
+    /* hand-built: 40 requests and the trailer in two blocks, mutated */
+    buf e = {0}, sk = {0}, dg = {0};
+    size_t cut = 0; /* the first block's entries end here */
+    for (unsigned i = 0; i < 40; i++) {
+        digits_text(text, 600);
+        buf_request_entry(&e, text);
+        if (i == 19)
+            cut = e.n;
+    }
+    buf_trailer_entry(&e, 40);
+    buf sk1 = {0}, dg1 = {0};
+    ref_split(e.p, cut, &sk1, &dg1);
+    ref_split(e.p + cut, e.n - cut, &sk, &dg);
+    unsigned fits = 0, fails = 0;
+    for (unsigned m = 0; m < 3000; m++) {
+        buf s2 = {0}, d2 = {0};
+        buf_put(&s2, sk.p, sk.n);
+        buf_put(&d2, dg.p, dg.n);
+        for (unsigned k = 0, nm = m ? 1 + (unsigned)rand() % 3 : 0; k < nm; k++) {
+            buf *t = rand() % 2 ? &s2 : &d2;
+            t->p[(size_t)rand() % t->n] = (uint8_t)"0123456789,0,a\x12"[rand() % 15];
+        }
+        buf f2 = {0}, f1 = {0}, joined = {0};
+        buf_magic(&f2);
+        buf_header_entry(&f2, YB_CORPUS_FORMAT_SPLIT);
+        buf_block(&f2, (char *)sk1.p, sk1.n, (char *)dg1.p, dg1.n);
+        buf_block(&f2, (char *)s2.p, s2.n, (char *)d2.p, d2.n);
+        assert_int_equal(ref_join(sk1.p, sk1.n, dg1.p, dg1.n, &joined), 0);
+        int ok = ref_join(s2.p, s2.n, d2.p, d2.n, &joined) == 0;
+        buf_magic(&f1);
+        buf_header_entry(&f1, YB_CORPUS_FORMAT_VERSION);
+        buf_put(&f1, joined.p, joined.n);
+        buf_write_zstd(&f2, a);
+        buf_write_zstd(&f1, b);
+        yb_corpus_reader *r2 = yb_corpus_reader_open(a, err, sizeof err);
+        yb_corpus_reader *r1 = yb_corpus_reader_open(b, err1, sizeof err1);
+        if (!r2 || !r1)
+            fail_msg("mutation %u: open: %s / %s", m, err, err1);
+        int rc2, rc1;
+        unsigned got = 0;
+        do {
+            rc2 = yb_corpus_reader_next(r2, &q, err, sizeof err);
+            rc1 = yb_corpus_reader_next(r1, &q1, err1, sizeof err1);
+            if (rc2 == 1 && (rc1 != 1 || !yb_request_equal(q, q1)))
+                fail_msg("mutation %u, record %u: read otherwise than the parts joined", m,
+                         got);
+            got += rc2 == 1;
+        } while (rc2 == 1 && rc1 == 1);
+        if (ok && rc2 != rc1)
+            fail_msg("mutation %u: %d (%s) where the joined stream reads %d (%s)", m, rc2,
+                     rc2 < 0 ? err : "", rc1, rc1 < 0 ? err1 : "");
+        if (!ok && (rc2 != -1 || !strstr(err, a)))
+            fail_msg("mutation %u: parts that do not fit read as %d (%s)", m, rc2, err);
+        if (m == 0 && (!ok || rc2 != 0 || got != 40))
+            fail_msg("the blocks unmutated: %d, %u records", rc2, got);
+        fits += ok;
+        fails += !ok;
+        yb_corpus_reader_close(r2);
+        yb_corpus_reader_close(r1);
+        free(s2.p);
+        free(d2.p);
+        free(joined.p);
+    }
+    assert_true(fits > 100 && fails > 100);
+    free(e.p);
+    free(sk.p);
+    free(dg.p);
+    free(sk1.p);
+    free(dg1.p);
+}
+
 /* The summary after the records: what the writer counted (protocols, the
  * first record's, templated records, whether chains are whole), read back
  * without reading the records; none in a file written before summaries
@@ -2088,6 +2275,7 @@ int main(void)
         T(test_split_roundtrip),
         T(test_whole_frames),
         T(test_fast_view_differential),
+        T(test_join_resumed),
         T(test_add_split),
         T(test_split_hostile),
         T(test_truncated_every_offset),
