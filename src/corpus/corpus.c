@@ -536,6 +536,10 @@ static ptrdiff_t join_some(join_state *js, uint8_t *out, size_t o, size_t stop, 
         /* up to the next marker */
         for (;;) {
             if (i + 32 <= sn && o + 32 <= cap && o < stop) {
+                /* the skeleton joined is in buf since its block was
+                 * decoded, out of L1 by now: asked for ahead (a prefetch
+                 * past buf's end is harmless) */
+                __builtin_prefetch(skel + i + 512);
                 /* (the bytes copied past a marker are overwritten) */
                 unsigned k = copy_to_marker32(out + o, skel + i);
                 i += k;
