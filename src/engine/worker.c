@@ -112,8 +112,7 @@ struct yb_worker {
     int stopping;        /* the stop signal has been seen */
     yb_exchange *free_x; /* recycled exchanges */
     yb_blobs *blobs;     /* request bodies its lanes' caches share (a fleet: one per corpus record) */
-    uint64_t kicks;      /* session events (reads, set-ups, closes) and
-                          * due-timer wake-ups so far: work run_loop's polls find */
+    uint64_t kicks;      /* session events (reads, set-ups, closes) so far */
     unsigned poll_skip;  /* idle spells left to sleep at once (run_loop) */
     unsigned poll_backoff;
     unsigned poll_misses;/* polls in a row that found nothing */
@@ -676,7 +675,6 @@ static void on_due(uv_poll_t *p, int status, int events)
     uint64_t expirations;
     if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
-    w->kicks++;
     uint64_t now = uv_hrtime();
     for (size_t n = w->due.n; n-- && w->due.n && !w->finished;) {
         lane *l = w->due.a[0];
@@ -1050,11 +1048,680 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
 /* ---- the worker's life cycle ---------------------------------------------- */
 
 /* How long the loop polls for the next answer before it sleeps, how many
- * polls in a row must find nothing before it stops polling for a while,
- * and how many idle spells in a row it then sleeps at once at most (see
- * run_loop). */
+ * polls in a row must find nothing before it stops polling for a while
+ * (a closed loop; an open loop), and how many idle spells in a row it
+ * then sleeps at once at most (see run_loop). */
 #define POLL_NS 10000u
 #define POLL_MISSES 4u
+#define POLL_MISSES_OPEN 1u
+#define POLL_BACKOFF_MAX 64u
+
+/* Runs the worker's loop until it has no more work.  A wake-up from sleep
+ * costs more CPU than the work of a small answer (a context switch, and
+ * on a virtual machine an exit: rusage minus perf's task-clock was 15-20
+ * us per context switch on the bench VM, against 6-10 us for a whole
+ * HTTP/1.1 request), so when the loop runs out of ready events while
+ * requests are out (sent, or on a session being set up) it first polls
+ * (epoll without waiting) for up to POLL_NS, in case the next answer is
+ * that close, or for the open loop's timer due within POLL_NS; with
+ * neither (an open loop between its answer and a later due time) no poll
+ * could find work, and it sleeps at once.  Against a slow target every
+ * poll finds nothing: after POLL_MISSES such polls in a row the next 1,
+ * 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once (so a slow target
+ * costs at most about POLL_NS / POLL_BACKOFF_MAX per wake-up), and a poll
+ * that finds an answer resets that.  In a closed loop a single miss does
+ * not back off: against a fast target the gaps between answers are
+ * mostly short with an occasional long one (the server busy with
+ * something else), and sleeping through the short ones that follow costs
+ * a wake-up each.  An open loop backs off at its first miss, as it always
+ * did: its polls wait for the answers to what it has just sent, a whole
+ * round trip, and at 50,000/s its two threads share the CPUs with the
+ * server, which more polling slowed (bench/rate_accuracy.sh).  Nothing
+ * waits for the poll: events are handled as soon as a poll sees them, and
+ * the CPU it takes counts in the run's CPU figures like any other. */
+static void run_loop(worker *w);
+static void pump(lane *l) { pump_at(l, 0); }
+
+/* Seals the seconds that have ended (all of them at the end: final) and
+ * hands those not handed yet to the streamed outputs.  A second the
+ * stream has no room for goes on a later tick. */
+static void seal_seconds(worker *w, uint64_t now, int final)
+{
+    yb_recorder_seal(&w->rec, now, final);
+    if (!w->out)
+        return;
+    while (w->handed < w->rec.sealed && yb_stream_second(w->out, &w->rec.iv[w->handed]) == 0)
+        w->handed++;
+    if (final)
+        yb_stream_lane_end(w->out, w->rec.sealed);
+}
+
+/* Hands x to the pool at now (a clock reading taken just before), which
+ * writes it to a session at once or lets it wait for one; it counts as
+ * started only once written (x_finish). */
+static void dispatch(lane *l, yb_exchange *x, uint64_t now)
+{
+    x->res.issued = now;
+    /* it may time out from its due time (waiting for a session) on */
+    if (l->o->timeout_ns)
+        lane_check_by(l, (x->res.due && x->res.due < now ? x->res.due : now) + l->o->timeout_ns);
+    if (x->req->next_step && !x->chain_head)
+        x->chain_due = x->res.due; /* a chain's latency counts from its first due time */
+    yb_pool_submit(l->pool, x, now);
+}
+
+/* Takes the next request from the lane's corpus share as an exchange due
+ * at `due`.  Returns it, or NULL with l->exhausted set (end of the share,
+ * the -n budget, or a corpus error in the worker's err). */
+static yb_exchange *take_request(lane *l, uint64_t due)
+{
+    worker *w = l->w;
+    if (l->issued + l->reserved >= l->share.budget) {
+        l->exhausted = 1;
+        return NULL;
+    }
+    yb_prepared *p;
+    char err[sizeof w->err];
+    int rc = yb_source_next(l->src, l->share.cycle, &p, err, sizeof err);
+    if (rc <= 0) {
+        if (rc < 0 && !w->failed) {
+            w->failed = 1;
+            w->failed_pair = l->pair;
+            snprintf(w->err, sizeof w->err, "%s", err);
+        }
+        l->exhausted = 1;
+        return NULL;
+    }
+    uint64_t steps = 0; /* a chain's steps after this one */
+    for (const yb_prepared *q = p->next_step; q; q = q->next_step)
+        steps++;
+    if (steps && l->issued + l->reserved + 1 + steps > l->share.budget) {
+        /* -n has no room for the whole chain: it is not started */
+        yb_source_release(l->src, p);
+        l->exhausted = 1;
+        return NULL;
+    }
+    yb_exchange *x = x_new(w, p, due);
+    if (!x) {
+        yb_source_release(l->src, p);
+        if (!w->failed) {
+            w->failed = 1;
+            w->failed_pair = l->pair;
+            snprintf(w->err, sizeof w->err, "out of memory");
+        }
+        l->exhausted = 1;
+        return NULL;
+    }
+    l->reserved += steps;
+    /* what its placeholders are filled from (codec.h), if it has any */
+    x->tv.iter = yb_source_passes(l->src);
+    x->tv.index = l->issued * l->share.workers + l->share.worker;
+    x->tv.worker = l->share.worker;
+    x->workers = l->share.workers;
+    l->issued++;
+    l->outstanding++;
+    l->w->outstanding++;
+    return x;
+}
+
+/* Closed loop: issues requests while there are free slots. */
+static void fill(lane *l)
+{
+    while (!l->idle && !l->exhausted && !l->grace_end && l->outstanding < l->share.slots) {
+        yb_exchange *x = take_request(l, 0);
+        if (!x)
+            break;
+        /* closed loop: due when issued, after the corpus read, so decoding
+         * the corpus never counts as latency; one clock reading is the
+         * request's due, issue and (written at once) start time */
+        uint64_t now = uv_hrtime();
+        x->res.due = now;
+        dispatch(l, x, now);
+    }
+}
+
+/* Open loop: absolute due time of the lane's request k (its global index
+ * in the pair is k * workers + worker, so the pair's workers interleave on
+ * one schedule), or 0 past the schedule's end. */
+static uint64_t due_of(const lane *l, uint64_t k)
+{
+    uint64_t t;
+    if (yb_sched_due(&l->o->sched, k * l->share.workers + l->share.worker, &t) < 0)
+        return 0;
+    return l->start + t;
+}
+
+/* When the worker's timer fires for the earliest lane in the due heap
+ * (0 = no lane waits): --spin wakes early, and issue_due spins the rest
+ * of the way, since a wake-up from idle can take tens of microseconds on
+ * its own. */
+static uint64_t timer_at(const worker *w)
+{
+    if (!w->due.n)
+        return 0;
+    const lane *l = w->due.a[0];
+    uint64_t wake = l->at[H_DUE];
+    return wake > l->o->spin_ns ? wake - l->o->spin_ns : wake;
+}
+
+/* Arms the worker's timer for the earliest lane in the due heap. */
+static void arm_timer(worker *w)
+{
+    if (!w->due.n)
+        return;
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    uint64_t at = timer_at(w);
+    its.it_value.tv_sec = (time_t)(at / 1000000000ull);
+    its.it_value.tv_nsec = (long)(at % 1000000000ull);
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+        its.it_value.tv_nsec = 1;
+    timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* --timing original: reads the next request ahead and computes its due
+ * time from its recorded timestamp (scaled by --speed; each new pass over
+ * the corpus continues after the previous one).  Returns 0 at the end. */
+static uint64_t original_next(lane *l)
+{
+    if (!l->next_x) {
+        l->next_x = take_request(l, 0);
+        if (!l->next_x)
+            return 0;
+        uint64_t pass = yb_source_passes(l->src);
+        if (pass != l->last_pass) {
+            l->pass_offset += l->last_ts + 1000000; /* next pass: 1 ms after the last */
+            l->last_pass = pass;
+        }
+        uint64_t ts = l->next_x->req->timestamp_ns;
+        l->last_ts = ts;
+        double scaled = (double)(ts + l->pass_offset) / (l->o->speed > 0 ? l->o->speed : 1.0);
+        l->next_x->res.due = l->start + (uint64_t)scaled;
+    }
+    return l->next_x->res.due;
+}
+
+/* Gives back a read-ahead request that will never be sent (the run
+ * ended before its time came); it was never started, so it is not counted. */
+static void drop_readahead(lane *l)
+{
+    if (!l->next_x)
+        return;
+    yb_source_release(l->src, (yb_prepared *)l->next_x->req);
+    l->outstanding--;
+    l->w->outstanding--;
+    l->issued--;
+    free(l->next_x);
+    l->next_x = NULL;
+}
+
+static void issue_original(lane *l)
+{
+    uint64_t now = uv_hrtime(), due;
+    while (!l->exhausted && !l->grace_end && (due = original_next(l)) && due <= now) {
+        if (l->deadline && (due >= l->deadline || now >= l->deadline)) {
+            if (due >= l->deadline)
+                l->exhausted = 1;
+            break; /* past -D: what was due before it is unsent (begin_stop) */
+        }
+        yb_exchange *x = l->next_x;
+        l->next_x = NULL;
+        dispatch(l, x, uv_hrtime());
+        now = uv_hrtime();
+    }
+    if (!l->exhausted && !l->grace_end && l->next_x) {
+        lane_wake_at(l, l->next_x->res.due);
+    } else {
+        lane_wake_at(l, 0);
+        drop_readahead(l);
+    }
+    pump(l);
+}
+
+/* Open loop: when lane l next wakes up to issue its request next_k.  When
+ * the request after it is due within YB_OPEN_BATCH_NS too, the wake-up
+ * waits for the end of that window and sends every request due in it at
+ * once: one wake-up, one timer read and one re-arm for a batch instead of
+ * each request (at 10,000/s, five instead of one), each late by at most
+ * the window, which the report counts as generator lateness.  --spin asks
+ * for the exact microsecond and gets no window; neither do the last
+ * requests before -D, so that what is due before it is sent before it. */
+static uint64_t batch_wake(const lane *l)
+{
+    uint64_t at = l->next_due;
+    if (l->o->spin_ns || !at)
+        return at;
+    uint64_t after = due_of(l, l->next_k + 1);
+    if (!after || after - at > YB_OPEN_BATCH_NS)
+        return at;
+    if (l->deadline && (at >= l->deadline || l->deadline - at <= 2 * YB_OPEN_BATCH_NS))
+        return at; /* near -D: each on time, none pushed past it */
+    return at + YB_OPEN_BATCH_NS;
+}
+
+/* Open loop: issues every request of lane l whose due time has come,
+ * whatever the responses, then lets the worker sleep until the next one. */
+static void issue_due(lane *l)
+{
+    if (l->o->timing_original) {
+        issue_original(l);
+        return;
+    }
+    uint64_t now = uv_hrtime();
+    /* --spin: the next due time is near, so wait for it here, once per
+     * wake-up (never in the loop below, which must let I/O run) */
+    if (l->o->spin_ns && l->next_due > now && l->next_due - now <= l->o->spin_ns)
+        while ((now = uv_hrtime()) < l->next_due)
+            ;
+    while (!l->exhausted && !l->grace_end && l->next_due <= now) {
+        if (!l->next_due || (l->deadline && l->next_due >= l->deadline)) {
+            l->exhausted = 1;
+            break;
+        }
+        if (l->deadline && now >= l->deadline)
+            break; /* behind at -D: the rest is unsent (begin_stop), not sent late */
+        yb_exchange *x = take_request(l, l->next_due);
+        if (!x)
+            break;
+        dispatch(l, x, uv_hrtime());
+        l->next_due = due_of(l, ++l->next_k);
+        if (l->next_due > now)
+            now = uv_hrtime();
+    }
+    lane_wake_at(l, !l->exhausted && !l->grace_end ? batch_wake(l) : 0);
+    pump(l);
+}
+
+/* The timer fired: every lane whose time has come issues what is due
+ * (each once per wake-up, so a lane behind at its deadline cannot keep
+ * the loop here), then the timer is armed for the next. */
+static void on_due(uv_poll_t *p, int status, int events)
+{
+    (void)status;
+    (void)events;
+    worker *w = p->data;
+    uint64_t expirations;
+    if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        return;
+    uint64_t now = uv_hrtime();
+    for (size_t n = w->due.n; n-- && w->due.n && !w->finished;) {
+        lane *l = w->due.a[0];
+        if (l->at[H_DUE] > now + l->o->spin_ns)
+            break;
+        issue_due(l);
+    }
+    if (!w->finished)
+        arm_timer(w);
+}
+
+static void begin_stop(lane *l, uint64_t now);
+static void lane_end(lane *l);
+static void pool_drop(void *ud, yb_exchange *x);
+
+/* Moves lane l's waiting exchanges onto sessions, issues more, ends the
+ * lane (and the worker with its last lane).  now: the clock read for the
+ * event that calls (0 = none read yet). */
+static void pump_at(lane *l, uint64_t now)
+{
+    if (l->done || l->w->finished)
+        return;
+    /* -D: nothing goes onto a session after the deadline, not even what
+     * has waited for one since before it */
+    if (l->deadline && !l->grace_end) {
+        if (!now)
+            now = uv_hrtime();
+        if (now >= l->deadline)
+            begin_stop(l, now);
+    }
+    /* chains: the steps whose previous step completed go first, onto
+     * the session it ran on */
+    while (l->steps) {
+        yb_exchange *x = l->steps;
+        l->steps = x->next;
+        if (!l->steps)
+            l->steps_tail = NULL;
+        dispatch(l, x, uv_hrtime());
+    }
+    yb_pool_drain(l->pool);
+    if (!l->share.open_loop)
+        fill(l);
+    yb_pool_flush(l->pool);
+    if (l->exhausted && l->outstanding == 0) {
+        lane_end(l);
+        return;
+    }
+    /* what waits for a session may wait for a back-off to end (the pool
+     * has no timer of its own): the tick drains it */
+    uint64_t waiting = yb_pool_waiting(l->pool);
+    l->w->waiting += waiting - l->waiting;
+    l->waiting = waiting;
+    if (waiting)
+        lane_check_by(l, (now ? now : uv_hrtime()) + l->w->tick_ns);
+}
+
+/* Cuts off everything still in flight (after a stop's grace period). */
+static void cut_off(lane *l)
+{
+    l->exhausted = 1;
+    yb_pool_cut_off(l->pool);
+}
+
+/* Open loop at -D: the requests the schedule had due before the deadline
+ * that this lane never took from it (it was behind) are unsent too. */
+static uint64_t unissued_before_deadline(lane *l)
+{
+    uint64_t n = 0;
+    if (l->o->timing_original) {
+        if (l->next_x && l->next_x->res.due < l->deadline)
+            n++; /* the read-ahead; later records are not read to count them */
+        return n;
+    }
+    for (uint64_t k = l->next_k, due = l->next_due; due && due < l->deadline &&
+                                                     l->issued + n < l->share.budget;
+         due = due_of(l, ++k))
+        n++;
+    return n;
+}
+
+/* The lane stops issuing (stop signal, or the -D deadline at now): what
+ * waits for a session is withdrawn as unsent, open-ended streams are
+ * ended, and what is in flight gets the grace period. */
+static void begin_stop(lane *l, uint64_t now)
+{
+    const yb_engine_opts *o = l->o;
+    int at_deadline = l->deadline && now >= l->deadline && !(o->stop && *o->stop);
+    if (at_deadline && l->share.open_loop) {
+        uint64_t n = unissued_before_deadline(l);
+        l->w->rec.unsent += n;
+        if (l->rec)
+            l->rec->unsent += n;
+    }
+    l->exhausted = 1;
+    l->grace_end = now + (o->grace_ns ? o->grace_ns : 1);
+    lane_check_by(l, l->grace_end);
+    lane_wake_at(l, 0);
+    drop_readahead(l);
+    while (l->steps) { /* chain steps not sent yet: unsent, as withdrawn ones */
+        yb_exchange *x = l->steps;
+        l->steps = x->next;
+        pool_drop(l, x);
+    }
+    l->steps_tail = NULL;
+    yb_pool_withdraw(l->pool);
+    /* STREAM subscriptions end as ok: they ran as long as the run wanted
+     * them to */
+    yb_pool_finish_streams(l->pool);
+}
+
+static void close_cb_noop(uv_handle_t *h)
+{
+    (void)h;
+}
+
+/* The worker's last lane has ended: seals the figures and closes the
+ * loop's handles, so the loop runs out. */
+static void teardown(worker *w)
+{
+    if (w->finished)
+        return;
+    w->finished = 1;
+    w->rec.run_end = uv_hrtime();
+    seal_seconds(w, w->rec.run_end, 1);
+    uv_timer_stop(&w->tick);
+    uv_close((uv_handle_t *)&w->tick, close_cb_noop);
+    if (w->open_loop) {
+        uv_poll_stop(&w->tpoll);
+        uv_close((uv_handle_t *)&w->tpoll, close_cb_noop);
+    }
+}
+
+/* Lane l has issued all it will and nothing is in flight: its sessions
+ * close, and the worker ends with its last lane. */
+static void lane_end(lane *l)
+{
+    if (l->done)
+        return;
+    l->done = 1;
+    lane_wake_at(l, 0);
+    heap_set(&l->w->check, l, 0);
+    l->w->waiting -= l->waiting;
+    l->waiting = 0;
+    uint64_t backoffs = yb_pool_backoffs(l->pool);
+    l->w->rec.reconnect_backoffs += backoffs;
+    if (l->rec) {
+        l->rec->run_end = uv_hrtime();
+        l->rec->reconnect_backoffs = backoffs;
+    }
+    if (l->begin && !uv_is_closing((uv_handle_t *)l->begin)) {
+        uv_timer_stop(l->begin);
+        uv_close((uv_handle_t *)l->begin, close_cb_noop); /* freed with the lane */
+    }
+    yb_pool_close_all(l->pool);
+    if (++l->w->n_done == l->w->n_lanes)
+        teardown(l->w);
+}
+
+/* Publishes each lane's figures to its live metrics lane: its own
+ * recorder, or the worker's when it is the worker's only lane. */
+static void publish_metrics(worker *w, uint64_t now, int final)
+{
+    if (!w->n_mlanes)
+        return; /* no --metrics-listen: no walk over a fleet's lanes every tick */
+    for (size_t i = 0; i < w->n_lanes; i++) {
+        lane *l = &w->lanes[i];
+        if (!l->mlane)
+            continue;
+        uint64_t waiting = l->done ? 0 : yb_pool_waiting(l->pool);
+        uint64_t flight = l->outstanding > waiting ? l->outstanding - waiting : 0;
+        /* the first lane speaks for the thread (the self-check's count) */
+        yb_metrics_publish(l->mlane, l->rec ? l->rec : &w->rec, flight, waiting, i == 0, now,
+                           final);
+    }
+}
+
+/* The tick's look at lane l (its time in the check heap has come, or
+ * the stop signal): stops it at the stop or its deadline, cuts off what
+ * outlived the grace period, fails what timed out, drains what waits for
+ * a session; then sets when it needs the tick next. */
+static void visit(lane *l, uint64_t now, int stop)
+{
+    if (l->done)
+        return;
+    if (!l->grace_end && (stop || (l->deadline && now >= l->deadline)))
+        begin_stop(l, now);
+    if (l->grace_end && now >= l->grace_end && l->outstanding)
+        cut_off(l);
+    if (l->exhausted)
+        drop_readahead(l);
+    uint64_t next = 0;
+    if (l->o->timeout_ns)
+        next = yb_pool_timeouts(l->pool, now, l->o->timeout_ns, l->deadline != 0);
+    pump(l);
+    if (l->done || l->w->finished)
+        return;
+    lane_check_by(l, next);
+    if (!l->grace_end)
+        lane_check_by(l, l->deadline);
+    else if (now < l->grace_end)
+        lane_check_by(l, l->grace_end);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    worker *w = t->data;
+    uint64_t now = uv_hrtime();
+    if (w->finished)
+        return;
+    atomic_store_explicit(&w->live.backlog, w->waiting, memory_order_relaxed);
+    seal_seconds(w, now, 0);
+    publish_metrics(w, now, 0);
+    if (w->live_h && (now - w->rec.run_start) / 1000000000ull != w->live_sec)
+        live_roll(w, (now - w->rec.run_start) / 1000000000ull); /* a quiet second */
+    int stop = w->o->stop && *w->o->stop;
+    if (stop && !w->stopping) {
+        /* every lane stops, once */
+        w->stopping = 1;
+        for (size_t i = 0; i < w->n_lanes && !w->finished; i++)
+            visit(&w->lanes[i], now, 1);
+    }
+    /* the lanes whose time has come (each once: one visit sets its next
+     * time after now) */
+    while (w->check.n && !w->finished && w->check.a[0]->at[H_CHECK] <= now) {
+        lane *l = w->check.a[0];
+        heap_set(&w->check, l, 0);
+        visit(l, now, stop);
+        if (l->at[H_CHECK] && l->at[H_CHECK] <= now)
+            heap_set(&w->check, l, now + w->tick_ns); /* (never twice in one tick) */
+    }
+    if (w->open_loop && !w->finished)
+        arm_timer(w); /* a lane may have left the heap */
+}
+
+/* This thread's time on a CPU and time runnable but waiting for one (ns),
+ * from /proc/thread-self/schedstat; both 0 where the kernel does not say. */
+static void sched_times(uint64_t *run, uint64_t *wait)
+{
+    unsigned long long r = 0, w = 0;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f) {
+        if (fscanf(f, "%llu %llu", &r, &w) != 2)
+            r = w = 0;
+        fclose(f);
+    }
+    *run = r;
+    *wait = w;
+}
+
+/* This thread's involuntary context switches so far. */
+static uint64_t invol_switches(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+}
+
+/* Closed loop: lane l's start offset has come (a uv timer counts whole
+ * milliseconds of a cached clock, so it is checked against the real one). */
+static void on_begin(uv_timer_t *t)
+{
+    lane *l = t->data;
+    uint64_t now = uv_hrtime();
+    if (l->done || l->w->finished)
+        return;
+    if (now < l->start) {
+        uv_timer_start(l->begin, on_begin, 1, 0);
+        return;
+    }
+    l->idle = 0;
+    pump(l);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    /* what other processes (or the hypervisor) took of this thread's CPU:
+     * the self-check tells a starved generator from a slow target */
+    uint64_t nivcsw0 = invol_switches(), run0, wait0, run1, wait1;
+    sched_times(&run0, &wait0);
+    /* The kernel may defer a thread's timer wake-ups by its "timer slack"
+     * (50 us by default) to batch them; due times want the real instant. */
+    if (w->open_loop)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    uv_update_time(&w->loop);
+    uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
+                   w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
+    if (w->open_loop)
+        uv_poll_start(&w->tpoll, UV_READABLE, on_due);
+    for (size_t i = 0; i < w->n_lanes && !w->finished; i++) {
+        lane *l = &w->lanes[i];
+        if (l->share.open_loop) {
+            l->next_due = due_of(l, 0);
+            issue_due(l); /* the first due time is its start */
+        } else {
+            uint64_t now = uv_hrtime();
+            if (now < l->start && l->begin) { /* idles until its start offset */
+                l->idle = 1;
+                uv_timer_start(l->begin, on_begin, (l->start - now) / 1000000 + 1, 0);
+            }
+            pump(l);
+        }
+    }
+    if (w->open_loop && !w->finished)
+        arm_timer(w);
+    run_loop(w);
+    w->rec.gen_invol_switches = invol_switches() - nivcsw0;
+    sched_times(&run1, &wait1);
+    w->rec.gen_run_ns = run1 > run0 ? run1 - run0 : 0;
+    w->rec.gen_runq_wait_ns = wait1 > wait0 ? wait1 - wait0 : 0;
+    /* the final figures, once nothing can change them */
+    publish_metrics(w, uv_hrtime(), 1);
+    atomic_store(&w->live.running, 0);
+    return NULL;
+}
+
+/* ---- what the pool calls (yb_pool_host; ud is the lane) ------------------ */
+
+static void pool_done(void *ud, yb_exchange *x)
+{
+    x_finish(ud, x);
+}
+
+static void pool_drop(void *ud, yb_exchange *x)
+{
+    lane *l = ud;
+    yb_recorder *r[2] = {&l->w->rec, l->rec};
+    for (int i = 0; i < 2 && r[i]; i++) {
+        if (x->res.send_start) { /* written to a session: started, then cut off */
+            r[i]->started++;
+            r[i]->cut_off++;
+        } else {
+            r[i]->unsent++;
+        }
+    }
+    if (x->chain_head || x->req->next_step)
+        chain_end(l, x, 0);
+    else
+        yb_source_release(l->src, (yb_prepared *)x->req);
+    drop_values(x);
+    l->outstanding--;
+    l->w->outstanding--;
+    free(x);
+}
+
+static void pool_retried(void *ud, yb_exchange *x)
+{
+    (void)x;
+    lane *l = ud;
+    l->w->rec.retried++;
+    if (l->rec)
+        l->rec->retried++;
+}
+
+static void pool_notify(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_updates)
+{
+    lane *l = ud;
+    yb_recorder_notify(&l->w->rec, now, lateness_ns, n_updates);
+    if (l->rec)
+        yb_recorder_notify(l->rec, now, lateness_ns, n_updates);
+}
+
+static void pool_kick(void *ud, uint64_t now)
+{
+    lane *l = ud;
+    l->w->kicks++;
+    pump_at(l, now);
+}
+
+static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_notify, pool_kick};
+
+/* ---- the worker's life cycle ---------------------------------------------- */
+
+/* How long the loop polls for the next answer before it sleeps, how many
+ * polls in a row must find nothing before it stops polling for a while
+ * (a closed loop; an open loop), and how many idle spells in a row it
+ * then sleeps at once at most (see run_loop). */
+#define POLL_NS 10000u
+#define POLL_MISSES 4u
+#define POLL_MISSES_OPEN 1u
 #define POLL_BACKOFF_MAX 64u
 
 /* Runs the worker's loop until it has no more work.  A wake-up from sleep
@@ -1070,11 +1737,15 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
  * a slow target every poll finds nothing: after POLL_MISSES such polls in
  * a row the next 1, 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once
  * (so a slow target costs at most about POLL_NS / POLL_BACKOFF_MAX per
- * wake-up), and a poll that finds an answer resets that.  A single miss
- * does not back off: against a fast target the gaps between answers are
- * mostly short with an occasional long one (the server busy with
- * something else), and sleeping through the short ones that follow costs
- * a wake-up each.  Nothing waits for the poll: events are handled as soon
+ * wake-up), and a poll that finds an answer resets that.  In a closed
+ * loop a single miss does not back off: against a fast target the gaps
+ * between answers are mostly short with an occasional long one (the
+ * server busy with something else), and sleeping through the short ones
+ * that follow costs a wake-up each.  An open loop backs off at its first
+ * miss, as it always did: its polls wait for the answers to what it has
+ * just sent, a whole round trip, and at 50,000/s its two threads share
+ * the CPUs with the server, whom longer polling slowed (bench/
+ * rate_accuracy.sh).  Nothing waits for the poll: events are handled as soon
  * as a poll sees them, and the CPU it takes counts in the run's CPU
  * figures like any other. */
 static void run_loop(worker *w)
@@ -1101,7 +1772,7 @@ static void run_loop(worker *w)
             }
             if (got)
                 w->poll_misses = w->poll_backoff = 0;
-            else if (++w->poll_misses >= POLL_MISSES)
+            else if (++w->poll_misses >= (w->open_loop ? POLL_MISSES_OPEN : POLL_MISSES))
                 w->poll_skip = w->poll_backoff =
                     !w->poll_backoff ? 1 : w->poll_backoff < POLL_BACKOFF_MAX ? 2 * w->poll_backoff
                                                                                : POLL_BACKOFF_MAX;
