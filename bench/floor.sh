@@ -38,8 +38,9 @@
 #   clients are taken from $FLOOR_BIN, default the bench/ directory next to
 #   it (build them with `make bench/floor_h1 bench/floor_h2`).
 # Prints per round CPU us/request of each client, the ratios floor/peer,
-# floor+poll/peer, yangblast/floor, yangblast/floor+poll and yangblast/peer,
-# then their ranges and medians, and the
+# floor+poll/peer, yangblast/floor, yangblast/floor+poll and yangblast/peer
+# and the share of user time in each client's CPU (the rest is the
+# kernel's), then their ranges and medians, and the
 # load average before and after.  Never fails on the numbers; exits
 # non-zero when a run fails or the server's counts disagree.
 set -u
@@ -97,7 +98,7 @@ h1_setup() {
     bench_h1_request "$d" "127.0.0.1:$port" "$d/req.bin"
 }
 # h1_run WORK WHO: one run of WHO (peer, floor, floorp, yangblast) against a fresh
-# nginx; prints "CPU_S REQUESTS", or FAILED after saying why on stderr.
+# nginx; prints "CPU_S REQUESTS USER_S", or FAILED after saying why on stderr.
 h1_run() {
     local d=$W/$1 who=$2 url=http://127.0.0.1:$port s k method body_len avg path status log
     read -r method body_len avg path <"$d/first"
@@ -134,7 +135,7 @@ print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json"
         echo "$0: $1: $who says $k requests completed; nginx logged $seen, $good of them $method $path -> $status (request length: $want_len); want $k..$max" >&2
         echo FAILED; return
     fi
-    echo "$s $k"
+    echo "$s $k $(cut -d' ' -f1 "$W/out.us")"
 }
 
 # ---- gNMI Set over h2c against serve --sink -------------------------------------
@@ -171,7 +172,7 @@ h2_run() {
         echo "$0: set: $who: the sink saw \"$counts\" (Set calls, bytes in), expected $n and >= $((n * body_len))" >&2
         echo FAILED; return
     fi
-    echo "$s $k"
+    echo "$s $k $(cut -d' ' -f1 "$W/out.us")"
 }
 
 echo "# $(nproc) CPUs; server on CPU 0, clients on CPU 1 (taskset); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -182,7 +183,7 @@ for w in ${works//,/ }; do
     case $w in get|patch) h1_setup "$w" || exit 1 ;; set) h2_setup || exit 1 ;; esac
 done
 printf '%-6s %-5s %8s %8s %8s %8s %11s %11s %9s %9s %8s\n' work round "peer us" "floor us" \
-    "+poll us" "yb us" floor/peer +poll/peer yb/floor yb/+poll yb/peer
+    "+poll us" "yb us" floor/peer +poll/peer yb/floor yb/+poll yb/peer "  user % of CPU: peer floor +poll yb"
 : >"$W/rows"
 for r in $(seq "$rounds"); do
     order="peer floor floorp yangblast"; [ $((r % 2)) = 0 ] && order="yangblast floorp floor peer"
@@ -195,11 +196,13 @@ for r in $(seq "$rounds"); do
         # shellcheck disable=SC2154
         $PY -c 'import sys
 w, r = sys.argv[1:3]
-p, f, fp, y = [float(a.split()[0]) * 1e6 / int(a.split()[1]) for a in sys.argv[3:7]]
+runs = [a.split() for a in sys.argv[3:7]]
+p, f, fp, y = [float(a[0]) * 1e6 / int(a[1]) for a in runs]
 if min(p, f, fp, y) <= 0:
     sys.exit("a run without CPU time: %s" % " / ".join(sys.argv[3:7]))
-print("%-6s %-5s %8.2f %8.2f %8.2f %8.2f %11.2f %11.2f %9.2f %9.2f %8.2f"
-      % (w, r, p, f, fp, y, f / p, fp / p, y / f, y / fp, y / p))' \
+user = [100 * float(a[2]) / float(a[0]) for a in runs]
+print("%-6s %-5s %8.2f %8.2f %8.2f %8.2f %11.2f %11.2f %9.2f %9.2f %8.2f   %3.0f %3.0f %3.0f %3.0f"
+      % ((w, r, p, f, fp, y, f / p, fp / p, y / f, y / fp, y / p) + tuple(user)))' \
             "$w" "$r" "$res_peer" "$res_floor" "$res_floorp" "$res_yangblast" >>"$W/rows" ||
             { status=1; break 2; }
         tail -n 1 "$W/rows"
@@ -220,7 +223,11 @@ for w in ${works//,/ }; do
             "$w: floor+poll/$peer" "$(bench_range $(col 8))" \
             "$w: yangblast/floor" "$(bench_range $(col 9))" \
             "$w: yangblast/floor+poll" "$(bench_range $(col 10))" \
-            "$w: yangblast/$peer" "$(bench_range $(col 11))"
+            "$w: yangblast/$peer" "$(bench_range $(col 11))" \
+            "$w: user % of CPU, $peer" "$(bench_range $(col 12))" \
+            "$w: user % of CPU, floor" "$(bench_range $(col 13))" \
+            "$w: user % of CPU, floor+poll" "$(bench_range $(col 14))" \
+            "$w: user % of CPU, yangblast" "$(bench_range $(col 15))"
     }
 done
 [ "$status" = 0 ] && echo "# the servers' counts agreed with every client in every run"
