@@ -182,7 +182,7 @@ status=0
 for w in ${works//,/ }; do
     case $w in get|patch) h1_setup "$w" || exit 1 ;; set) h2_setup || exit 1 ;; esac
 done
-printf '%-6s %-5s %8s %8s %8s %8s %11s %11s %9s %9s %8s\n' work round "peer us" "floor us" \
+printf '%-6s %-5s %8s %8s %8s %8s %11s %11s %9s %9s %8s %s\n' work round "peer us" "floor us" \
     "+poll us" "yb us" floor/peer +poll/peer yb/floor yb/+poll yb/peer "  user % of CPU: peer floor +poll yb"
 : >"$W/rows"
 for r in $(seq "$rounds"); do
