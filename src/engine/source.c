@@ -37,6 +37,11 @@ struct yb_source {
     char memo_method[16], memo_path[256];
     size_t memo_len;       /* strlen(memo_path) + 1, 0 = nothing kept */
     uint32_t memo_op;
+    /* prepared requests let go, kept for the next ones (a streamed
+     * record is prepared per request): linked by next_step, n_spare of
+     * them */
+    yb_prepared *spare;
+    unsigned n_spare;
     const yb_rewrite *rw;  /* rules applied before preparing, or NULL */
     struct yb_blobs *blobs;/* shares what the cache keeps (yb_source_blobs), or NULL */
 };
@@ -184,7 +189,10 @@ static int prepare(yb_source *s, const yb_request *r, yb_prepared *p, char *err,
     return rc;
 }
 
-/* Frees p and the steps linked behind it (a chain). */
+#define SPARE_MAX 32u
+
+/* Frees p and the steps linked behind it (a chain); keeps up to SPARE_MAX
+ * of the structs for prepare_one. */
 static void prepared_drop(yb_source *s, yb_prepared *p)
 {
     while (p) {
@@ -192,7 +200,13 @@ static void prepared_drop(yb_source *s, yb_prepared *p)
         s->ops->prepared_free(p);
         yb_pick_free(p->pick);
         free((yb_accept *)p->accept);
-        free(p);
+        if (s->n_spare < SPARE_MAX) {
+            p->next_step = s->spare;
+            s->spare = p;
+            s->n_spare++;
+        } else {
+            free(p);
+        }
         p = next;
     }
 }
@@ -256,10 +270,14 @@ static int cache_add(yb_source *s, yb_prepared *p)
 static int prepare_one(yb_source *s, const yb_request *r, uint64_t k, yb_prepared **out,
                        char *err, size_t errlen)
 {
-    /* (not calloc: glibc's calloc skips the thread's cache of small
-     * blocks, and a streamed record is prepared per request) */
-    yb_prepared *p = malloc(sizeof *p);
-    if (!p) {
+    /* one let go before, else a new one (glibc's calloc, which GCC makes
+     * of malloc and memset, skips the thread's cache of small blocks, and
+     * a streamed record is prepared per request) */
+    yb_prepared *p = s->spare;
+    if (p) {
+        s->spare = p->next_step;
+        s->n_spare--;
+    } else if (!(p = malloc(sizeof *p))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -546,5 +564,10 @@ void yb_source_free(yb_source *s)
         return;
     drop_cache(s);
     yb_corpus_reader_close(s->rd);
+    while (s->spare) {
+        yb_prepared *n = s->spare->next_step;
+        free(s->spare);
+        s->spare = n;
+    }
     free(s);
 }
