@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,10 +67,11 @@ static int parse_op(const char *s, yb_synth_op *op)
     return -1;
 }
 
-/* Most zstd threads synth starts: this thread makes an ACL record in about
- * 4 us, a zstd thread compresses one (14.5 KB at level 1, its digits
- * apart) in about 5 us, so two keep up with it; more would only cost
- * memory. */
+/* Most zstd threads synth gnmi starts (synth acl makes and compresses
+ * its blocks in threads of its own: make_all): this thread makes an ACL
+ * record in about 4 us, a zstd thread compresses one (14.5 KB at level 1,
+ * its digits apart) in about 5 us, so two keep up with it; more would
+ * only cost memory. */
 #define SYNTH_ZSTD_THREADS 2
 
 /* Compresses w's records in worker threads, one per CPU besides this
@@ -84,6 +87,259 @@ static void compress_aside(yb_corpus_writer *w)
     long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
     n = n < 1 ? 1 : n > SYNTH_ZSTD_THREADS ? SYNTH_ZSTD_THREADS : n;
     (void)yb_corpus_writer_set_threads(w, (unsigned)n);
+}
+
+/* ---- level 1: records made by several threads, a block each ---- */
+
+/* Most threads making records. */
+#define SYNTH_MAKERS 8
+/* Blocks being made, or made and waiting to be written, at most, with n
+ * threads: one each, and as many again made while an older block is
+ * still being compressed (a thread goes on to the next block rather than
+ * wait), and two.  Each keeps its parts, its frames and its zstd
+ * contexts (synth acl -n 1000000 peaks at 16 MB of RSS on 2 CPUs). */
+#define SYNTH_BLOCKS(n) (2 * (n) + 2)
+
+/* The CPUs this process may run on (taskset(1) gives fewer). */
+static unsigned cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (unsigned)n;
+}
+
+/* A block made (gathered, then sealed) or being made. */
+typedef struct {
+    yb_corpus_block *b;
+    uint64_t start, n; /* its records */
+    int done;          /* made: its turn to be written may come */
+} job;
+
+/* The records: record i (of total) is request i / steps, step i % steps;
+ * written through w in this thread (make_serial) or, at level 1, in
+ * blocks made by several threads (make_all, the rest of the fields).
+ * Blocks end where the writer ends its own (yb_corpus_block_full: after
+ * the record that brings one to 1 MiB), so a block's first record is
+ * known once the one before it is gathered: one thread gathers at a
+ * time, in block order, and compresses what it gathered while the next
+ * thread gathers the next block. */
+typedef struct {
+    const yb_synth_acl_opts *o;
+    const yb_synth_op *life; /* the steps' operations, or NULL */
+    unsigned steps;
+    uint64_t total;
+    yb_corpus_writer *w;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t next_job, next_write; /* blocks */
+    uint64_t next_start;           /* the next block's first record */
+    int gathering;                 /* a thread gathers a block */
+    int rc;                        /* the first failure */
+    uint64_t bad;                  /* its request */
+    /* block objects: spare, or in a job (jobs[j % njobs] is block j's) */
+    yb_corpus_block *spare[SYNTH_BLOCKS(SYNTH_MAKERS)];
+    job jobs[SYNTH_BLOCKS(SYNTH_MAKERS)];
+    unsigned nspare, njobs, made;
+} makers;
+
+/* Makes record i (o: this thread's copy of m->o; sp: its scratch) and
+ * adds it to b, or to m->w when b is NULL; bodies come split as the
+ * corpus keeps them (format 2), so the writer need not look for their
+ * digits.  Returns 0 or a negative errno. */
+static int add_record(const makers *m, yb_synth_acl_opts *o, uint64_t i, yb_synth_split *sp,
+                      yb_corpus_block *b)
+{
+    yb_request r;
+    yb_request_init(&r);
+    if (m->life)
+        o->op = m->life[i % m->steps];
+    int rc = yb_synth_acl_request_split(o, i / m->steps, &r, sp);
+    r.conn_order = (uint32_t)i;
+    if (m->steps > 1 && i % m->steps == 0)
+        r.chain = m->steps;
+    const uint8_t *skel = (const uint8_t *)sp->skel, *dig = (const uint8_t *)sp->dig;
+    if (rc == 1)
+        rc = b ? yb_corpus_block_add_split(b, &r, skel, sp->sn, dig, sp->dn)
+               : yb_corpus_writer_add_split(m->w, &r, skel, sp->sn, dig, sp->dn);
+    else if (!rc)
+        rc = b ? yb_corpus_block_add(b, &r) : yb_corpus_writer_add(m->w, &r);
+    yb_request_cleanup(&r);
+    return rc;
+}
+
+/* Gathers the records from jb->start into jb->b until it is full or
+ * they end; sets jb->n.  Returns 0 or a negative errno with *bad the
+ * request. */
+static int gather(const makers *m, yb_synth_acl_opts *o, job *jb, yb_synth_split *sp,
+                  uint64_t *bad)
+{
+    jb->n = 0;
+    for (uint64_t i = jb->start; i < m->total && !yb_corpus_block_full(jb->b); i++) {
+        int rc = add_record(m, o, i, sp, jb->b);
+        if (rc) {
+            *bad = i / m->steps;
+            return rc;
+        }
+        jb->n++;
+    }
+    return 0;
+}
+
+/* Records failure rc at request bad (the first one counts). */
+static void failed(makers *m, int rc, uint64_t bad)
+{
+    if (!m->rc) {
+        m->rc = rc;
+        m->bad = bad;
+    }
+    pthread_cond_broadcast(&m->cv);
+}
+
+/* Writes the made blocks whose turn it is, in order (under mu): a full
+ * one as its frames, the last (not full) adopted by the writer, which
+ * adds the trailer to it. */
+static void write_ready(makers *m)
+{
+    for (;;) {
+        job *jb = &m->jobs[m->next_write % m->njobs];
+        if (m->rc || m->next_write >= m->next_job || !jb->done)
+            return;
+        int rc = yb_corpus_block_full(jb->b) ? yb_corpus_writer_add_block(m->w, jb->b)
+                                              : yb_corpus_writer_adopt(m->w, jb->b);
+        if (rc) {
+            failed(m, rc, jb->start / m->steps);
+            return;
+        }
+        m->spare[m->nspare++] = jb->b;
+        jb->b = NULL;
+        jb->done = 0;
+        m->next_write++;
+        pthread_cond_broadcast(&m->cv);
+    }
+}
+
+/* Takes the next block to gather (under mu): waits for the turn and for
+ * a block object (each may be waiting to be written).  Returns its job,
+ * or NULL once the records are all taken or one failed. */
+static job *take_job(makers *m)
+{
+    while (!m->rc && m->next_start < m->total &&
+           (m->gathering || (!m->nspare && m->made == m->njobs) ||
+            m->next_job - m->next_write >= m->njobs))
+        pthread_cond_wait(&m->cv, &m->mu);
+    if (m->rc || m->next_start >= m->total)
+        return NULL;
+    yb_corpus_block *b = NULL;
+    if (m->nspare) {
+        b = m->spare[--m->nspare];
+    } else if ((b = yb_corpus_block_new())) {
+        m->made++;
+    } else {
+        failed(m, -ENOMEM, m->next_start / m->steps);
+        return NULL;
+    }
+    job *jb = &m->jobs[m->next_job++ % m->njobs];
+    jb->b = b;
+    jb->start = m->next_start;
+    jb->done = 0;
+    m->gathering = 1;
+    return jb;
+}
+
+/* A thread making records: takes the next block, gathers it, lets the
+ * next thread gather, compresses its block, and writes it and those
+ * after it if the ones before it are written (else the thread writing
+ * the one before does). */
+static void *maker(void *arg)
+{
+    makers *m = arg;
+    yb_synth_acl_opts o = *m->o;
+    yb_synth_split sp = {0};
+    pthread_mutex_lock(&m->mu);
+    job *jb;
+    while ((jb = take_job(m))) {
+        pthread_mutex_unlock(&m->mu);
+        uint64_t bad = 0;
+        int rc = gather(m, &o, jb, &sp, &bad);
+        pthread_mutex_lock(&m->mu);
+        m->gathering = 0;
+        m->next_start = jb->start + jb->n;
+        pthread_cond_broadcast(&m->cv);
+        if (rc) {
+            failed(m, rc, bad);
+            break;
+        }
+        pthread_mutex_unlock(&m->mu);
+        /* (the last block, not full, is adopted as it is: the writer
+         * adds the trailer to it) */
+        if (yb_corpus_block_full(jb->b))
+            rc = yb_corpus_block_seal(jb->b);
+        pthread_mutex_lock(&m->mu);
+        if (rc) {
+            failed(m, rc, jb->start / m->steps);
+            break;
+        }
+        jb->done = 1;
+        write_ready(m);
+    }
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    yb_synth_split_free(&sp);
+    return NULL;
+}
+
+/* Writes the total records of m at level 1: blocks of records made by
+ * one thread per CPU (this one included), each block gathered and
+ * compressed by the thread that makes it, so its bytes are still in
+ * that CPU's cache when they are compressed (handed to another thread,
+ * zstd would read them from another CPU's cache or from memory).  The blocks are the
+ * writer's own, the file the one a single thread makes (and `corpus cat
+ * -H | corpus import` of it).  Returns 0 or a negative errno with m->bad
+ * the request. */
+static int make_all(makers *m)
+{
+    if (pthread_mutex_init(&m->mu, NULL))
+        return -ENOMEM;
+    if (pthread_cond_init(&m->cv, NULL)) {
+        pthread_mutex_destroy(&m->mu);
+        return -ENOMEM;
+    }
+    unsigned n = cpus();
+    n = n > SYNTH_MAKERS ? SYNTH_MAKERS : n;
+    m->njobs = SYNTH_BLOCKS(n);
+    pthread_t thr[SYNTH_MAKERS];
+    unsigned started = 0;
+    while (started + 1 < n && !pthread_create(&thr[started], NULL, maker, m))
+        started++;
+    maker(m); /* (and alone when no thread starts) */
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(thr[t], NULL);
+    if (!m->rc && m->next_write != m->next_job) /* (cannot happen) */
+        m->rc = -EIO;
+    for (unsigned i = 0; i < m->njobs; i++)
+        yb_corpus_block_free(m->jobs[i].b);
+    for (unsigned i = 0; i < m->nspare; i++)
+        yb_corpus_block_free(m->spare[i]);
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->mu);
+    return m->rc;
+}
+
+/* Writes the total records of m through m->w, in this thread (levels
+ * other than 1: one zstd stream, which threads could not share).
+ * Returns 0 or a negative errno with m->bad the request. */
+static int make_serial(makers *m)
+{
+    yb_synth_acl_opts o = *m->o;
+    yb_synth_split sp = {0};
+    int rc = 0;
+    for (uint64_t i = 0; i < m->total && !rc; i++)
+        if ((rc = add_record(m, &o, i, &sp, NULL)))
+            m->bad = i / m->steps;
+    yb_synth_split_free(&sp);
+    return rc;
 }
 
 /* Writes count copies of the request file's SetRequest to out. */
@@ -327,38 +583,18 @@ int yb_cmd_synth(int argc, char **argv)
         yb_errorf("%s", err);
         return YB_EXIT_USAGE;
     }
-    compress_aside(w);
     /* --lifecycle: per set a chain of three, create, get, delete */
     static const yb_synth_op LIFE[] = {YB_SYNTH_CREATE, YB_SYNTH_GET, YB_SYNTH_DELETE};
     unsigned steps = given[O_LIFECYCLE] ? 3 : 1;
-    /* bodies come split as the corpus keeps them (format 2): the writer
-     * need not look for their digits */
-    yb_synth_split sp = {0};
-    for (uint64_t i = 0; i < o.count * steps; i++) {
-        uint64_t k = i / steps;
-        yb_request r;
-        yb_request_init(&r);
-        if (steps > 1)
-            o.op = LIFE[i % steps];
-        int rc = yb_synth_acl_request_split(&o, k, &r, &sp);
-        r.conn_order = (uint32_t)i;
-        if (steps > 1 && i % steps == 0)
-            r.chain = steps;
-        if (rc == 1)
-            rc = yb_corpus_writer_add_split(w, &r, (const uint8_t *)sp.skel, sp.sn,
-                                            (const uint8_t *)sp.dig, sp.dn);
-        else if (!rc)
-            rc = yb_corpus_writer_add(w, &r);
-        yb_request_cleanup(&r);
-        if (rc) { /* never leave a partial corpus behind */
-            yb_synth_split_free(&sp);
-            yb_corpus_writer_abort(w);
-            yb_errorf("%s: cannot synthesize request %llu: %s", out, (unsigned long long)k,
-                      strerror(-rc));
-            return YB_EXIT_RUNTIME;
-        }
+    makers m = {.o = &o, .life = steps > 1 ? LIFE : NULL, .steps = steps,
+                .total = o.count * steps, .w = w};
+    int rc = level == 1 ? make_all(&m) : make_serial(&m);
+    if (rc) { /* never leave a partial corpus behind */
+        yb_corpus_writer_abort(w);
+        yb_errorf("%s: cannot synthesize request %llu: %s", out, (unsigned long long)m.bad,
+                  strerror(-rc));
+        return YB_EXIT_RUNTIME;
     }
-    yb_synth_split_free(&sp);
     if (yb_corpus_writer_close(w, err, sizeof err) < 0) {
         yb_errorf("%s", err);
         return YB_EXIT_RUNTIME;

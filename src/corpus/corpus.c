@@ -357,20 +357,26 @@ static void tally_init(tally *t)
     t->s.chains_whole = 1;
 }
 
-/* Counts r as census (cli/runcommon.c) would. */
-static void tally_add(tally *t, const yb_request *r)
+/* Counts a record of protocol p, templated or not, starting a chain of
+ * `chain` records (0: none), as census (cli/runcommon.c) would. */
+static void tally_rec(tally *t, yb_proto p, int templated, uint32_t chain)
 {
-    yb_proto p = (unsigned)r->protocol <= YB_PROTO_HTTP2 ? r->protocol : YB_PROTO_UNSPECIFIED;
+    p = (unsigned)p <= YB_PROTO_HTTP2 ? p : YB_PROTO_UNSPECIFIED;
     if (t->n++ == 0)
         t->s.first = p;
     t->s.count[p]++;
-    t->s.templated += r->templated != 0;
-    if (r->chain && t->chain_left)
+    t->s.templated += templated != 0;
+    if (chain && t->chain_left)
         t->s.chains_whole = 0;
     if (t->chain_left)
         t->chain_left--;
-    else if (r->chain)
-        t->chain_left = r->chain - 1;
+    else if (chain)
+        t->chain_left = chain - 1;
+}
+
+static void tally_add(tally *t, const yb_request *r)
+{
+    tally_rec(t, r->protocol, r->templated, r->chain);
 }
 
 /* The summary of everything added (a chain still open is broken). */
@@ -633,6 +639,14 @@ typedef struct {
     uint64_t seq;      /* queued: the threads take the oldest first */
 } wslot;
 
+/* Scratch for packing one record: kept from record to record. */
+typedef struct {
+    uint8_t *pack;     /* one packed entry */
+    size_t pack_cap;
+    Yangblast__HeaderField *fields, **fp; /* one record's headers */
+    size_t fields_cap;
+} wscratch;
+
 /* What a compressing thread owns: level 1's contexts. */
 typedef struct {
     ZSTD_CCtx *cctx, *dig; /* the skeletons' frames, the digits' */
@@ -649,10 +663,7 @@ struct yb_corpus_writer {
     int open;          /* of is open */
     ZSTD_CCtx *cctx;
     uint8_t *out;      /* compressed output buffer, IO_CHUNK */
-    uint8_t *pack;     /* scratch for one packed entry */
-    size_t pack_cap;
-    Yangblast__HeaderField *fields, **fp; /* scratch for one record's headers */
-    size_t fields_cap;
+    wscratch sc;
     uint64_t count;
     int failed;        /* negative errno once a write failed */
     int spliced;       /* records and trailer copied in by yb_corpus_writer_splice */
@@ -1109,32 +1120,74 @@ static int wr_block(yb_corpus_writer *w)
     return rc;
 }
 
+/* Appends n bytes of whole entries to s's parts, split.  Returns 0 or
+ * -ENOMEM. */
+static int slot_add(wslot *s, const uint8_t *p, size_t n)
+{
+    if (slot_room(s, n))
+        return -ENOMEM;
+    split_more(s, p, n);
+    return 0;
+}
+
 /* Gathers n bytes of whole entries into the block, split; the block is
  * compressed once it holds SPLIT_BLOCK bytes.  Returns 0 or a negative
  * errno. */
 static int wr_split(yb_corpus_writer *w, const uint8_t *p, size_t n)
 {
     wslot *s = &w->slot[w->cur];
-    if (slot_room(s, n))
-        return -ENOMEM;
-    split_more(s, p, n);
-    return s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
+    int rc = slot_add(s, p, n);
+    return rc ? rc : s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
 }
 
-/* Packs one Entry with its varint prefix and compresses it.  Returns 0 or a
- * negative errno (-EFBIG when the entry exceeds YB_CORPUS_MAX_ENTRY). */
+/* Packs one Entry with its varint prefix into sc->pack: *out, *n.
+ * bound: an upper bound of its packed size (request_entry_bound), which
+ * spares protobuf-c's sizing pass over the record (every header twice);
+ * 0: sized first.  Returns 0 or a negative errno (-EFBIG when the entry
+ * exceeds YB_CORPUS_MAX_ENTRY). */
+static int pack_entry(wscratch *sc, const Yangblast__Entry *e, size_t bound, uint8_t **out,
+                      size_t *n)
+{
+    if (!bound) {
+        size_t len = protobuf_c_message_get_packed_size(&e->base);
+        if (len > YB_CORPUS_MAX_ENTRY)
+            return -EFBIG;
+        if (grow_to(&sc->pack, &sc->pack_cap, len + 10))
+            return -ENOMEM;
+        size_t h = put_varint(sc->pack, len);
+        protobuf_c_message_pack(&e->base, sc->pack + h);
+        *out = sc->pack;
+        *n = h + len;
+        return 0;
+    }
+    if (grow_to(&sc->pack, &sc->pack_cap, bound + 10))
+        return -ENOMEM;
+    size_t len = protobuf_c_message_pack(&e->base, sc->pack + 10);
+    if (len > bound)
+        abort(); /* the bound is wrong: memory was overrun */
+    uint8_t lp[10];
+    size_t h = put_varint(lp, len);
+    *out = sc->pack + 10 - h;
+    memcpy(*out, lp, h);
+    *n = h + len;
+    return 0;
+}
+
+/* Writes n bytes of packed entries: gathered into the block (format 2)
+ * or compressed into the records' stream.  Returns 0 or a negative
+ * errno. */
+static int wr_packed(yb_corpus_writer *w, const uint8_t *p, size_t n)
+{
+    return w->split ? wr_split(w, p, n) : wr_compress(w, p, n, ZSTD_e_continue);
+}
+
+/* Packs one Entry and writes it.  Returns 0 or a negative errno. */
 static int wr_entry(yb_corpus_writer *w, const Yangblast__Entry *e)
 {
-    size_t len = protobuf_c_message_get_packed_size(&e->base);
-    if (len > YB_CORPUS_MAX_ENTRY)
-        return -EFBIG;
-    if (grow_to(&w->pack, &w->pack_cap, len + 10))
-        return -ENOMEM;
-    size_t h = put_varint(w->pack, len);
-    protobuf_c_message_pack(&e->base, w->pack + h);
-    if (w->split)
-        return wr_split(w, w->pack, h + len);
-    return wr_compress(w, w->pack, h + len, ZSTD_e_continue);
+    uint8_t *p;
+    size_t n;
+    int rc = pack_entry(&w->sc, e, 0, &p, &n);
+    return rc ? rc : wr_packed(w, p, n);
 }
 
 /* An upper bound of the packed size of the Entry holding r's Request, or
@@ -1152,27 +1205,6 @@ static size_t request_entry_bound(const yb_request *r)
     return b < YB_CORPUS_MAX_ENTRY ? (size_t)b : 0;
 }
 
-/* wr_entry for a Request entry whose size is at most bound (from
- * request_entry_bound): packed in one pass, protobuf-c's sizing pass over
- * the record (every header twice) skipped.  0: wr_entry. */
-static int wr_entry_bounded(yb_corpus_writer *w, const Yangblast__Entry *e, size_t bound)
-{
-    if (!bound)
-        return wr_entry(w, e);
-    if (grow_to(&w->pack, &w->pack_cap, bound + 10))
-        return -ENOMEM;
-    size_t len = protobuf_c_message_pack(&e->base, w->pack + 10);
-    if (len > bound)
-        abort(); /* the bound is wrong: memory was overrun */
-    uint8_t lp[10];
-    size_t h = put_varint(lp, len);
-    uint8_t *start = w->pack + 10 - h;
-    memcpy(start, lp, h);
-    if (w->split)
-        return wr_split(w, start, h + len);
-    return wr_compress(w, start, h + len, ZSTD_e_continue);
-}
-
 static uint64_t creation_time_ns(void)
 {
     const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -1184,15 +1216,20 @@ static uint64_t creation_time_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void scratch_free(wscratch *sc)
+{
+    free(sc->pack);
+    free(sc->fields);
+    free(sc->fp);
+}
+
 static void writer_free(yb_corpus_writer *w)
 {
     if (w->open)
         yb_outfile_abort(&w->of);
     ZSTD_freeCCtx(w->cctx);
     free(w->out);
-    free(w->pack);
-    free(w->fields);
-    free(w->fp);
+    scratch_free(&w->sc);
     stop_compressors(w);
     for (unsigned i = 0; i < SLOTS_MAX; i++) {
         free(w->slot[i].skel);
@@ -1294,22 +1331,22 @@ oom:
 }
 
 /* The Request message of r (its body included), pointing into r and into
- * w's and acc's scratch.  Returns 0 or a negative errno. */
-static int fill_request(yb_corpus_writer *w, const yb_request *r, Yangblast__Request *pr,
+ * sc's and acc's scratch.  Returns 0 or a negative errno. */
+static int fill_request(wscratch *sc, const yb_request *r, Yangblast__Request *pr,
                         uint32_t acc[2][YB_REQUEST_MAX_ACCEPT])
 {
-    if (r->n_headers > w->fields_cap) { /* kept: records mostly have as many */
-        Yangblast__HeaderField *f = realloc(w->fields, r->n_headers * sizeof *f);
+    if (r->n_headers > sc->fields_cap) { /* kept: records mostly have as many */
+        Yangblast__HeaderField *f = realloc(sc->fields, r->n_headers * sizeof *f);
         if (f)
-            w->fields = f;
-        Yangblast__HeaderField **p = realloc(w->fp, r->n_headers * sizeof *p);
+            sc->fields = f;
+        Yangblast__HeaderField **p = realloc(sc->fp, r->n_headers * sizeof *p);
         if (p)
-            w->fp = p;
+            sc->fp = p;
         if (!f || !p)
             return -ENOMEM;
-        w->fields_cap = r->n_headers;
+        sc->fields_cap = r->n_headers;
     }
-    Yangblast__HeaderField *fields = w->fields, **fp = w->fp;
+    Yangblast__HeaderField *fields = sc->fields, **fp = sc->fp;
     for (size_t i = 0; i < r->n_headers; i++) {
         yangblast__header_field__init(&fields[i]);
         fields[i].name = r->headers[i].name;
@@ -1365,18 +1402,28 @@ static int add_check(yb_corpus_writer *w, const yb_request *r)
     return rc;
 }
 
-/* Packs r as an entry and writes it.  Returns 0 or a negative errno. */
-static int add_whole(yb_corpus_writer *w, const yb_request *r)
+/* Packs r as a Request entry with its varint prefix into sc->pack: *p,
+ * *n.  Returns 0 or a negative errno. */
+static int pack_request(wscratch *sc, const yb_request *r, uint8_t **p, size_t *n)
 {
     Yangblast__Request pr;
     uint32_t acc[2][YB_REQUEST_MAX_ACCEPT];
-    int rc = fill_request(w, r, &pr, acc);
+    int rc = fill_request(sc, r, &pr, acc);
     if (rc)
         return rc;
     Yangblast__Entry e = YANGBLAST__ENTRY__INIT;
     e.kind_case = YANGBLAST__ENTRY__KIND_REQUEST;
     e.request = &pr;
-    return wr_entry_bounded(w, &e, request_entry_bound(r));
+    return pack_entry(sc, &e, request_entry_bound(r), p, n);
+}
+
+/* Packs r as an entry and writes it.  Returns 0 or a negative errno. */
+static int add_whole(yb_corpus_writer *w, const yb_request *r)
+{
+    uint8_t *p;
+    size_t n;
+    int rc = pack_request(&w->sc, r, &p, &n);
+    return rc ? rc : wr_packed(w, p, n);
 }
 
 /* Counts r as added, or poisons the writer with rc.  Returns rc. */
@@ -1409,17 +1456,29 @@ static size_t varint_len(uint64_t v)
     return n;
 }
 
+/* Whether a body's parts may make r->body_len bytes: at most that many in
+ * the skeleton, each digit apart with at most one ',' (the counts are
+ * checked as the parts are gathered in format 2). */
+static int split_fits(const yb_request *r, size_t sn, const uint8_t *dig, size_t dn)
+{
+    return r->body_len && sn <= r->body_len && dn <= 2 * r->body_len &&
+           (!dn || dig[dn - 1] == ',');
+}
+
 /* Format 2: gathers r, whose body comes split, into the block: the
  * entry's bytes before the body and after it split as they come, the
  * body's parts joined to them.  The Request's fields are packed in field
  * order (1..16), so its bytes are those before the body (1..6), the
- * body (7) and those after it (8..16).  Returns 0 or a negative errno. */
-static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
-                           size_t sn, const uint8_t *dig, size_t dn)
+ * body (7) and those after it (8..16).  Returns 0 or a negative errno
+ * (-EINVAL: parts that do not make the body). */
+static int gather_split(wscratch *sc, wslot *s, const yb_request *r, const uint8_t *skel,
+                        size_t sn, const uint8_t *dig, size_t dn)
 {
+    if (!split_fits(r, sn, dig, dn))
+        return -EINVAL;
     Yangblast__Request pr, head, tail;
     uint32_t acc[2][YB_REQUEST_MAX_ACCEPT];
-    int rc = fill_request(w, r, &pr, acc);
+    int rc = fill_request(sc, r, &pr, acc);
     if (rc)
         return rc;
     yangblast__request__init(&head);
@@ -1443,9 +1502,9 @@ static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8
     uint64_t entry = 1 + varint_len(req) + req;
     if (entry > YB_CORPUS_MAX_ENTRY)
         return -EFBIG;
-    if (grow_to(&w->pack, &w->pack_cap, hl + tl + 40))
+    if (grow_to(&sc->pack, &sc->pack_cap, hl + tl + 40))
         return -ENOMEM;
-    uint8_t *p = w->pack;
+    uint8_t *p = sc->pack;
     size_t n = put_varint(p, entry);
     p[n++] = 0x12; /* Entry.request, length-delimited */
     n += put_varint(p + n, req);
@@ -1454,7 +1513,6 @@ static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8
     n += put_varint(p + n, r->body_len);
     size_t t0 = n;
     n += protobuf_c_message_pack(&tail.base, p + n);
-    wslot *s = &w->slot[w->cur];
     if (slot_room(s, n + r->body_len)) /* (sn <= body_len, dn <= 2 body_len: checked) */
         return -ENOMEM;
     split_more(s, p, t0);
@@ -1467,7 +1525,16 @@ static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8
         return -EINVAL;
     s->plain += r->body_len;
     split_more(s, p + t0, n - t0);
-    return s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
+    return 0;
+}
+
+/* gather_split into w's block, compressed once full. */
+static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
+                           size_t sn, const uint8_t *dig, size_t dn)
+{
+    wslot *s = &w->slot[w->cur];
+    int rc = gather_split(&w->sc, s, r, skel, sn, dig, dn);
+    return rc ? rc : s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
 }
 
 int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
@@ -1476,14 +1543,10 @@ int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const u
     int rc = add_check(w, r);
     if (rc)
         return rc;
-    /* the parts must make r->body_len bytes: at most that many in the
-     * skeleton, each digit apart with at most one ',' (the counts are
-     * checked as the parts are gathered in format 2) */
-    if (!r->body_len || sn > r->body_len || dn > 2 * r->body_len || (dn && dig[dn - 1] != ','))
-        return w->failed = -EINVAL;
     if (w->split)
         return added(w, r, add_split_block(w, r, skel, sn, dig, dn));
-    if (!parts_fit(count_byte(skel, sn, '0'), count_byte(dig, dn, ','), sn, dn, r->body_len))
+    if (!split_fits(r, sn, dig, dn) ||
+        !parts_fit(count_byte(skel, sn, '0'), count_byte(dig, dn, ','), sn, dn, r->body_len))
         return w->failed = -EINVAL;
     /* format 1: the body as it is */
     yb_request whole = *r;
@@ -1495,6 +1558,176 @@ int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const u
     rc = added(w, r, rc ? rc : add_whole(w, &whole));
     free(body);
     return rc;
+}
+
+/* ---- blocks made apart (level 1) ---- */
+
+/* What a block keeps of each record for the writer's summary. */
+typedef struct {
+    uint32_t chain;
+    uint8_t protocol, templated;
+} brec;
+
+struct yb_corpus_block {
+    wslot s;           /* the records, split; once sealed, their frames */
+    wcomp comp;        /* made at the first seal */
+    wscratch sc;
+    brec *rec;         /* the records, for the summary */
+    size_t n, cap;
+    int failed;        /* negative errno: the block is poisoned */
+    int sealed;
+};
+
+yb_corpus_block *yb_corpus_block_new(void)
+{
+    return calloc(1, sizeof(yb_corpus_block));
+}
+
+void yb_corpus_block_free(yb_corpus_block *b)
+{
+    if (!b)
+        return;
+    free(b->s.skel);
+    free(b->s.dig);
+    free(b->s.out);
+    comp_free(&b->comp);
+    scratch_free(&b->sc);
+    free(b->rec);
+    free(b);
+}
+
+/* Whether b takes r: returns 0, or the error that poisons b. */
+static int block_check(yb_corpus_block *b, const yb_request *r)
+{
+    if (!b->failed && (b->sealed || yb_request_problem(r)))
+        b->failed = -EINVAL;
+    if (!b->failed && b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        brec *p = realloc(b->rec, cap * sizeof *p);
+        if (!p)
+            return b->failed = -ENOMEM;
+        b->rec = p;
+        b->cap = cap;
+    }
+    return b->failed;
+}
+
+/* Counts r in b, or poisons b with rc: a block is at most what a reader
+ * takes (SPLIT_PART_MAX: its parts are at most twice its bytes).
+ * Returns rc. */
+static int block_added(yb_corpus_block *b, const yb_request *r, int rc)
+{
+    if (!rc && b->s.plain > SPLIT_BLOCK + YB_CORPUS_MAX_ENTRY)
+        rc = -EFBIG;
+    if (rc)
+        return b->failed = rc;
+    b->rec[b->n++] = (brec){.chain = r->chain, .protocol = (uint8_t)r->protocol,
+                            .templated = r->templated != 0};
+    return 0;
+}
+
+int yb_corpus_block_add(yb_corpus_block *b, const yb_request *r)
+{
+    int rc = block_check(b, r);
+    if (rc)
+        return rc;
+    uint8_t *p;
+    size_t n;
+    rc = pack_request(&b->sc, r, &p, &n);
+    return block_added(b, r, rc ? rc : slot_add(&b->s, p, n));
+}
+
+int yb_corpus_block_add_split(yb_corpus_block *b, const yb_request *r, const uint8_t *skel,
+                              size_t sn, const uint8_t *dig, size_t dn)
+{
+    int rc = block_check(b, r);
+    return rc ? rc : block_added(b, r, gather_split(&b->sc, &b->s, r, skel, sn, dig, dn));
+}
+
+uint64_t yb_corpus_block_count(const yb_corpus_block *b)
+{
+    return b->n;
+}
+
+int yb_corpus_block_full(const yb_corpus_block *b)
+{
+    return b->s.plain >= SPLIT_BLOCK;
+}
+
+void yb_corpus_block_clear(yb_corpus_block *b)
+{
+    b->n = 0;
+    b->sealed = 0;
+    b->failed = 0;
+    slot_clear(&b->s);
+    b->s.out_len = 0;
+}
+
+int yb_corpus_block_seal(yb_corpus_block *b)
+{
+    if (!b->failed && b->sealed)
+        b->failed = -EINVAL;
+    if (b->failed)
+        return b->failed;
+    b->s.out_len = 0;
+    if (b->n) {
+        split_end(&b->s);
+        int rc = b->comp.cctx ? 0 : comp_init(&b->comp);
+        rc = rc ? rc : frame_block(&b->comp, &b->s);
+        if (rc)
+            return b->failed = rc;
+    }
+    b->sealed = 1;
+    return 0;
+}
+
+/* Counts b's records in w (its summary and count), and empties b. */
+static void block_counted(yb_corpus_writer *w, yb_corpus_block *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        tally_rec(&w->t, (yb_proto)b->rec[i].protocol, b->rec[i].templated, b->rec[i].chain);
+    w->count += b->n;
+    yb_corpus_block_clear(b);
+}
+
+int yb_corpus_writer_add_block(yb_corpus_writer *w, yb_corpus_block *b)
+{
+    int rc = add_ready(w);
+    if (rc)
+        return rc;
+    rc = b->failed ? b->failed : !w->frames || !b->sealed ? -EINVAL : 0;
+    if (!rc && !w->nthreads)
+        w->want_threads = 0; /* (the blocks come compressed) */
+    /* the records added to w before, in their blocks, first */
+    if (!rc && w->slot[w->cur].plain)
+        rc = wr_block(w);
+    rc = rc ? rc : write_done(w, 1);
+    rc = rc ? rc : write_all(w->fd, b->s.out, b->s.out_len);
+    if (rc)
+        return w->failed = rc;
+    block_counted(w, b);
+    return 0;
+}
+
+int yb_corpus_writer_adopt(yb_corpus_writer *w, yb_corpus_block *b)
+{
+    int rc = add_ready(w);
+    if (rc)
+        return rc;
+    wslot *s = &w->slot[w->cur];
+    rc = b->failed ? b->failed : !w->frames || b->sealed || s->plain ? -EINVAL : 0;
+    if (rc)
+        return w->failed = rc;
+    if (!w->nthreads)
+        w->want_threads = 0; /* (a thread for the last block is not worth it) */
+    /* the block's buffers become the writer's gathering slot's */
+    wslot t = *s;
+    *s = b->s;
+    s->state = t.state;
+    s->seq = t.seq;
+    b->s = t;
+    block_counted(w, b);
+    return 0;
 }
 
 /* Returns the length of the first zstd frame of the file open on fd (read

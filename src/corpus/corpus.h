@@ -194,6 +194,45 @@ int yb_corpus_writer_splice(yb_corpus_writer *w, const char *from, char *err, si
  * Returns 0; -EINVAL after a record or a splice or for n out of range. */
 int yb_corpus_writer_set_threads(yb_corpus_writer *w, unsigned n);
 #define YB_CORPUS_THREADS_MAX 64u
+/* Blocks made apart (level 1): records gathered and compressed in the
+ * thread that makes them (their bytes still in its CPU's cache; several
+ * threads each making blocks of their own), then added to a writer in
+ * order.  A block is one block of format 2 (yangblast-corpus(5), DIGITS
+ * APART) of whatever records it holds, at most 1 MiB plus 64 MiB of them;
+ * its frames depend only on its records, so a file made of the same
+ * blocks is the same whichever thread made each.
+ * yb_corpus_block_new returns an empty block or NULL (out of memory);
+ * free with yb_corpus_block_free.  yb_corpus_block_add and _add_split
+ * take a record as yb_corpus_writer_add and _add_split do (the same
+ * checks); yb_corpus_block_seal compresses the block's records (call it
+ * in the thread that filled it); yb_corpus_writer_add_block writes a
+ * sealed block's frames after w's records (those added to w itself before
+ * it included) and counts its records in w, then empties b for the next
+ * records.  Each returns 0 or a negative errno; an error poisons the
+ * block (its add to a writer fails with it) or, for add_block, the writer
+ * (-EINVAL also when w is not at level 1 or b not sealed). */
+typedef struct yb_corpus_block yb_corpus_block;
+yb_corpus_block *yb_corpus_block_new(void);
+void yb_corpus_block_free(yb_corpus_block *b);
+int yb_corpus_block_add(yb_corpus_block *b, const yb_request *r);
+int yb_corpus_block_add_split(yb_corpus_block *b, const yb_request *r, const uint8_t *skel,
+                              size_t sn, const uint8_t *dig, size_t dn);
+/* Returns the number of records in b. */
+uint64_t yb_corpus_block_count(const yb_corpus_block *b);
+/* Whether b is as full as the writer's blocks get: the writer ends its
+ * own block after the record that brings it to 1 MiB, so blocks ended
+ * when this turns true (the last one adopted) make the file the writer
+ * makes of the same records, byte for byte. */
+int yb_corpus_block_full(const yb_corpus_block *b);
+/* Empties b (a poisoned one too) for other records. */
+void yb_corpus_block_clear(yb_corpus_block *b);
+int yb_corpus_block_seal(yb_corpus_block *b);
+int yb_corpus_writer_add_block(yb_corpus_writer *w, yb_corpus_block *b);
+/* Makes the records of b, not sealed, the ones w is gathering (its block
+ * held none): w goes on from them as if they had been added to it (the
+ * trailer joins them at close), and b is emptied.  Returns 0 or a
+ * negative errno (as add_block's). */
+int yb_corpus_writer_adopt(yb_corpus_writer *w, yb_corpus_block *b);
 /* Returns the number of records added so far. */
 uint64_t yb_corpus_writer_count(const yb_corpus_writer *w);
 /* Writes the trailer, flushes, fsyncs and renames into place.  Returns 0;

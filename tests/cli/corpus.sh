@@ -293,6 +293,29 @@ SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --count 400 -o "$T/jobs.ybc"
 "$YB" corpus cat -H "$T/jobs.ybc" | "$YB" corpus import -o "$T/jobsb.ybc" -
 is "cat -H | import of a 400-set level-1 corpus gives the same file" \
     "$(cmp "$T/jobs.ybc" "$T/jobsb.ybc" && echo same)" same
+# synth makes level 1's blocks in a thread per CPU: on one CPU (taskset),
+# the same file; lifecycle chains and gNMI records too
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
+    for o in "--count 400" "--count 150 --lifecycle" "--count 300 --proto gnmi"; do
+        SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl $o -o "$T/cpus.ybc"
+        SOURCE_DATE_EPOCH=1767225600 taskset -c 0 "$YB" synth acl $o -o "$T/cpu1.ybc"
+        "$YB" corpus cat -H "$T/cpus.ybc" | "$YB" corpus import -o "$T/cpusb.ybc" -
+        is "synth $o: the same file on one CPU and on $(nproc), and as a rewrite" \
+            "$(cmp "$T/cpus.ybc" "$T/cpu1.ybc" && cmp "$T/cpus.ybc" "$T/cpusb.ybc" && echo same)" same
+    done
+else
+    for o in 1 2 3; do ok "# SKIP taskset or a second CPU missing"; done
+fi
+# a write failing midway while threads make blocks (a file-size limit:
+# EFBIG after 256 KB, ~11 of ~28 blocks): exit 3 naming the file and why; the
+# file it would replace intact, no temporary file left behind
+cp "$T/jobs.ybc" "$T/limit.ybc"
+run sh -c 'trap "" XFSZ; ulimit -f 512; exec "$0" synth acl --count 2000 -o "$1"' "$YB" "$T/limit.ybc"
+is "synth past a file-size limit: exit 3" "$RC" 3
+like "synth past a file-size limit: names the file and why" "$ERR" \
+    "limit\.ybc: cannot synthesize request [0-9]+: File too large"
+check "synth past a file-size limit: the file it replaces intact" cmp "$T/jobs.ybc" "$T/limit.ybc"
+is "synth past a file-size limit: no temporary file left" "$(ls -A "$T" | grep -c '^\.limit\.ybc')" 0
 for bad in 0 20 x; do
     run "$YB" synth acl --count 5 --level "$bad" -o "$T/levbad.ybc"
     is "synth --level $bad: usage error" "$RC" 2

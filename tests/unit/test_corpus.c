@@ -1751,9 +1751,52 @@ static void split_ref(const uint8_t *b, size_t n, uint8_t **skel, size_t *sn, ui
     *dn = d;
 }
 
-/* Writes reqs at `level`, every second record (with a body) through
- * yb_corpus_writer_add_split. */
-static void write_split(const char *path, yb_request *reqs, size_t n, unsigned level, int split)
+/* Puts digits into the body of r (request i): runs of them, and at its
+ * ends. */
+static void sow_digits(yb_request *r, unsigned i)
+{
+    for (size_t j = 0; j < r->body_len; j++)
+        if ((j / 3 + i) % 4 == 0 || j == 0 || j + 1 == r->body_len)
+            r->body[j] = (uint8_t)('0' + (i + j) % 10);
+}
+
+/* Returns 1 when files a and b hold the same bytes, else 0. */
+static int same_bytes(const char *a, const char *b)
+{
+    size_t la, lb;
+    uint8_t *xa = slurp(a, &la), *xb = slurp(b, &lb);
+    int same = la == lb && !memcmp(xa, xb, la);
+    free(xa);
+    free(xb);
+    return same;
+}
+
+/* Adds reqs[i] to block b, or to w when b is NULL: through _add_split
+ * (its body split by split_ref) when split and i is even and it has a
+ * body. */
+static void add_one(yb_corpus_writer *w, yb_corpus_block *b, yb_request *reqs, size_t i,
+                    int split)
+{
+    if (!split || i % 2 || !reqs[i].body_len) {
+        assert_int_equal(b ? yb_corpus_block_add(b, &reqs[i]) : yb_corpus_writer_add(w, &reqs[i]),
+                         0);
+        return;
+    }
+    uint8_t *skel, *dig;
+    size_t sn, dn;
+    split_ref(reqs[i].body, reqs[i].body_len, &skel, &sn, &dig, &dn);
+    yb_request r = reqs[i];
+    r.body = NULL; /* (not read) */
+    assert_int_equal(b ? yb_corpus_block_add_split(b, &r, skel, sn, dig, dn)
+                       : yb_corpus_writer_add_split(w, &r, skel, sn, dig, dn),
+                     0);
+    free(skel);
+    free(dig);
+}
+
+/* Opens path at `level`, created at 1 ns (files comparable byte for
+ * byte). */
+static yb_corpus_writer *open_at_level(const char *path, unsigned level)
 {
     yb_corpus_header h;
     yb_corpus_header_init(&h);
@@ -1763,23 +1806,199 @@ static void write_split(const char *path, yb_request *reqs, size_t n, unsigned l
     yb_corpus_writer *w = yb_corpus_writer_open(path, &h, err, sizeof err);
     if (!w)
         fail_msg("writer_open: %s", err);
-    for (size_t i = 0; i < n; i++) {
-        if (!split || i % 2 || !reqs[i].body_len) {
-            assert_int_equal(yb_corpus_writer_add(w, &reqs[i]), 0);
-            continue;
-        }
-        uint8_t *skel, *dig;
-        size_t sn, dn;
-        split_ref(reqs[i].body, reqs[i].body_len, &skel, &sn, &dig, &dn);
-        yb_request r = reqs[i];
-        r.body = NULL; /* (not read) */
-        assert_int_equal(yb_corpus_writer_add_split(w, &r, skel, sn, dig, dn), 0);
-        free(skel);
-        free(dig);
-    }
-    assert_int_equal(yb_corpus_writer_count(w), n);
+    return w;
+}
+
+/* Closes w, which must succeed. */
+static void close_ok(yb_corpus_writer *w)
+{
+    char err[512] = "";
     if (yb_corpus_writer_close(w, err, sizeof err) != 0)
         fail_msg("writer_close: %s", err);
+}
+
+/* Writes reqs at `level`, every second record (with a body) through
+ * yb_corpus_writer_add_split. */
+static void write_split(const char *path, yb_request *reqs, size_t n, unsigned level, int split)
+{
+    yb_corpus_writer *w = open_at_level(path, level);
+    for (size_t i = 0; i < n; i++)
+        add_one(w, NULL, reqs, i, split);
+    assert_int_equal(yb_corpus_writer_count(w), n);
+    close_ok(w);
+}
+
+/* Adds reqs[from..to) to block b, every other one split, and seals it. */
+static void fill_block(yb_corpus_block *b, yb_request *reqs, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        add_one(NULL, b, reqs, i, 1);
+    assert_int_equal(yb_corpus_block_count(b), to - from);
+    assert_int_equal(yb_corpus_block_seal(b), 0);
+}
+
+/* Writes reqs: the first `lead` through the writer itself, then blocks
+ * of `per` records filled in turn in two block objects (swapped: which
+ * object made a block must not matter). */
+static void write_blocks(const char *path, yb_request *reqs, size_t n, size_t lead, size_t per,
+                         int swap)
+{
+    yb_corpus_writer *w = open_at_level(path, 1);
+    yb_corpus_block *b[2] = {yb_corpus_block_new(), yb_corpus_block_new()};
+    assert_non_null(b[0]);
+    assert_non_null(b[1]);
+    for (size_t i = 0; i < lead; i++)
+        assert_int_equal(yb_corpus_writer_add(w, &reqs[i]), 0);
+    for (size_t i = lead, j = 0; i < n; i += per, j++) {
+        yb_corpus_block *x = b[(j + (unsigned)swap) % 2];
+        fill_block(x, reqs, i, i + per < n ? i + per : n);
+        assert_int_equal(yb_corpus_writer_add_block(w, x), 0);
+        assert_int_equal(yb_corpus_block_count(x), 0);
+    }
+    assert_int_equal(yb_corpus_writer_count(w), n);
+    yb_corpus_block_free(b[0]);
+    yb_corpus_block_free(b[1]);
+    close_ok(w);
+}
+
+/* Blocks made apart (yb_corpus_block): the records read back as added,
+ * after records the writer took itself, in blocks of any size (one
+ * record, ones past 1 MiB), with the summary the writer would have made
+ * of them (chains across blocks included); the same blocks make the
+ * same file whichever block object made each; blocks ended when full and
+ * the last adopted make the writer's own file, byte for byte.  A block
+ * not sealed (or sealed, for adopt), a writer not at level 1 and a
+ * record the writer would refuse poison. */
+static void test_blocks(void **state)
+{
+    (void)state;
+    enum { N = 240 };
+    yb_request *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    for (unsigned i = 0; i < N; i++) {
+        size_t len = i % 9 == 0 ? 48 + i % 10 : i % 7 == 0 ? 1 : 9000 + 997 * i;
+        small_req(&in[i], i, len);
+        sow_digits(&in[i], i);
+        in[i].chain = i % 6 == 0 ? 3 : 0;
+        in[i].templated = i % 5 == 0;
+    }
+    char a[1024], b1[1024], b2[1024], err[512];
+    snprintf(a, sizeof a, "%s", tpath("by-writer.ybc"));
+    snprintf(b1, sizeof b1, "%s", tpath("blocks1.ybc"));
+    snprintf(b2, sizeof b2, "%s", tpath("blocks2.ybc"));
+    write_split(a, in, N, 1, 1);
+    static const size_t PER[] = {1, 17, 150};
+    for (size_t k = 0; k < sizeof PER / sizeof PER[0]; k++) {
+        write_blocks(b1, in, N, k == 1 ? 11 : 0, PER[k], 0);
+        write_blocks(b2, in, N, k == 1 ? 11 : 0, PER[k], 1);
+        if (!same_bytes(b1, b2))
+            fail_msg("%zu a block: the files differ", PER[k]);
+        yb_corpus_reader *ra = yb_corpus_reader_open(a, err, sizeof err);
+        yb_corpus_reader *rb = yb_corpus_reader_open(b1, err, sizeof err);
+        if (!ra || !rb)
+            fail_msg("%s", err);
+        const yb_corpus_summary *sa = yb_corpus_reader_summary(ra),
+                                *sb = yb_corpus_reader_summary(rb);
+        assert_non_null(sa);
+        assert_non_null(sb);
+        for (unsigned p = 0; p <= YB_PROTO_HTTP2; p++)
+            assert_int_equal(sa->count[p], sb->count[p]);
+        assert_int_equal(sa->first, sb->first);
+        assert_int_equal(sa->templated, sb->templated);
+        assert_int_equal(sa->templated, N / 5);
+        assert_int_equal(sa->chains_whole, sb->chains_whole);
+        yb_corpus_reader_close(ra);
+        expect_rest(rb, in, N);
+    }
+
+    /* blocks ended where the writer ends its own (yb_corpus_block_full),
+     * the last adopted: the writer's file, byte for byte */
+    {
+        yb_corpus_writer *w = open_at_level(b1, 1);
+        yb_corpus_block *x = yb_corpus_block_new();
+        assert_non_null(x);
+        size_t i = 0, blocks = 0;
+        while (i < N) {
+            size_t from = i;
+            for (; i < N && !yb_corpus_block_full(x); i++)
+                add_one(NULL, x, in, i, 1);
+            assert_int_equal(yb_corpus_block_count(x), i - from);
+            if (yb_corpus_block_full(x)) {
+                assert_int_equal(yb_corpus_block_seal(x), 0);
+                assert_int_equal(yb_corpus_writer_add_block(w, x), 0);
+                blocks++;
+            } else {
+                assert_int_equal(yb_corpus_writer_adopt(w, x), 0);
+            }
+        }
+        assert_true(blocks >= 2);
+        assert_int_equal(yb_corpus_writer_count(w), N);
+        yb_corpus_block_free(x);
+        close_ok(w);
+        if (!same_bytes(a, b1))
+            fail_msg("blocks ended where the writer ends them: the files differ");
+    }
+
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = 1;
+    yb_corpus_block *b = yb_corpus_block_new();
+    assert_non_null(b);
+    /* a sealed block is not adopted */
+    yb_corpus_writer *w = yb_corpus_writer_open(tpath("bad.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_block_add(b, &in[1]), 0);
+    assert_int_equal(yb_corpus_block_seal(b), 0);
+    assert_int_equal(yb_corpus_writer_adopt(w, b), -EINVAL);
+    assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    yb_corpus_block_clear(b);
+    /* not sealed */
+    w = yb_corpus_writer_open(tpath("bad.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_block_add(b, &in[1]), 0);
+    assert_int_equal(yb_corpus_writer_add_block(w, b), -EINVAL);
+    assert_int_equal(yb_corpus_writer_add(w, &in[0]), -EINVAL);
+    assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    /* a writer at level 3 */
+    assert_int_equal(yb_corpus_block_seal(b), 0);
+    assert_int_equal(yb_corpus_block_seal(b), -EINVAL); /* (twice: poisoned) */
+    yb_corpus_block_free(b);
+    b = yb_corpus_block_new();
+    assert_non_null(b);
+    assert_int_equal(yb_corpus_block_add(b, &in[1]), 0);
+    assert_int_equal(yb_corpus_block_seal(b), 0);
+    h.level = 3;
+    w = yb_corpus_writer_open(tpath("bad.ybc"), &h, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(yb_corpus_writer_add_block(w, b), -EINVAL);
+    assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+    yb_corpus_block_free(b);
+    /* a record refused (a method with a space), parts that do not fit */
+    h.level = 1;
+    yb_request bad = in[2];
+    bad.method = (char *)"GE T";
+    for (int c = 0; c < 2; c++) {
+        b = yb_corpus_block_new();
+        assert_non_null(b);
+        yb_request r = in[4];
+        r.body = NULL;
+        r.body_len = 5;
+        assert_int_equal(c ? yb_corpus_block_add_split(b, &r, (const uint8_t *)"a0b", 3,
+                                                       (const uint8_t *)"1,2,", 4)
+                           : yb_corpus_block_add(b, &bad),
+                         -EINVAL);
+        assert_int_equal(yb_corpus_block_add(b, &in[1]), -EINVAL);
+        assert_int_equal(yb_corpus_block_seal(b), -EINVAL);
+        w = yb_corpus_writer_open(tpath("bad.ybc"), &h, err, sizeof err);
+        assert_non_null(w);
+        assert_int_equal(yb_corpus_writer_add_block(w, b), -EINVAL);
+        assert_true(yb_corpus_writer_close(w, err, sizeof err) < 0);
+        yb_corpus_block_free(b);
+    }
+    assert_int_equal(access(tpath("bad.ybc"), F_OK), -1);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+    free(in);
 }
 
 /* yb_corpus_writer_add_split: at level 1 (frames), 3 (format 1: joined)
@@ -1799,9 +2018,7 @@ static void test_add_split(void **state)
         /* lengths 48..57 are one varint byte '0'..'9' */
         size_t len = i % 5 == 0 ? 48 + i % 10 : i % 7 == 0 ? 1 : 9000 + 37 * i;
         small_req(&in[i], i, len);
-        for (size_t j = 0; j < in[i].body_len; j++) /* digits, others, runs */
-            if ((j / 3 + i) % 4 == 0 || j == 0 || j + 1 == in[i].body_len)
-                in[i].body[j] = (uint8_t)('0' + (i + j) % 10);
+        sow_digits(&in[i], i); /* digits, others, runs */
         if (i % 11 == 0) /* all digits */
             memset(in[i].body, '7', in[i].body_len);
         char path[32];
@@ -2294,6 +2511,7 @@ int main(void)
         T(test_rewind),
         T(test_splice),
         T(test_writer_threads),
+        T(test_blocks),
         T(test_proto_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
