@@ -273,34 +273,11 @@ static void test_no_body_goes_at_once(void **state)
     assert_int_equal(f->ok, 4);
 }
 
-/* The client says it uses no RFC 7540 priorities (RFC 9218's setting),
- * and calls still complete, one after another past the number a session
- * would keep closed streams for. */
-static void test_no_rfc7540_priorities(void **state)
-{
-    fixture *f = *state;
-    assert_int_equal(nghttp2_session_get_remote_settings(f->srv, NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES), 1);
-    assert_int_equal(nghttp2_submit_window_update(f->srv, NGHTTP2_FLAG_NONE, 0, 1 << 30), 0);
-    for (unsigned i = 0; i < 300; i++) {
-        f->nx = 0;
-        submit(f, &f->post);
-        submit(f, &f->get);
-        yb_h2_client_ops.flush(f->c, 1);
-        to_server(f);
-        to_client(f);
-        assert_int_equal(f->done, 2 * (i + 1));
-    }
-    assert_int_equal(f->ok, 600);
-    assert_int_equal(f->headers_seen, 600);
-    assert_int_equal(f->data_seen, (size_t)300 * BODY);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_headers_wait_for_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_body_goes_at_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_rfc7540_priorities, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
