@@ -2282,8 +2282,15 @@ static int rd_block(yb_corpus_reader *r, char *err, size_t errlen)
  * at pl_start, or the block ends.  Returns 0, or -1 with err. */
 static int rd_join(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
 {
+    size_t have = r->pl_end - r->pl_start;
+    /* the block joins to at most what is left of its parts: an entry
+     * said to be longer joins the rest (and crosses the block's end)
+     * without room made for its length */
+    size_t left = (r->js.sn - r->js.i) + (r->js.dn - r->js.d);
+    if (want > have + left)
+        want = have + left;
     /* stop, and 32 bytes for join_some's overshoot, from pl_start */
-    size_t need = want + JOIN_AHEAD + 32, have = r->pl_end - r->pl_start;
+    size_t need = want + JOIN_AHEAD + 32;
     if (r->pl_cap - r->pl_start < need) {
         if (have)
             memmove(r->pl, r->pl + r->pl_start, have);

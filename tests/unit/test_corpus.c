@@ -2359,6 +2359,45 @@ static void test_join_resumed(void **state)
     free(dg1.p);
 }
 
+/* An entry whose length says more than its block holds fails without
+ * the reader making room for that length (64 MiB at most: a tiny file
+ * must not take it). */
+static void test_split_long_claim(void **state)
+{
+    (void)state;
+    const char *p = tpath("claim.ybc");
+    buf b = {0};
+    buf_magic(&b);
+    buf_header_entry(&b, YB_CORPUS_FORMAT_SPLIT);
+    /* one block: an entry length of 60 MiB, then 40 bytes */
+    uint8_t skel[64];
+    size_t sn = 0;
+    uint64_t len = 60u << 20;
+    while (len >= 0x80) {
+        skel[sn++] = (uint8_t)(len | 0x80);
+        len >>= 7;
+    }
+    skel[sn++] = (uint8_t)len;
+    for (unsigned i = 0; i < 40; i++)
+        skel[sn++] = 'a';
+    for (size_t i = 0; i < sn; i++) /* (no digit bytes: nothing to split) */
+        assert_false(skel[i] >= '0' && skel[i] <= '9');
+    buf_block(&b, (char *)skel, sn, "", 0);
+    buf_write_zstd(&b, p);
+    char err[512];
+    size_t base = heap_in_use();
+    yb_corpus_reader *r = yb_corpus_reader_open(p, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    const yb_request *q;
+    assert_int_equal(yb_corpus_reader_next(r, &q, err, sizeof err), -1);
+    assert_non_null(strstr(err, "crosses its end"));
+    size_t used = heap_in_use();
+    yb_corpus_reader_close(r);
+    if (used > base && used - base > 8u * 1024 * 1024)
+        fail_msg("the reader holds %zu bytes for a %zu-byte block", used - base, sn);
+}
+
 /* The summary after the records: what the writer counted (protocols, the
  * first record's, templated records, whether chains are whole), read back
  * without reading the records; none in a file written before summaries
@@ -2493,6 +2532,7 @@ int main(void)
         T(test_whole_frames),
         T(test_fast_view_differential),
         T(test_join_resumed),
+        T(test_split_long_claim),
         T(test_add_split),
         T(test_split_hostile),
         T(test_truncated_every_offset),
