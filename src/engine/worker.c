@@ -115,7 +115,6 @@ struct yb_worker {
     uint64_t kicks;      /* session events (reads, set-ups, closes) so far */
     unsigned poll_skip;  /* idle spells left to sleep at once (run_loop) */
     unsigned poll_backoff;
-    unsigned poll_misses;/* polls in a row that found nothing */
     int finished;        /* teardown started */
     int failed;
     size_t failed_pair;  /* the pair whose corpus failed */
@@ -1047,13 +1046,10 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
 
 /* ---- the worker's life cycle ---------------------------------------------- */
 
-/* How long the loop polls for the next answer before it sleeps, how many
- * polls in a row must find nothing before it stops polling for a while
- * (a closed loop; an open loop), and how many idle spells in a row it
- * then sleeps at once at most (see run_loop). */
+/* How long the loop polls for the next answer before it sleeps, and how
+ * many idle spells in a row it sleeps at once at most after polls that
+ * found nothing (see run_loop). */
 #define POLL_NS 10000u
-#define POLL_MISSES 4u
-#define POLL_MISSES_OPEN 1u
 #define POLL_BACKOFF_MAX 64u
 
 /* Runs the worker's loop until it has no more work.  A wake-up from sleep
@@ -1065,20 +1061,18 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
  * (epoll without waiting) for up to POLL_NS, in case the next answer is
  * that close, or for the open loop's timer due within POLL_NS; with
  * neither (an open loop between its answer and a later due time) no poll
- * could find work, and it sleeps at once.  Against a slow target every
- * poll finds nothing: after POLL_MISSES such polls in a row the next 1,
- * 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once (so a slow target
- * costs at most about POLL_NS / POLL_BACKOFF_MAX per wake-up), and a poll
- * that finds an answer resets that.  In a closed loop a single miss does
- * not back off: against a fast target the gaps between answers are
- * mostly short with an occasional long one (the server busy with
- * something else), and sleeping through the short ones that follow costs
- * a wake-up each.  An open loop backs off at its first miss, as it always
- * did: its polls wait for the answers to what it has just sent, a whole
- * round trip, and at 50,000/s its two threads share the CPUs with the
- * server, which more polling slowed (bench/rate_accuracy.sh).  Nothing
- * waits for the poll: events are handled as soon as a poll sees them, and
- * the CPU it takes counts in the run's CPU figures like any other. */
+ * could find work, and it sleeps at once.  A poll that finds nothing
+ * makes the next 1, 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once
+ * (so a slow target costs at most about POLL_NS / POLL_BACKOFF_MAX per
+ * wake-up), and one that finds an answer resets that.  Backing off only
+ * after several misses in a row made GETs to a fast nginx about 10 %
+ * cheaper at load 5-9, the same at a quiet machine, and calls to nghttpd
+ * (answers a little slower than the window) about 10 % dearer at a quiet
+ * one (bench/h2_vs_h2load.sh -s nghttpd: 1.08 of h2load against 0.98);
+ * a real device answers slower still, so the first miss backs off.
+ * Nothing waits for the poll: events are handled as soon as a poll sees
+ * them, and the CPU it takes counts in the run's CPU figures like any
+ * other. */
 static void run_loop(worker *w)
 {
     for (;;) {
@@ -1102,8 +1096,8 @@ static void run_loop(worker *w)
                 got = w->kicks != before;
             }
             if (got)
-                w->poll_misses = w->poll_backoff = 0;
-            else if (++w->poll_misses >= (w->open_loop ? POLL_MISSES_OPEN : POLL_MISSES))
+                w->poll_backoff = 0;
+            else
                 w->poll_skip = w->poll_backoff =
                     !w->poll_backoff ? 1 : w->poll_backoff < POLL_BACKOFF_MAX ? 2 * w->poll_backoff
                                                                                : POLL_BACKOFF_MAX;
