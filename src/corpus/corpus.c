@@ -2050,6 +2050,28 @@ struct yb_corpus_reader {
     tally t;             /* of the records returned, checked against it */
 };
 
+/* Makes one of r's buffers (*p, *cap bytes) at least `need` bytes long
+ * (need > 0), doubling from its size, or from `min` for the first.
+ * Returns 0 or -1 with err. */
+static int rd_grow(yb_corpus_reader *r, uint8_t **p, size_t *cap, size_t need, size_t min,
+                   char *err, size_t errlen)
+{
+    if (*cap >= need)
+        return 0;
+    size_t ncap = *cap ? *cap : min;
+    while (ncap < need)
+        ncap *= 2;
+    uint8_t *nb = realloc(*p, ncap);
+    if (!nb) {
+        seterr(err, errlen, "%s: record %llu: out of memory", r->path,
+               (unsigned long long)r->index);
+        return -1;
+    }
+    *p = nb;
+    *cap = ncap;
+    return 0;
+}
+
 /* Moves the pending decompressed bytes to buf's start and makes buf at
  * least `want` bytes long.  Returns 0 or -1 with err. */
 static int rd_compact(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
@@ -2058,20 +2080,7 @@ static int rd_compact(yb_corpus_reader *r, size_t want, char *err, size_t errlen
         memmove(r->buf, r->buf + r->start, r->end - r->start);
     r->end -= r->start;
     r->start = 0;
-    if (r->cap < want || r->cap == 0) {
-        size_t ncap = r->cap ? r->cap : IO_CHUNK;
-        while (ncap < want)
-            ncap *= 2;
-        uint8_t *nb = realloc(r->buf, ncap);
-        if (!nb) {
-            seterr(err, errlen, "%s: record %llu: out of memory", r->path,
-                   (unsigned long long)r->index);
-            return -1;
-        }
-        r->buf = nb;
-        r->cap = ncap;
-    }
-    return 0;
+    return rd_grow(r, &r->buf, &r->cap, want ? want : 1, IO_CHUNK, err, errlen);
 }
 
 /* Frames that say their decompressed size, at most this, and whose
@@ -2296,19 +2305,8 @@ static int rd_join(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
             memmove(r->pl, r->pl + r->pl_start, have);
         r->pl_start = 0;
         r->pl_end = have;
-        if (r->pl_cap < need) {
-            size_t nc = r->pl_cap ? r->pl_cap : PL_MIN;
-            while (nc < need)
-                nc *= 2;
-            uint8_t *p = realloc(r->pl, nc);
-            if (!p) {
-                seterr(err, errlen, "%s: record %llu: out of memory", r->path,
-                       (unsigned long long)r->index);
-                return -1;
-            }
-            r->pl = p;
-            r->pl_cap = nc;
-        }
+        if (rd_grow(r, &r->pl, &r->pl_cap, need, PL_MIN, err, errlen) < 0)
+            return -1;
     }
     ptrdiff_t o = join_some(&r->js, r->pl, r->pl_end, r->pl_start + want + JOIN_AHEAD,
                             r->pl_start + need);

@@ -336,6 +336,21 @@ static int take_values(yb_exchange *nx, const yb_exchange *x)
     return -1;
 }
 
+/* An exchange taken from lane l (inc) or finished (dec): the lane's
+ * count of those not finished and its worker's sum of them (run_loop)
+ * move together. */
+static void outstanding_inc(lane *l)
+{
+    l->outstanding++;
+    l->w->outstanding++;
+}
+
+static void outstanding_dec(lane *l)
+{
+    l->outstanding--;
+    l->w->outstanding--;
+}
+
 /* x, a step of a chain, finished: the next step is queued for the pump
  * (never sent from inside the codec's callback), on x's session, when x
  * succeeded and the lane still issues; otherwise the chain ends here. */
@@ -360,8 +375,7 @@ static void chain_next(lane *l, yb_exchange *x)
     nx->tv.worker = l->share.worker;
     nx->workers = l->share.workers;
     l->issued++;
-    l->outstanding++;
-    l->w->outstanding++;
+    outstanding_inc(l);
     if (next->pick && take_values(nx, x) < 0) {
         /* failed before it was sent: counted with its reason, and the
          * chain ends with it */
@@ -401,8 +415,7 @@ static void x_finish(lane *l, yb_exchange *x)
     else
         yb_source_release(l->src, (yb_prepared *)x->req);
     drop_values(x);
-    l->outstanding--;
-    l->w->outstanding--;
+    outstanding_dec(l);
     x->next = w->free_x;
     w->free_x = x;
 }
@@ -490,8 +503,7 @@ static yb_exchange *take_request(lane *l, uint64_t due)
     x->tv.worker = l->share.worker;
     x->workers = l->share.workers;
     l->issued++;
-    l->outstanding++;
-    l->w->outstanding++;
+    outstanding_inc(l);
     return x;
 }
 
@@ -579,8 +591,7 @@ static void drop_readahead(lane *l)
     if (!l->next_x)
         return;
     yb_source_release(l->src, (yb_prepared *)l->next_x->req);
-    l->outstanding--;
-    l->w->outstanding--;
+    outstanding_dec(l);
     l->issued--;
     free(l->next_x);
     l->next_x = NULL;
@@ -1013,8 +1024,7 @@ static void pool_drop(void *ud, yb_exchange *x)
     else
         yb_source_release(l->src, (yb_prepared *)x->req);
     drop_values(x);
-    l->outstanding--;
-    l->w->outstanding--;
+    outstanding_dec(l);
     free(x);
 }
 
