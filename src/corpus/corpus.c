@@ -2023,6 +2023,7 @@ struct yb_corpus_reader {
     ZSTD_inBuffer zin;
     size_t frame_rem;    /* last ZSTD_decompressStream hint: 0 = at frame end */
     int zerr;            /* ZSTD_ErrorCode of the last decompression failure */
+    int cut;             /* rd_fill failed because the input ended */
     int file_eof;
     uint8_t *buf;        /* decompressed bytes [start, end) */
     size_t start, end, cap;
@@ -2224,6 +2225,7 @@ static int rd_fill(yb_corpus_reader *r, size_t want, char *err, size_t errlen)
         if (!progress && r->file_eof && r->zin.pos == r->zin.size) {
             if (r->end == r->start && r->frame_rem == 0)
                 return 0;
+            r->cut = 1;
             seterr(err, errlen, "%s: record %llu: truncated file (ends inside %s)", r->path,
                    (unsigned long long)r->index,
                    r->end != r->start ? "an entry" : "the compressed stream");
@@ -2265,8 +2267,11 @@ static int rd_block(yb_corpus_reader *r, char *err, size_t errlen)
         return -1;
     }
     size_t sn = (size_t)len[0], dn = (size_t)len[1];
-    if (sn + dn && rd_fill(r, sn + dn, err, errlen) <= 0) {
-        if (r->end - r->start < sn + dn)
+    /* (said more precisely when the input ends: any other failure, a
+     * corrupt frame, says its own) */
+    int rc = sn + dn ? rd_fill(r, sn + dn, err, errlen) : 1;
+    if (rc <= 0) {
+        if (rc == 0 || r->cut)
             seterr(err, errlen, "%s: record %llu: truncated file (ends inside a block)", r->path,
                    (unsigned long long)r->index);
         return -1;
@@ -2395,8 +2400,9 @@ static int rd_entry_bytes(yb_corpus_reader *r, const uint8_t **e, size_t *n, cha
                YB_CORPUS_MAX_ENTRY);
         return -1;
     }
-    if (len && rd_need(r, (size_t)len, err, errlen) <= 0) {
-        if (!r->split && (!err || !*err || r->end - r->start < len))
+    int rc = len ? rd_need(r, (size_t)len, err, errlen) : 1;
+    if (rc <= 0) {
+        if (!r->split && (rc == 0 || r->cut))
             seterr(err, errlen, "%s: record %llu: truncated file (ends inside an entry)", r->path,
                    (unsigned long long)r->index);
         return -1;
@@ -2440,6 +2446,7 @@ static void rd_reset_stream(yb_corpus_reader *r)
     r->zin.size = r->zin.pos = 0;
     r->frame_rem = 0;
     r->zerr = 0;
+    r->cut = 0;
     r->file_eof = 0;
     r->start = r->end = 0;
     r->split = 0;

@@ -591,6 +591,41 @@ static void test_flipped_bytes(void **state)
         yb_request_cleanup(&in[i]);
 }
 
+/* A frame found corrupt while the reader wanted an entry's bytes (format
+ * 1) or a block's parts (format 2) is reported as corrupt, not as a file
+ * cut short: zstd's checksum of the last frame (its last 4 bytes, before
+ * the summary's frame) damaged, at level 3 (format 1), 1 and 15 (format
+ * 2: frames, one stream). */
+static void test_corrupt_not_truncated(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 60000);
+    static const unsigned levels[] = {3, 1, 15};
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        const char *src = tpath("corrupt-src.ybc"), *p = tpath("corrupt.ybc");
+        yb_corpus_header h;
+        yb_corpus_header_init(&h);
+        h.level = levels[l];
+        write_corpus(src, in, N, &h);
+        size_t n;
+        uint8_t *full = slurp(src, &n);
+        size_t sum = full[n - 8] | (size_t)full[n - 7] << 8; /* the summary's length */
+        full[n - 16 - sum - 2] ^= 0x01;
+        spit(p, full, n);
+        char err[512];
+        uint64_t cnt;
+        assert_int_equal(read_all(p, &cnt, err, sizeof err), -2);
+        if (!strstr(err, p) || !strstr(err, "corrupt compressed data (") || strstr(err, "truncated"))
+            fail_msg("level %u: %s", levels[l], err);
+        free(full);
+    }
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+}
+
 static void test_not_a_corpus(void **state)
 {
     (void)state;
@@ -2538,6 +2573,7 @@ int main(void)
         T(test_truncated_every_offset),
         T(test_truncated_multiblock),
         T(test_flipped_bytes),
+        T(test_corrupt_not_truncated),
         T(test_not_a_corpus),
         T(test_trailer_mismatch),
         T(test_structural_errors),
