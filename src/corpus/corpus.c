@@ -19,8 +19,11 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_forceIgnoreChecksum (set through the
+                                  * stable ZSTD_DCtx_setParameter) */
 #include <zstd.h>
 #include <zstd_errors.h>
+#include <zlib.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -885,25 +888,50 @@ static size_t slot_lens(wslot *s)
     return ln;
 }
 
+/* Level 1: after each block's zstd frame, a checksum frame: a zstd
+ * skippable frame (ignored by zstd and by readers that do not know it)
+ * whose 8 bytes of content are CK_TAG and the CRC-32 (zlib's, little-
+ * endian) of the frame's compressed bytes, header to end.  A reader that
+ * finds it checks those bytes instead of zstd's checksum of the frame's
+ * output, many times as many bytes (about 45 times for synth's ACL
+ * records: rd_frame). */
+#define CK_MAGIC 0x184D2A5Cu /* (the summary's is SKIP_MAGIC) */
+#define CK_LEN 16u
+static const uint8_t CK_TAG[4] = {'Y', 'B', 'C', 'K'};
+
+/* Writes the checksum frame of the n compressed bytes at z to p (CK_LEN
+ * bytes). */
+static void put_ck(uint8_t *p, const uint8_t *z, size_t n)
+{
+    put_le32(p, CK_MAGIC);
+    put_le32(p + 4, CK_LEN - 8);
+    memcpy(p + 8, CK_TAG, sizeof CK_TAG);
+    put_le32(p + 12, (uint32_t)crc32_z(0, z, n));
+}
+
 /* Level 1: compresses slot s's block as two zstd frames of their own
- * into s->out: its lengths and skeleton, then its digits (with literals'
- * statistics of their own).  Frames depend only on their block, so the
- * file is the same whichever thread made each.  One call per frame, from
- * the slot's buffers: no copy into zstd's.  Returns 0 or a negative
- * errno. */
+ * into s->out, each followed by its checksum frame: its lengths and
+ * skeleton, then its digits (with literals' statistics of their own).
+ * Frames depend only on their block, so the file is the same whichever
+ * thread made each.  One call per frame, from the slot's buffers: no
+ * copy into zstd's.  Returns 0 or a negative errno. */
 static int frame_block(wcomp *c, wslot *s)
 {
     size_t ln = slot_lens(s);
     size_t b1 = ZSTD_compressBound(ln + s->sn), b2 = ZSTD_compressBound(s->dn);
-    if (grow_to(&s->out, &s->out_cap, b1 + b2))
+    if (grow_to(&s->out, &s->out_cap, b1 + b2 + 2 * CK_LEN))
         return -ENOMEM;
-    size_t z1 = ZSTD_compress2(c->cctx, s->out, b1, s->skel + LENS_ROOM - ln, ln + s->sn);
+    uint8_t *o = s->out;
+    size_t z1 = ZSTD_compress2(c->cctx, o, b1, s->skel + LENS_ROOM - ln, ln + s->sn);
     if (ZSTD_isError(z1))
         return -EIO;
-    size_t z2 = ZSTD_compress2(c->dig, s->out + z1, b2, s->dig, s->dn);
+    put_ck(o + z1, o, z1);
+    o += z1 + CK_LEN;
+    size_t z2 = ZSTD_compress2(c->dig, o, b2, s->dig, s->dn);
     if (ZSTD_isError(z2))
         return -EIO;
-    s->out_len = z1 + z2;
+    put_ck(o + z2, o, z2);
+    s->out_len = z1 + z2 + 2 * CK_LEN;
     return 0;
 }
 
@@ -2017,6 +2045,10 @@ struct yb_corpus_reader {
     char *path;
     FILE *f;
     ZSTD_DCtx *dctx;
+    ZSTD_DCtx *dctx_ck;  /* frames whose checksum frame matched: zstd's own
+                          * checksum not computed (made at the first one;
+                          * NULL: none, or zstd cannot skip it) */
+    int ck_tried;        /* dctx_ck was asked for */
     uint8_t *in;         /* compressed input, in_cap bytes (IO_CHUNK, more
                           * to hold a whole frame: rd_frame) */
     size_t in_cap;
@@ -2125,14 +2157,55 @@ static int rd_more_input(yb_corpus_reader *r, size_t room, char *err, size_t err
     return 0;
 }
 
+/* Whether p holds a checksum frame (CK_LEN bytes: frame_block). */
+static int is_ck(const uint8_t *p)
+{
+    return get_le32(p) == CK_MAGIC && get_le32(p + 4) == CK_LEN - 8 &&
+           !memcmp(p + 8, CK_TAG, sizeof CK_TAG);
+}
+
+/* The context that decodes frames whose checksum frame matched: one that
+ * does not compute zstd's checksum of their output, or r->dctx when zstd
+ * cannot be told so. */
+static ZSTD_DCtx *rd_dctx_ck(yb_corpus_reader *r)
+{
+    if (!r->ck_tried) {
+        r->ck_tried = 1;
+#ifdef ZSTD_d_forceIgnoreChecksum
+        r->dctx_ck = ZSTD_createDCtx();
+        if (r->dctx_ck && ZSTD_isError(ZSTD_DCtx_setParameter(r->dctx_ck,
+                                                              ZSTD_d_forceIgnoreChecksum,
+                                                              ZSTD_d_ignoreChecksum))) {
+            ZSTD_freeDCtx(r->dctx_ck);
+            r->dctx_ck = NULL;
+        }
+#endif
+    }
+    return r->dctx_ck ? r->dctx_ck : r->dctx;
+}
+
 /* At a frame's start, decodes the next frame whole, straight into buf,
  * when it says its size (RD_FRAME_WHOLE_MAX at most) and all its
  * compressed bytes can be read ahead: streaming would decode it into
  * zstd's window and copy it out of there, a pass more over every byte
  * (a level-1 corpus is such frames: yangblast-corpus(5)).  A frame that
  * is cut short or damaged is left to the streaming decoder, which says
- * what is wrong with it as it always did.  Returns 1 when a frame was
- * decoded, 0 when the next bytes are to be streamed, -1 with err. */
+ * what is wrong with it as it always did.
+ *
+ * A frame followed by a checksum frame (level 1's: frame_block) has the
+ * CRC-32 of its compressed bytes checked, and is decoded without zstd's
+ * checksum of its output (XXH64 over many times as many bytes);
+ * its checksum frame is passed over with it.  Nothing damaged gets
+ * through unchecked: a checksum frame damaged in its CRC does not
+ * match; damaged in its magic, size or tag, it is not recognised, and
+ * the frame is decoded as one without (zstd checks its own checksum,
+ * which level 1's frames keep; the streaming decoder then fails on the
+ * damaged frame or skips it as a skippable one, and frames it would
+ * skip with it are missing from their block or from the trailer's
+ * count).  Frames without one
+ * (other levels, files written before checksum frames) decode as they
+ * always did.  Returns 1 when a frame was decoded, 0 when the next bytes
+ * are to be streamed, -1 with err. */
 static int rd_frame(yb_corpus_reader *r, char *err, size_t errlen)
 {
     if (r->frame_rem)
@@ -2164,17 +2237,41 @@ static int rd_frame(yb_corpus_reader *r, char *err, size_t errlen)
             return 0;
         need = avail + 1; /* the rest of the frame */
     }
+    /* the checksum frame after it, read ahead (the input holds at most
+     * RD_IN_MAX + CK_LEN bytes: a frame longer than RD_IN_MAX, which no
+     * writer makes of RD_FRAME_WHOLE_MAX bytes, is taken as without) */
+    need = cs + CK_LEN;
+    while (cs <= RD_IN_MAX && r->zin.size - r->zin.pos < need && !r->file_eof) {
+        size_t avail = r->zin.size - r->zin.pos, room = r->in_cap;
+        while (room - avail < IO_CHUNK || room < need)
+            room *= 2;
+        if (rd_more_input(r, room > RD_IN_MAX + CK_LEN ? RD_IN_MAX + CK_LEN : room, err,
+                          errlen) < 0)
+            return -1;
+    }
+    const uint8_t *src = (const uint8_t *)r->zin.src + r->zin.pos;
+    ZSTD_DCtx *d = r->dctx;
+    size_t ck = 0;
+    if (r->zin.size - r->zin.pos >= need && is_ck(src + cs)) {
+        if ((uint32_t)crc32_z(0, src, cs) != get_le32(src + cs + 12)) {
+            r->zerr = ZSTD_error_checksum_wrong;
+            seterr(err, errlen, "%s: record %llu: corrupt compressed data (block checksum "
+                   "mismatch)", r->path, (unsigned long long)r->index);
+            return -1;
+        }
+        d = rd_dctx_ck(r);
+        ck = CK_LEN;
+    }
     if (r->cap - r->end < c && rd_compact(r, r->end - r->start + (size_t)c, err, errlen) < 0)
         return -1;
-    size_t n = ZSTD_decompressDCtx(r->dctx, r->buf + r->end, (size_t)c,
-                                   (const uint8_t *)r->zin.src + r->zin.pos, cs);
+    size_t n = ZSTD_decompressDCtx(d, r->buf + r->end, (size_t)c, src, cs);
     if (ZSTD_isError(n)) {
         r->zerr = (int)ZSTD_getErrorCode(n);
         seterr(err, errlen, "%s: record %llu: corrupt compressed data (%s)", r->path,
                (unsigned long long)r->index, ZSTD_getErrorName(n));
         return -1;
     }
-    r->zin.pos += cs;
+    r->zin.pos += cs + ck;
     r->end += n; /* (n == c: zstd checks the frame's size) */
     return 1;
 }
@@ -3062,6 +3159,7 @@ void yb_corpus_reader_close(yb_corpus_reader *r)
         yangblast__entry__free_unpacked(r->hdr_entry, NULL);
     free(r->req.headers);
     ZSTD_freeDCtx(r->dctx);
+    ZSTD_freeDCtx(r->dctx_ck);
     free(r->in);
     free(r->buf);
     free(r->pl);

@@ -329,6 +329,102 @@ done
 is "synth gnmi --level: the same records" "$("$YB" corpus cat "$T/levg19.ybc" | sha256sum)" \
     "$("$YB" corpus cat "$T/levg1.ybc" | sha256sum)"
 
+# ---- level 1's checksum frames --------------------------------------------------
+# After each zstd frame of a level-1 block: a skippable frame (magic
+# 0x184D2A5C, 8 bytes: "YBCK" and the CRC-32 of the frame's compressed
+# bytes), checked here with Python's zlib; without them the file is the one
+# the writer made before checksum frames (digests taken with that build,
+# 49d988a, and libzstd 1.5.4: like the bundled corpora's test, they depend
+# on zstd's output), its records the same.
+cat >"$T/ckframes.py" <<'PYEOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+out, kinds, off, prev = bytearray(), [], 0, None
+while off < len(data):
+    magic = struct.unpack_from("<I", data, off)[0]
+    if magic == 0xFD2FB528:  # a zstd frame: header, blocks, checksum
+        fhd = data[off + 4]
+        single, fcs, did = fhd >> 5 & 1, fhd >> 6, fhd & 3
+        end = off + 5 + (0 if single else 1) + (0, 1, 2, 4)[did] + \
+            ((1 if single else 0), 2, 4, 8)[fcs]
+        while True:
+            bh = int.from_bytes(data[end:end + 3], "little")
+            end += 3 + (1 if (bh >> 1 & 3) == 1 else bh >> 3)
+            if bh & 1:
+                break
+        end += 4 if fhd & 4 else 0
+        kinds.append("zstd")
+    elif magic == 0x184D2A5C:
+        end = off + 16
+        size, tag, crc = struct.unpack_from("<I4sI", data, off + 4)
+        assert size == 8 and tag == b"YBCK", "bad checksum frame at %d" % off
+        assert kinds[-1] == "zstd", "checksum frame at %d not after a zstd frame" % off
+        assert crc == zlib.crc32(data[prev[0]:prev[1]]), "CRC mismatch at %d" % off
+        kinds.append("ck")
+    elif magic == 0x184D2A5B:
+        end = off + 8 + struct.unpack_from("<I", data, off + 4)[0]
+        kinds.append("summary")
+    else:
+        raise SystemExit("no frame at %d" % off)
+    if kinds[-1] != "ck":
+        out += data[off:end]
+    prev, off = (off, end), end
+assert off == len(data)
+open(sys.argv[2], "wb").write(out)
+print(" ".join(kinds))
+PYEOF
+for x in "restconf --count 400 84623036107f5832f888509b9ce50db5cce86b4d861ac16e143735d6658f03d4 ea1237653b6a2ad9fed3db2e703b52760d71e89b5f9aba4c7ec50e7b1c5b287a 6" \
+         "gnmi --count 300 845cc773340db1fbb678c8ff865d35ed7c29b3306030c2d165511176ae925820 149bc29390dc9a58d760189bcd552db5c8dc2f04eacae1c6341089fe4ff06993 5"; do
+    set -- $x
+    SOURCE_DATE_EPOCH=1767225600 "$YB" synth acl --proto "$1" $2 $3 -o "$T/ck-$1.ybc"
+    want="zstd$(for i in $(seq $((2 * $6))); do printf ' zstd ck'; done) summary"
+    is "level 1 ($1): a checksum frame with the CRC-32 of each block's zstd frames, none after the header's" \
+        "$($PY "$T/ckframes.py" "$T/ck-$1.ybc" "$T/ck-$1.bare" 2>&1)" "$want"
+    is "level 1 ($1): without its checksum frames, the file the build before wrote" \
+        "$(sha256sum <"$T/ck-$1.bare" | cut -d' ' -f1)" "$4"
+    is "level 1 ($1): the records the build before wrote" \
+        "$("$YB" corpus cat -H "$T/ck-$1.ybc" | sha256sum | cut -d' ' -f1)" "$5"
+    is "level 1 ($1): read the same without its checksum frames" \
+        "$("$YB" corpus cat -H "$T/ck-$1.bare" | sha256sum | cut -d' ' -f1)" "$5"
+    if command -v zstd >/dev/null; then
+        check "level 1 ($1): zstd -t accepts it (checksum frames skipped, its own checksums checked)" \
+            zstd -q -t "$T/ck-$1.ybc"
+    else
+        ok "# SKIP zstd(1) not installed"
+    fi
+done
+# a CRC byte flipped (the last block's digits frame): the reader fails on
+# it, naming the file and a record; zstd's own checksum still holds
+$PY - "$T/ck-restconf.ybc" "$T/ck-bad.ybc" <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+sl = struct.unpack_from("<I", d, len(d) - 8)[0]
+ck = len(d) - 16 - sl - 16  # the last checksum frame, before the summary's
+assert struct.unpack_from("<I", d, ck)[0] == 0x184D2A5C
+d[ck + 13] ^= 1
+open(sys.argv[2], "wb").write(d)
+PYEOF
+run "$YB" corpus info "$T/ck-bad.ybc"
+like "a checksum frame's CRC damaged: exit 2, the file, a record and why" "$RC $ERR" \
+    "^2 .*$T/ck-bad.ybc: record [1-9][0-9]*: corrupt compressed data \(block checksum mismatch\)$"
+if command -v zstd >/dev/null; then
+    check "a checksum frame's CRC damaged: zstd -t does not look at it" zstd -q -t "$T/ck-bad.ybc"
+else
+    ok "# SKIP zstd(1) not installed"
+fi
+# the bundled corpora (level 15: no checksum frames) read as before
+# (digests taken with the build before checksum frames)
+for x in "restconf-acl-1000 eb34b16b0da0d1370618dbdc8c052b7398dacf5576c224ef10e97283cfe798ff" \
+         "gnmi-acl-1000 1df837d56f7d7caec25c87ada4d98b2d10e7f6726328caa996e3c15c3614b5fa"; do
+    set -- $x
+    if [ -e "$YB_SRCDIR/corpus/$1.ybc" ]; then
+        is "bundled $1 reads as before" \
+            "$("$YB" corpus cat -H "$YB_SRCDIR/corpus/$1.ybc" | sha256sum | cut -d' ' -f1)" "$2"
+    else
+        ok "# SKIP corpus/$1.ybc not generated yet"
+    fi
+done
+
 # ---- bundled corpora: regenerate with the Makefile.am `corpora` rule ------------
 mkdir -p "$T/regen"
 if [ ! -e "$YB_SRCDIR/corpus/restconf-acl-1000.ybc" ] && [ ! -e "$YB_SRCDIR/corpus/gnmi-acl-1000.ybc" ]; then

@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "corpus/corpus.h"
 #include "corpus/corpus.pb-c.h"
@@ -1505,6 +1507,279 @@ static void test_whole_frames(void **state)
         yb_request_cleanup(&in[i]);
 }
 
+/* ---- level 1's checksum frames (yangblast-corpus(5), FILE LAYOUT) ---- */
+
+enum { FR_ZSTD, FR_CK, FR_SUMMARY };
+
+typedef struct {
+    size_t off, len;
+    int kind;
+} frame;
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Splits the file p[0..n) into its frames (at most max): zstd frames,
+ * checksum frames (magic 0x184D2A5C, 8 bytes "YBCK" + CRC) and the
+ * summary's frame; anything else fails.  Returns how many. */
+static size_t walk_frames(const uint8_t *p, size_t n, frame *f, size_t max)
+{
+    size_t k = 0;
+    for (size_t off = 0; off < n; k++) {
+        assert_true(k < max);
+        assert_true(n - off >= 8);
+        uint32_t m = le32(p + off);
+        f[k].off = off;
+        if (m == ZSTD_MAGICNUMBER) {
+            f[k].kind = FR_ZSTD;
+            f[k].len = ZSTD_findFrameCompressedSize(p + off, n - off);
+            assert_false(ZSTD_isError(f[k].len));
+        } else if (m == 0x184D2A5Cu) {
+            f[k].kind = FR_CK;
+            f[k].len = 16;
+            assert_int_equal(le32(p + off + 4), 8);
+            assert_memory_equal(p + off + 8, "YBCK", 4);
+        } else if (m == 0x184D2A5Bu) {
+            f[k].kind = FR_SUMMARY;
+            f[k].len = 8 + (size_t)le32(p + off + 4);
+        } else {
+            fail_msg("offset %zu: not a frame (magic %08x)", off, m);
+        }
+        assert_true(f[k].len <= n - off);
+        off += f[k].len;
+    }
+    return k;
+}
+
+/* The CRC-32 of frame f of p, as its checksum frame holds it. */
+static uint32_t frame_crc(const uint8_t *p, const frame *f)
+{
+    return (uint32_t)crc32_z(0, p + f->off, f->len);
+}
+
+/* Reads the corpus at path, which must hold in[0..n) exactly. */
+static void expect_file(const char *path, const yb_request *in, size_t n)
+{
+    char err[512] = "";
+    yb_corpus_reader *r = yb_corpus_reader_open(path, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    expect_rest(r, in, n);
+}
+
+/* Reading path must fail, naming it, with `want` in the message, and not
+ * with `not` (NULL: anything else). */
+static void expect_fail(const char *path, const char *want, const char *not)
+{
+    char err[512];
+    uint64_t cnt;
+    assert_int_equal(read_all(path, &cnt, err, sizeof err), -2);
+    if (!strstr(err, path) || !strstr(err, want) || (not && strstr(err, not)))
+        fail_msg("expected \"%s\"%s%s in: %s", want, not ? " without " : "", not ? not : "",
+                 err);
+}
+
+/* Level 1 puts a checksum frame after each zstd frame of its blocks (the
+ * CRC-32 of the frame's compressed bytes), none after the header's frame,
+ * and other levels none at all.  A reader checks it instead of zstd's
+ * checksum of the frame's output: a CRC byte flipped, or a byte of the
+ * frame, fails naming the file and a record; zstd's checksum replaced by
+ * garbage with the CRC made anew reads the same records (zstd's checksum
+ * is not checked when ours is); a checksum frame whose tag is damaged is
+ * not taken for one, and zstd's checksum applies (an intact frame reads,
+ * a damaged one fails); a new header spliced before the records keeps
+ * them; the checksum frame is found when it crosses the reader's input
+ * chunk. */
+static void test_checksum_frames(void **state)
+{
+    (void)state;
+    enum { N = 30, MAXF = 64 };
+    yb_request in[N];
+    for (unsigned i = 0; i < N; i++)
+        small_req(&in[i], i, 100000); /* 3 MB: three blocks */
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s", tpath("ck.ybc"));
+    snprintf(b, sizeof b, "%s", tpath("ck-mod.ybc"));
+    yb_corpus_header h;
+    yb_corpus_header_init(&h);
+    h.level = 1;
+    write_corpus(a, in, N, &h);
+    expect_file(a, in, N);
+    size_t n;
+    uint8_t *full = slurp(a, &n);
+    frame f[MAXF];
+    size_t nf = walk_frames(full, n, f, MAXF);
+    /* the header's frame, (zstd, checksum) for each of the blocks' two
+     * frames, the summary */
+    assert_int_equal(nf, 1 + 2 * 2 * 3 + 1);
+    assert_int_equal(f[0].kind, FR_ZSTD);
+    assert_int_equal(f[nf - 1].kind, FR_SUMMARY);
+    for (size_t i = 1; i + 1 < nf; i += 2) {
+        assert_int_equal(f[i].kind, FR_ZSTD);
+        assert_int_equal(f[i + 1].kind, FR_CK);
+        assert_true(le32(full + f[i + 1].off + 12) == frame_crc(full, &f[i]));
+    }
+    /* the zstd frames are what the writer made before checksum frames:
+     * they decode to the same stream with them left out */
+    uint8_t *bare = malloc(n);
+    assert_non_null(bare);
+    size_t bn = 0;
+    for (size_t i = 0; i < nf; i++)
+        if (f[i].kind != FR_CK) {
+            memcpy(bare + bn, full + f[i].off, f[i].len);
+            bn += f[i].len;
+        }
+    assert_int_equal(bn, n - 16 * 2 * 3);
+    spit(b, bare, bn);
+    expect_file(b, in, N);
+    free(bare);
+
+    /* other levels: none */
+    for (unsigned lv = 3; lv <= 15; lv += 12) {
+        h.level = lv;
+        write_corpus(b, in, 12, &h);
+        size_t m;
+        uint8_t *o = slurp(b, &m);
+        frame g[MAXF];
+        size_t ng = walk_frames(o, m, g, MAXF);
+        assert_int_equal(ng, 3); /* header, records, summary */
+        assert_int_equal(g[1].kind, FR_ZSTD);
+        free(o);
+    }
+
+    uint8_t *mod = malloc(n);
+    assert_non_null(mod);
+    const frame *last = &f[nf - 3], *first = &f[1];
+    /* a CRC byte flipped: in the first block (record 0), in the last (the
+     * records of the blocks before read) */
+    memcpy(mod, full, n);
+    mod[f[2].off + 12] ^= 0x01;
+    spit(b, mod, n);
+    expect_fail(b, ": record 0: corrupt compressed data (block checksum mismatch)", NULL);
+    memcpy(mod, full, n);
+    mod[f[nf - 2].off + 15] ^= 0x80;
+    spit(b, mod, n);
+    char err[512];
+    uint64_t cnt;
+    assert_int_equal(read_all(b, &cnt, err, sizeof err), -2);
+    assert_true(cnt >= 2 * N / 3 - 1 && cnt < N);
+    char want[128];
+    snprintf(want, sizeof want, ": record %llu: corrupt compressed data (block checksum mismatch)",
+             (unsigned long long)cnt);
+    expect_fail(b, want, NULL);
+    /* a byte of a frame flipped */
+    memcpy(mod, full, n);
+    mod[first->off + first->len / 2] ^= 0x10;
+    spit(b, mod, n);
+    expect_fail(b, "(block checksum mismatch)", NULL);
+    memcpy(mod, full, n);
+    mod[last->off + 3 * last->len / 4] ^= 0x04;
+    spit(b, mod, n);
+    expect_fail(b, "(block checksum mismatch)", NULL);
+
+    /* zstd's checksum (each frame's last 4 bytes) garbage, the CRCs made
+     * anew: the same records, zstd's checksum not checked */
+    memcpy(mod, full, n);
+    for (size_t i = 1; i + 1 < nf; i += 2) {
+        for (size_t j = f[i].off + f[i].len - 4; j < f[i].off + f[i].len; j++)
+            mod[j] ^= 0xa5;
+        put32(mod + f[i + 1].off + 12, frame_crc(mod, &f[i]));
+    }
+    spit(b, mod, n);
+    expect_file(b, in, N);
+    /* ... not made anew: ours fails */
+    memcpy(mod + f[nf - 2].off, full + f[nf - 2].off, 16);
+    spit(b, mod, n);
+    expect_fail(b, "(block checksum mismatch)", NULL);
+
+    /* the tag damaged: not a checksum frame, zstd's checksum applies */
+    const char *zck = ZSTD_getErrorString(ZSTD_error_checksum_wrong);
+    for (size_t i = 1; i + 1 < nf; i += 2) {
+        memcpy(mod, full, n);
+        mod[f[i + 1].off + 8 + i % 4] ^= 0x20;
+        spit(b, mod, n);
+        expect_file(b, in, N); /* the frame intact */
+        for (size_t j = f[i].off + f[i].len - 4; j < f[i].off + f[i].len; j++)
+            mod[j] ^= 0xa5;
+        put32(mod + f[i + 1].off + 12, frame_crc(mod, &f[i]));
+        spit(b, mod, n);
+        expect_fail(b, zck, "block checksum"); /* its checksum garbage */
+    }
+
+    /* a new header before the records: they are copied with their
+     * checksum frames, and read */
+    char c[1024];
+    snprintf(c, sizeof c, "%s", tpath("ck-spliced.ybc"));
+    yb_corpus_header nh;
+    yb_corpus_header_init(&nh);
+    nh.level = 1;
+    nh.producer = (char *)"spliced";
+    yb_corpus_writer *w = yb_corpus_writer_open(c, &nh, err, sizeof err);
+    assert_non_null(w);
+    if (yb_corpus_writer_splice(w, a, err, sizeof err) < 0 ||
+        yb_corpus_writer_close(w, err, sizeof err) < 0)
+        fail_msg("splice: %s", err);
+    size_t sn;
+    uint8_t *sp = slurp(c, &sn);
+    frame g[MAXF];
+    assert_int_equal(walk_frames(sp, sn, g, MAXF), nf);
+    assert_true(sn - g[1].off == n - f[1].off);
+    assert_memory_equal(sp + g[1].off, full + f[1].off, n - f[1].off);
+    free(sp);
+    expect_file(c, in, N);
+    free(mod);
+    free(full);
+    for (unsigned i = 0; i < N; i++)
+        yb_request_cleanup(&in[i]);
+
+    /* The reader takes 128 KiB of input at first: a skippable frame of
+     * its own after the header's frame puts the end of the first block's
+     * zstd frame at 128 KiB - j, its checksum frame across the chunk's
+     * end (1 <= j <= 15), right after it (0) or inside (16..), the frame
+     * across it (< 0).  zstd's checksum garbage in every frame, so the
+     * records read back only when each checksum frame was found. */
+    enum { M = 40, CHUNK = 128 * 1024 };
+    yb_request sm[M];
+    for (unsigned i = 0; i < M; i++)
+        small_req(&sm[i], i, 300);
+    h.level = 1;
+    write_corpus(a, sm, M, &h);
+    full = slurp(a, &n);
+    nf = walk_frames(full, n, f, MAXF);
+    assert_int_equal(nf, 1 + 2 * 2 + 1);
+    for (size_t i = 1; i + 1 < nf; i += 2) {
+        for (size_t j = f[i].off + f[i].len - 4; j < f[i].off + f[i].len; j++)
+            full[j] ^= 0xa5;
+        put32(full + f[i + 1].off + 12, frame_crc(full, &f[i]));
+    }
+    mod = malloc(n + CHUNK);
+    assert_non_null(mod);
+    for (int j = -4; j <= 20; j++) {
+        size_t pad = CHUNK - (size_t)j - f[1].off - 8 - f[1].len; /* the skippable's content */
+        assert_true(pad < CHUNK);
+        memcpy(mod, full, f[1].off);
+        put32(mod + f[1].off, 0x184D2A50u);
+        put32(mod + f[1].off + 4, (uint32_t)pad);
+        memset(mod + f[1].off + 8, 0x5a, pad);
+        memcpy(mod + f[1].off + 8 + pad, full + f[1].off, n - f[1].off);
+        assert_int_equal(f[1].off + 8 + pad + f[1].len, CHUNK - j);
+        spit(b, mod, n + 8 + pad);
+        expect_file(b, sm, M);
+    }
+    free(mod);
+    free(full);
+    for (unsigned i = 0; i < M; i++)
+        yb_request_cleanup(&sm[i]);
+}
+
 /* Reads the one record of the corpus at path with the reader's own
  * decoder and with protobuf-c only; both must give the same record, or
  * fail with the same message.  Returns 1 when they read a record. */
@@ -2565,6 +2840,7 @@ int main(void)
         T(test_summary),
         T(test_split_roundtrip),
         T(test_whole_frames),
+        T(test_checksum_frames),
         T(test_fast_view_differential),
         T(test_join_resumed),
         T(test_split_long_claim),
