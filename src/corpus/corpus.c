@@ -27,6 +27,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define YB_JOIN_AVX2 1 /* join_fast in AVX2 too, when the machine has it */
+#endif
 
 static const uint8_t MAGIC[4] = {0x89, 'Y', 'B', 'C'};
 #define IO_CHUNK (128u * 1024u)
@@ -506,6 +510,210 @@ static unsigned copy_to_marker32(uint8_t *out, const uint8_t *p)
 #endif
 }
 
+#ifdef __SSE2__
+static void copy16(uint8_t *out, const uint8_t *p)
+{
+    _mm_storeu_si128((__m128i *)(void *)out, _mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* Returns a mask of the ','s among the 64 bytes at p, and in *ok whether
+ * every other byte among them is a digit. */
+static inline __attribute__((always_inline)) uint64_t commas64(const uint8_t *p, int *ok)
+{
+    const __m128i zero = _mm_set1_epi8('0'), comma = _mm_set1_epi8(','), nine = _mm_set1_epi8(9);
+    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p),
+            v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+            v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32)),
+            v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+    __m128i e0 = _mm_cmpeq_epi8(v0, comma), e1 = _mm_cmpeq_epi8(v1, comma),
+            e2 = _mm_cmpeq_epi8(v2, comma), e3 = _mm_cmpeq_epi8(v3, comma);
+    /* a digit's byte less '0' is at most 9: at most 9 once the ','s
+     * (0xfc less '0') are made 0 */
+    __m128i w0 = _mm_andnot_si128(e0, _mm_sub_epi8(v0, zero)),
+            w1 = _mm_andnot_si128(e1, _mm_sub_epi8(v1, zero)),
+            w2 = _mm_andnot_si128(e2, _mm_sub_epi8(v2, zero)),
+            w3 = _mm_andnot_si128(e3, _mm_sub_epi8(v3, zero));
+    __m128i mx = _mm_max_epu8(_mm_max_epu8(w0, w1), _mm_max_epu8(w2, w3));
+    *ok = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(mx, nine), mx)) == 0xffff;
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(e0) |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(e1) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(e2) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(e3) << 48;
+}
+
+/* Returns the mask of commas64 up to the first byte among the 64 at p
+ * that is neither a digit nor a ','. */
+static uint64_t commas64_upto_other(const uint8_t *p)
+{
+    const __m128i zero = _mm_set1_epi8('0'), comma = _mm_set1_epi8(','), nine = _mm_set1_epi8(9);
+    uint64_t m = 0, good = 0;
+    for (unsigned k = 0; k < 4; k++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k)),
+                w = _mm_sub_epi8(v, zero), e = _mm_cmpeq_epi8(v, comma);
+        m |= (uint64_t)(uint16_t)_mm_movemask_epi8(e) << (16 * k);
+        good |= (uint64_t)(uint16_t)_mm_movemask_epi8(
+                    _mm_or_si128(e, _mm_cmpeq_epi8(_mm_min_epu8(w, nine), w)))
+                << (16 * k);
+    }
+    uint64_t other = ~good;
+    return m & ((other & (0 - other)) - 1);
+}
+
+/* Copies the 64 bytes at p to out and returns the mask of the '0's
+ * among them. */
+static inline __attribute__((always_inline)) uint64_t copy_markers64(uint8_t *out,
+                                                                      const uint8_t *p)
+{
+    const __m128i z = _mm_set1_epi8('0');
+    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p),
+            v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+            v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32)),
+            v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+    _mm_storeu_si128((__m128i *)(void *)out, v0);
+    _mm_storeu_si128((__m128i *)(void *)(out + 16), v1);
+    _mm_storeu_si128((__m128i *)(void *)(out + 32), v2);
+    _mm_storeu_si128((__m128i *)(void *)(out + 48), v3);
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v0, z)) |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v1, z)) << 16 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v2, z)) << 32 |
+           (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v3, z)) << 48;
+}
+
+#ifdef YB_JOIN_AVX2
+/* copy_markers64 and commas64 32 bytes at a time */
+static inline __attribute__((always_inline, target("avx2"))) uint64_t
+copy_markers64_avx2(uint8_t *out, const uint8_t *p)
+{
+    const __m256i z = _mm256_set1_epi8('0');
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p),
+            v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    _mm256_storeu_si256((__m256i *)(void *)out, v0);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), v1);
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v0, z)) |
+           (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v1, z)) << 32;
+}
+
+static inline __attribute__((always_inline, target("avx2"))) uint64_t
+commas64_avx2(const uint8_t *p, int *ok)
+{
+    const __m256i zero = _mm256_set1_epi8('0'), comma = _mm256_set1_epi8(','),
+                  nine = _mm256_set1_epi8(9);
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p),
+            v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    __m256i e0 = _mm256_cmpeq_epi8(v0, comma), e1 = _mm256_cmpeq_epi8(v1, comma);
+    __m256i mx = _mm256_max_epu8(_mm256_andnot_si256(e0, _mm256_sub_epi8(v0, zero)),
+                                 _mm256_andnot_si256(e1, _mm256_sub_epi8(v1, zero)));
+    *ok = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(mx, nine), mx)) ==
+          0xffffffffu;
+    return (uint64_t)(uint32_t)_mm256_movemask_epi8(e0) |
+           (uint64_t)(uint32_t)_mm256_movemask_epi8(e1) << 32;
+}
+
+#endif
+
+/* join_some far from the ends of its parts and of out, many runs at a
+ * time.  join_some's own loop walks from a marker to the next and from a
+ * run to the next: each step starts at a 16- or 32-byte load at the place
+ * the last one found, then compare, mask and count, some 15 cycles one
+ * after the other, however wide the machine (20 a run on a record of
+ * ~220).  Here the next marker and the next ',' come from masks of 64
+ * bytes each, taken each 64 bytes after the last (places known before
+ * the run before is joined), one mask and one bit taken away a run.
+ * The skeleton's 64 bytes are copied where they go as their mask is taken
+ * (the bytes past a marker in the wrong place: the marker's run and the
+ * 64 bytes after it, copied next, overwrite them).
+ *
+ * From a place where join_some's loop starts on the skeleton (its i, d,
+ * o, with no run begun), it joins what that loop would, to the same
+ * place and state (join_some goes on from there as if it had), a run
+ * after another while the run ends before olim.  olim is at most stop,
+ * 64 bytes or more before cap, and no farther from o than the skeleton
+ * from i less 128 bytes (a marker and its run of one digit or more take
+ * out as far as the skeleton, or farther): it reads the skeleton up to
+ * 64 bytes before its end, writes out up to cap, reads the digits up to
+ * dlim (at most 32 bytes before their end) in 64 bytes and 16 past a
+ * ','.  Stops after a run where it cannot tell that the next one fits
+ * (an empty run, a byte among the digits before its ',' other than a
+ * digit, no ',' before dlim) or when it would end at olim or past it;
+ * join_some's loop takes it from there.
+ * Returns the new o; *pi and *pd are the new i and d. */
+#define JOIN_FAST_BODY(MARKERS64, COMMAS64) \
+{                                                                                         \
+    size_t i = *pi, d = *pd;                                                              \
+    size_t dl = o - i;          /* skel[j] goes to out[j + dl] (mod 2^64) */              \
+    size_t mc = i, dc = d;      /* m is of skel[mc..+64), cm of dig[dc..+64) */           \
+    size_t mlim = olim - dl;    /* a marker past it would go past olim */                 \
+    size_t dend = dlim;         /* no digits read past it, but 16 past a ',' */           \
+    int ok;                                                                               \
+    uint64_t m, cm;                                                                       \
+    if (d + 64 > dend)                                                                    \
+        goto out;                                                                         \
+    cm = COMMAS64(dig + dc, &ok);                                                         \
+    if (!ok) {                                                                            \
+        cm = commas64_upto_other(dig + dc);                                               \
+        dend = dc + 64;                                                                   \
+    }                                                                                     \
+    m = MARKERS64(out + o, skel + mc);                                                    \
+    for (;;) {                                                                            \
+        while (!m) {                                                                      \
+            mc += 64;                                                                     \
+            if (mc > mlim)                                                                \
+                goto out;                                                                 \
+            /* (out of L1 since the block was decoded: asked for ahead,                   \
+             * harmless past the skeleton's end) */                                       \
+            __builtin_prefetch(skel + mc + 512);                                          \
+            m = MARKERS64(out + (mc + dl), skel + mc);                                    \
+        }                                                                                 \
+        while (!cm) {                                                                     \
+            dc += 64;                                                                     \
+            if (dc + 64 > dend)                                                           \
+                goto out;                                                                 \
+            __builtin_prefetch(dig + dc + 512);                                           \
+            cm = COMMAS64(dig + dc, &ok);                                                 \
+            if (!ok) {                                                                    \
+                cm = commas64_upto_other(dig + dc);                                       \
+                dend = dc + 64;                                                           \
+            }                                                                             \
+        }                                                                                 \
+        size_t p = mc + (size_t)__builtin_ctzll(m), q = dc + (size_t)__builtin_ctzll(cm), \
+               len = q - d;                                                               \
+        if (!len || p + dl + len >= olim)                                                 \
+            goto out;                                                                     \
+        /* the run (what is copied past it is overwritten), then what follows */          \
+        uint8_t *w = out + (p + dl);                                                      \
+        copy16(w, dig + d);                                                               \
+        for (size_t j = 16; j < len; j += 16)                                             \
+            copy16(w + j, dig + d + j);                                                   \
+        dl += len - 1;                                                                    \
+        mlim = olim - dl;                                                                 \
+        i = p + 1;                                                                        \
+        d = q + 1;                                                                        \
+        (void)MARKERS64(out + (i + dl), skel + i);                                        \
+        m &= m - 1;                                                                       \
+        cm &= cm - 1;                                                                     \
+    }                                                                                     \
+out:                                                                                      \
+    *pi = i;                                                                              \
+    *pd = d;                                                                              \
+    return i + dl;                                                                        \
+}
+
+/* yb_corpus_join_steps: join_fast without AVX2 on a machine that has it */
+static int join_sse2_only;
+
+static __attribute__((noinline)) size_t join_fast(const uint8_t *skel, const uint8_t *dig,
+                                                  size_t *pi, size_t *pd, uint8_t *out, size_t o,
+                                                  size_t olim, size_t dlim)
+JOIN_FAST_BODY(copy_markers64, commas64)
+
+#ifdef YB_JOIN_AVX2
+static __attribute__((noinline, target("avx2"))) size_t
+join_fast_avx2(const uint8_t *skel, const uint8_t *dig, size_t *pi, size_t *pd, uint8_t *out,
+               size_t o, size_t olim, size_t dlim)
+JOIN_FAST_BODY(copy_markers64_avx2, commas64_avx2)
+#endif
+#endif
+
 /* Where a join of a skeleton and its digits stands: the reader joins a
  * block's entries as they are read (join_some), so that what it joins is
  * still in the cache when the entry is viewed and its body copied, rather
@@ -542,6 +750,22 @@ static ptrdiff_t join_some(join_state *js, uint8_t *out, size_t o, size_t stop, 
     if (js->in_run)
         goto run;
     for (;;) {
+#ifdef __SSE2__
+        /* far from the ends (join_fast) */
+        if (cap >= 64 && sn - i >= 128 && dn - d >= 128) {
+            size_t olim = stop < cap - 64 ? stop : cap - 64;
+            if (o < olim) {
+                if (olim - o > sn - i - 128)
+                    olim = o + (sn - i - 128);
+#ifdef YB_JOIN_AVX2
+                if (!join_sse2_only && __builtin_cpu_supports("avx2"))
+                    o = join_fast_avx2(skel, dig, &i, &d, out, o, olim, dn - 32);
+                else
+#endif
+                    o = join_fast(skel, dig, &i, &d, out, o, olim, dn - 32);
+            }
+        }
+#endif
         /* up to the next marker */
         for (;;) {
             if (i + 32 <= sn && o + 32 <= cap && o < stop) {
@@ -618,6 +842,31 @@ static ptrdiff_t join_digits(const uint8_t *skel, size_t sn, const uint8_t *dig,
     join_init(&js, skel, sn, dig, dn);
     ptrdiff_t o = join_some(&js, out, 0, cap, cap);
     return o >= 0 && js.done ? o : -1;
+}
+
+ptrdiff_t yb_corpus_join_steps(const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
+                               uint8_t *out, const size_t *stop, const size_t *cap,
+                               size_t *ends, size_t n, int sse2_only)
+{
+    join_state js;
+    join_init(&js, skel, sn, dig, dn);
+    ptrdiff_t o = 0;
+#ifdef __SSE2__
+    join_sse2_only = sse2_only;
+#else
+    (void)sse2_only;
+#endif
+    for (size_t k = 0; k < n; k++) {
+        o = join_some(&js, out, (size_t)o, stop[k] > (size_t)o ? stop[k] : (size_t)o,
+                      cap[k] > (size_t)o ? cap[k] : (size_t)o);
+        if (o < 0)
+            break;
+        ends[k] = (size_t)o;
+    }
+#ifdef __SSE2__
+    join_sse2_only = 0;
+#endif
+    return o < 0 ? -1 : js.done ? o : -2;
 }
 
 /* ------------------------------------------------------------------ */

@@ -290,4 +290,15 @@ const yb_corpus_summary *yb_corpus_reader_summary(const yb_corpus_reader *r);
 uint64_t yb_corpus_reader_index(const yb_corpus_reader *r);
 void yb_corpus_reader_close(yb_corpus_reader *r);
 
+/* For tests: joins a format-2 block's skeleton and digits into out as
+ * the reader does, in n steps: step k joins on until stop[k] (it may pass
+ * it, never cap[k]; both raised to where the join stands) and sets
+ * ends[k] to where it stopped.  sse2_only: without the AVX2 code the
+ * reader takes when the machine has it.  Returns the length joined when
+ * the block is whole after step n - 1, -2 when it is not (yet), -1 when
+ * the parts do not fit together. */
+ptrdiff_t yb_corpus_join_steps(const uint8_t *skel, size_t sn, const uint8_t *dig, size_t dn,
+                               uint8_t *out, const size_t *stop, const size_t *cap,
+                               size_t *ends, size_t n, int sse2_only);
+
 #endif

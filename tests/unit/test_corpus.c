@@ -2669,6 +2669,178 @@ static void test_join_resumed(void **state)
     free(dg1.p);
 }
 
+/* A skeleton and its digits: parts of 0 to 200 bytes (any byte but
+ * '0'), each before a marker and its run of 1 to 40 digits, at densities
+ * that change along the block (long parts, parts of a byte or two, markers
+ * side by side), the block ending after a part or right after a marker. */
+static void fast_parts(buf *sk, buf *dg)
+{
+    static const char lit[] = "abcxyz./:-{}\"[] _,123456789";
+    unsigned nparts = 1 + (unsigned)rand() % 400;
+    unsigned mode = (unsigned)rand() % 4;
+    for (unsigned k = 0; k < nparts; k++) {
+        if (rand() % 50 == 0)
+            mode = (unsigned)rand() % 4;
+        size_t seg;
+        switch (mode) {
+        case 0: seg = 30 + (size_t)rand() % 171; break; /* long parts */
+        case 1: seg = 1 + (size_t)rand() % 3; break;    /* "0.0.0.0/0" */
+        case 2: seg = (size_t)rand() % 2; break;        /* markers side by side */
+        default: seg = (size_t)rand() % 201; break;
+        }
+        for (size_t j = 0; j < seg; j++) {
+            uint8_t c = (uint8_t)(rand() % 4 ? lit[rand() % (int)(sizeof lit - 1)] : rand());
+            if (c == '0')
+                c = 'o';
+            buf_put(sk, &c, 1);
+        }
+        buf_put(sk, "0", 1);
+        size_t run = rand() % 6 ? 1 + (size_t)rand() % 5 : 1 + (size_t)rand() % 40;
+        for (size_t j = 0; j < run; j++) {
+            char c = (char)('0' + rand() % 10);
+            buf_put(dg, &c, 1);
+        }
+        buf_put(dg, ",", 1);
+    }
+    if (rand() % 3)
+        for (size_t j = 0, n = (size_t)rand() % 100; j < n; j++)
+            buf_put(sk, "q", 1);
+}
+
+/* The join far from the ends of its parts and of its room takes many runs
+ * at a time (join_fast in corpus.c), near them one at a time: random
+ * skeletons and digits, some spoilt (a byte of the digits changed, a ','
+ * dropped or doubled, a marker added, a run added or dropped at the end),
+ * joined in steps that stop at random places (a few bytes apart to
+ * thousands; with room for 32 bytes past each stop as the reader leaves,
+ * for none, or for more) join as a byte-at-a-time join does: the same
+ * bytes when the parts fit, a failure when they do not, after bytes that
+ * the byte-at-a-time join makes too; no step stops before its stop unless
+ * the block is whole, nor passes its room (nor writes there). */
+static void test_join_fast(void **state)
+{
+    (void)state;
+    srand(23);
+    unsigned fits = 0, fails = 0;
+    for (unsigned t = 0; t < 2000; t++) {
+        buf sk = {0}, dg = {0}, ref = {0};
+        fast_parts(&sk, &dg);
+        if (t % 3 == 1) { /* spoilt */
+            for (unsigned k = 0, nk = 1 + (unsigned)rand() % 2; k < nk; k++) {
+                size_t at;
+                switch (rand() % 6) {
+                case 0: /* a digit's byte changed */
+                    dg.p[(size_t)rand() % dg.n] = (uint8_t)"a,0/;9 \xff"[rand() % 8];
+                    break;
+                case 1: /* a ',' dropped */
+                    at = (size_t)rand() % dg.n;
+                    while (at < dg.n && dg.p[at] != ',')
+                        at++;
+                    if (at < dg.n) {
+                        memmove(dg.p + at, dg.p + at + 1, dg.n - at - 1);
+                        dg.n--;
+                    }
+                    break;
+                case 2: /* a ',' doubled: an empty run */
+                    at = (size_t)rand() % dg.n;
+                    while (at < dg.n && dg.p[at] != ',')
+                        at++;
+                    if (at < dg.n) {
+                        buf_put(&dg, ",", 1);
+                        memmove(dg.p + at + 1, dg.p + at, dg.n - at - 1);
+                    }
+                    break;
+                case 3: /* a marker more */
+                    sk.p[(size_t)rand() % sk.n] = '0';
+                    break;
+                case 4: /* a run more at the end */
+                    buf_put(&dg, "12,", 3);
+                    break;
+                default: /* the last byte of the digits (a ',') gone */
+                    dg.n--;
+                    break;
+                }
+            }
+        }
+        int ok = ref_join(sk.p, sk.n, dg.p, dg.n, &ref) == 0;
+        /* the steps: out has room for what the byte-at-a-time join makes,
+         * and 320 bytes, of which the join writes in 64 at most (bytes
+         * past those it joins, overwritten if it goes on): where the parts
+         * stop fitting, it stops too */
+        size_t room = ref.n + 320, n = 0;
+        size_t stop[512], cap[512], ends[512];
+        for (size_t at = 0; n < 511 && at < room;) {
+            switch (rand() % 4) {
+            case 0: at += (size_t)rand() % 8; break;
+            case 1: at += (size_t)rand() % 64; break;
+            case 2: at += (size_t)rand() % 700; break;
+            default: at += (size_t)rand() % 6000; break;
+            }
+            if (at >= room)
+                break;
+            stop[n] = at;
+            switch (rand() % 3) {
+            case 0: cap[n] = at + 32; break; /* as the reader does */
+            case 1: cap[n] = at; break;
+            default: cap[n] = at + (size_t)rand() % 300; break;
+            }
+            if (cap[n] > room)
+                cap[n] = room;
+            n++;
+        }
+        stop[n] = cap[n] = room;
+        n++;
+        uint8_t *out = malloc(room);
+        assert_non_null(out);
+        for (size_t k = 0; k < n; k++)
+            ends[k] = SIZE_MAX;
+        memset(out, 0xa5, room);
+        int sse2 = (t & 1) != 0; /* (on a machine with AVX2, without it too) */
+        ptrdiff_t got =
+            yb_corpus_join_steps(sk.p, sk.n, dg.p, dg.n, out, stop, cap, ends, n, sse2);
+        for (size_t j = ref.n + 64; j < room; j++)
+            if (out[j] != 0xa5)
+                fail_msg("block %u: wrote at %zu, past the %zu bytes that fit and 64", t, j,
+                         ref.n);
+        if (ok && (got != (ptrdiff_t)ref.n || memcmp(out, ref.p, ref.n) != 0))
+            fail_msg("block %u: joined %td bytes where %zu fit", t, got, ref.n);
+        if (!ok && got != -1)
+            fail_msg("block %u: parts that do not fit joined as %td", t, got);
+        size_t last = 0;
+        for (size_t k = 0; k < n && ends[k] != SIZE_MAX; k++) {
+            size_t o = ends[k];
+            if (o < last || o > (cap[k] > last ? cap[k] : last) ||
+                (o < stop[k] && !(ok && o == ref.n)))
+                fail_msg("block %u, step %zu (stop %zu, room to %zu): stopped at %zu", t, k,
+                         stop[k], cap[k], o);
+            last = o;
+        }
+        if (last > ref.n || memcmp(out, ref.p, last) != 0)
+            fail_msg("block %u: %zu bytes joined otherwise than byte at a time", t, last);
+        /* nothing written past the steps' room: the steps up to one of
+         * them again, into bytes that must stay as they were */
+        size_t k = (size_t)rand() % n, from = 0;
+        for (size_t j = 0; j <= k; j++) {
+            if (cap[j] > from)
+                from = cap[j];
+            if (j && ends[j - 1] != SIZE_MAX && ends[j - 1] > from)
+                from = ends[j - 1];
+        }
+        memset(out, 0xa5, room);
+        (void)yb_corpus_join_steps(sk.p, sk.n, dg.p, dg.n, out, stop, cap, ends, k + 1, sse2);
+        for (size_t j = from; j < room; j++)
+            if (out[j] != 0xa5)
+                fail_msg("block %u: step %zu wrote at %zu, past its room (%zu)", t, k, j, from);
+        fits += ok;
+        fails += !ok;
+        free(out);
+        free(sk.p);
+        free(dg.p);
+        free(ref.p);
+    }
+    assert_true(fits > 1000 && fails > 300);
+}
+
 /* An entry whose length says more than its block holds fails without
  * the reader making room for that length (64 MiB at most: a tiny file
  * must not take it). */
@@ -2843,6 +3015,7 @@ int main(void)
         T(test_checksum_frames),
         T(test_fast_view_differential),
         T(test_join_resumed),
+        T(test_join_fast),
         T(test_split_long_claim),
         T(test_add_split),
         T(test_split_hostile),
