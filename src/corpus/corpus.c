@@ -2406,6 +2406,20 @@ static int rd_more_input(yb_corpus_reader *r, size_t room, char *err, size_t err
     return 0;
 }
 
+/* Reads more input towards need bytes ahead of zin.pos, into an input
+ * buffer grown (doubling) until it has room for need and IO_CHUNK more
+ * than it holds, to at most max bytes (need <= max).  Returns 0 (fewer
+ * than need may still be there: the caller loops until the file ends),
+ * or -1 with err. */
+static int rd_read_ahead(yb_corpus_reader *r, size_t need, size_t max, char *err,
+                         size_t errlen)
+{
+    size_t avail = r->zin.size - r->zin.pos, room = r->in_cap;
+    while (room - avail < IO_CHUNK || room < need)
+        room *= 2;
+    return rd_more_input(r, room > max ? max : room, err, errlen);
+}
+
 /* Whether p holds a checksum frame (CK_LEN bytes: frame_block). */
 static int is_ck(const uint8_t *p)
 {
@@ -2464,10 +2478,7 @@ static int rd_frame(yb_corpus_reader *r, char *err, size_t errlen)
     for (;;) {
         size_t avail = r->zin.size - r->zin.pos;
         if (avail < need && !r->file_eof) {
-            size_t room = r->in_cap;
-            while (room - avail < IO_CHUNK || room < need) /* (need <= RD_IN_MAX) */
-                room *= 2;
-            if (rd_more_input(r, room > RD_IN_MAX ? RD_IN_MAX : room, err, errlen) < 0)
+            if (rd_read_ahead(r, need, RD_IN_MAX, err, errlen) < 0) /* (need <= RD_IN_MAX) */
                 return -1;
             continue;
         }
@@ -2490,14 +2501,9 @@ static int rd_frame(yb_corpus_reader *r, char *err, size_t errlen)
      * RD_IN_MAX + CK_LEN bytes: a frame longer than RD_IN_MAX, which no
      * writer makes of RD_FRAME_WHOLE_MAX bytes, is taken as without) */
     need = cs + CK_LEN;
-    while (cs <= RD_IN_MAX && r->zin.size - r->zin.pos < need && !r->file_eof) {
-        size_t avail = r->zin.size - r->zin.pos, room = r->in_cap;
-        while (room - avail < IO_CHUNK || room < need)
-            room *= 2;
-        if (rd_more_input(r, room > RD_IN_MAX + CK_LEN ? RD_IN_MAX + CK_LEN : room, err,
-                          errlen) < 0)
+    while (cs <= RD_IN_MAX && r->zin.size - r->zin.pos < need && !r->file_eof)
+        if (rd_read_ahead(r, need, RD_IN_MAX + CK_LEN, err, errlen) < 0)
             return -1;
-    }
     const uint8_t *src = (const uint8_t *)r->zin.src + r->zin.pos;
     ZSTD_DCtx *d = r->dctx;
     size_t ck = 0;
