@@ -374,6 +374,7 @@ static void tally_rec(tally *t, yb_proto p, int templated, uint32_t chain)
         t->s.first = p;
     t->s.count[p]++;
     t->s.templated += templated != 0;
+    t->s.units += t->chain_left == 0;
     if (chain && t->chain_left)
         t->s.chains_whole = 0;
     if (t->chain_left)
@@ -419,6 +420,7 @@ static size_t pack_summary(const yb_corpus_summary *s, uint8_t *buf)
     m.templated_count = s->templated;
     m.first_protocol = (Yangblast__Protocol)s->first;
     m.chains_broken = !s->chains_whole;
+    m.unit_count = s->units;
     size_t n = protobuf_c_message_pack(&m.base, buf + 8); /* (about 30 bytes) */
     put_le32(buf, SKIP_MAGIC);
     put_le32(buf + 4, (uint32_t)n + 8);
@@ -457,15 +459,20 @@ static int read_summary(int fd, yb_corpus_summary *s)
         s->templated = m->templated_count;
         s->first = (yb_proto)m->first_protocol;
         s->chains_whole = !m->chains_broken;
+        s->units = m->unit_count;
     }
     yangblast__summary__free_unpacked(m, NULL);
     return ok;
 }
 
-static int summary_equal(const yb_corpus_summary *a, const yb_corpus_summary *b)
+/* Whether the records read (got) match the summary (claim); a claim
+ * without units (an older writer's) is not checked for them. */
+static int summary_equal(const yb_corpus_summary *got, const yb_corpus_summary *claim)
 {
-    return !memcmp(a->count, b->count, sizeof a->count) && a->first == b->first &&
-           a->templated == b->templated && !a->chains_whole == !b->chains_whole;
+    return !memcmp(got->count, claim->count, sizeof got->count) &&
+           got->first == claim->first && got->templated == claim->templated &&
+           !got->chains_whole == !claim->chains_whole &&
+           (claim->units == 0 || got->units == claim->units);
 }
 
 /* ------------------------------------------------------------------ */

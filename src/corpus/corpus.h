@@ -276,6 +276,9 @@ typedef struct {
     yb_proto first;      /* the first record's protocol (unspecified: none) */
     uint64_t templated;  /* records marked templated */
     int chains_whole;    /* 1: every chain complete, none inside another */
+    uint64_t units;      /* records outside chains plus chains: what a run
+                          * shares out (0: not known, a file written before
+                          * it was counted) */
 } yb_corpus_summary;
 
 /* Returns the summary stored at the end of the file, or NULL when there is

@@ -417,11 +417,27 @@ static int scan_fit(yb_source *s, char *err, size_t errlen)
     return 0;
 }
 
+/* Whether the corpus' summary shows, without reading it, that the run
+ * takes no unit of the share twice: the share is every n-th unit from
+ * the worker's (no routing, no sharing by connection), so at least
+ * units / n of them, and the run takes at most `uses`.  scan_fit would
+ * then read up to the budget's worth of records to find as much.  A
+ * summary that lies costs only the cache (streaming is always right);
+ * the reader finds the lie at the trailer. */
+static int takes_none_twice(const yb_source *s)
+{
+    const yb_corpus_summary *sum = yb_corpus_reader_summary(s->rd);
+    return sum && sum->units && !s->route && !s->authmap && !s->by_conn &&
+           s->uses != UINT64_MAX && sum->units / s->n >= s->uses;
+}
+
 int yb_source_next(yb_source *s, int cycle, yb_prepared **out, char *err, size_t errlen)
 {
     if (s->caching && !s->scanned) {
         s->scanned = 1;
-        if (scan_fit(s, err, errlen) < 0)
+        if (takes_none_twice(s))
+            s->caching = 0; /* (what scan_fit would have found) */
+        else if (scan_fit(s, err, errlen) < 0)
             return -1;
     }
     if (s->cycling) {

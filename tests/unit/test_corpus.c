@@ -2217,6 +2217,7 @@ static void test_blocks(void **state)
         assert_int_equal(sa->templated, sb->templated);
         assert_int_equal(sa->templated, N / 5);
         assert_int_equal(sa->chains_whole, sb->chains_whole);
+        assert_int_equal(sa->units, sb->units);
         yb_corpus_reader_close(ra);
         expect_rest(rb, in, N);
     }
@@ -2881,7 +2882,8 @@ static void test_split_long_claim(void **state)
 }
 
 /* The summary after the records: what the writer counted (protocols, the
- * first record's, templated records, whether chains are whole), read back
+ * first record's, templated records, whether chains are whole, the units a
+ * run shares out), read back
  * without reading the records; none in a file written before summaries
  * (which reads as it did); a summary that does not match the records, or
  * one the trailer announces but the file lacks, fails at the trailer. */
@@ -2908,6 +2910,7 @@ static void test_summary(void **state)
     assert_int_equal(s->count[YB_PROTO_UNSPECIFIED], 1);
     assert_int_equal(s->templated, 1);
     assert_int_equal(s->chains_whole, 1);
+    assert_int_equal(s->units, N - 1); /* records 3 and 4: one unit */
     yb_corpus_reader_close(r);
     uint64_t cnt;
     assert_int_equal(read_all(a, &cnt, err, sizeof err), 0);
@@ -2919,9 +2922,11 @@ static void test_summary(void **state)
     r = yb_corpus_reader_open(a, err, sizeof err);
     assert_non_null(r);
     assert_int_equal(yb_corpus_reader_summary(r)->chains_whole, 0);
+    assert_int_equal(yb_corpus_reader_summary(r)->units, N - 1); /* (it starts one) */
     yb_corpus_reader_close(r);
 
-    /* the summary lies (one more templated record): found at the trailer */
+    /* the summary lies (one more templated record; then one unit fewer):
+     * found at the trailer */
     size_t n;
     uint8_t *full = slurp(a, &n);
     Yangblast__Summary *m = NULL;
@@ -2944,6 +2949,16 @@ static void test_summary(void **state)
     assert_int_equal(read_all(p, &cnt, err, sizeof err), -2);
     assert_non_null(strstr(err, "summary at its end does not match"));
     assert_non_null(strstr(err, "record 7"));
+    m = yangblast__summary__unpack(NULL, len, full + n - 8 - len);
+    assert_non_null(m);
+    assert_int_equal(m->unit_count, N - 1);
+    m->unit_count = N - 2; /* the same length */
+    memcpy(mod, full, n);
+    assert_int_equal(protobuf_c_message_pack(&m->base, mod + n - 8 - len), len);
+    yangblast__summary__free_unpacked(m, NULL);
+    spit(p, mod, n);
+    assert_int_equal(read_all(p, &cnt, err, sizeof err), -2);
+    assert_non_null(strstr(err, "summary at its end does not match"));
 
     /* the summary's frame cut off: the trailer announced it */
     spit(p, full, n - 16 - len);
