@@ -41,12 +41,29 @@ static int name_is(const char *name, size_t len, const char *lit)
     return lit[i] == '\0';
 }
 
+/* Whether some byte of the 8 in x is 0 (the classic test: a byte's high
+ * bit is set in the result only where the byte was 0, or by a borrow from
+ * a lower byte that was). */
+static uint64_t has_zero8(uint64_t x)
+{
+    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+}
+
 /* 1 when buf[0..len) has no CR, LF or NUL (which would end or split a
- * line of the head). */
+ * line of the head).  Eight bytes at a time: every record's head is
+ * checked as its request is prepared, once per request when streamed. */
 static int line_safe(const void *buf, size_t len)
 {
     const uint8_t *b = buf;
-    for (size_t i = 0; i < len; i++) {
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x;
+        memcpy(&x, b + i, 8);
+        if (has_zero8(x) | has_zero8(x ^ 0x0d0d0d0d0d0d0d0dull) |
+            has_zero8(x ^ 0x0a0a0a0a0a0a0a0aull))
+            return 0;
+    }
+    for (; i < len; i++) {
         if (b[i] == '\r' || b[i] == '\n' || b[i] == '\0')
             return 0;
     }
@@ -57,11 +74,14 @@ static int line_safe(const void *buf, size_t len)
  * would corrupt the framing (separators that end the name early, CTLs). */
 static int name_ok(const char *name, size_t len)
 {
+    /* bit c & 63 of NOT_NAME[c >> 6]: set for c <= 0x20, ':' and 0x7f
+     * (bytes from 0x80 are allowed) */
+    static const uint64_t NOT_NAME[4] = {0x04000001ffffffffull, 0x8000000000000000ull, 0, 0};
     if (len == 0)
         return 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
-        if (c <= 0x20 || c == 0x7f || c == ':')
+        if (NOT_NAME[c >> 6] >> (c & 63) & 1)
             return 0;
     }
     return 1;
@@ -139,9 +159,7 @@ static int two_pass(build_fn build, const void *ctx, uint8_t **out, size_t *len)
 
 typedef struct {
     const yb_request *r;
-    const char *host;
-    const char *auth;
-    int close;
+    const yb_h1_extra *x;
 } req_ctx;
 
 static int method_has_body(const char *m)
@@ -149,23 +167,55 @@ static int method_has_body(const char *m)
     return strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
 }
 
-/* Headers the serializer owns or that must not be forwarded. */
-static int req_header_dropped(const char *name, size_t nlen, int auth_override)
+/* Headers the serializer owns or that must not be forwarded; with
+ * ua_override the record's User-Agent too (by length first: most names
+ * are none of these). */
+static int req_header_dropped(const char *name, size_t nlen, int auth_override,
+                              int ua_override)
 {
     if (nlen > 0 && name[0] == ':')
         return 1; /* HTTP/2 pseudo-header */
-    return name_is(name, nlen, "host") || name_is(name, nlen, "content-length") ||
-           name_is(name, nlen, "connection") || name_is(name, nlen, "transfer-encoding") ||
-           (auth_override && name_is(name, nlen, "authorization"));
+    switch (nlen) {
+    case 4:
+        return name_is(name, nlen, "host");
+    case 10:
+        return name_is(name, nlen, "connection") ||
+               (ua_override && name_is(name, nlen, "user-agent"));
+    case 13:
+        return auth_override && name_is(name, nlen, "authorization");
+    case 14:
+        return name_is(name, nlen, "content-length");
+    case 17:
+        return name_is(name, nlen, "transfer-encoding");
+    default:
+        return 0;
+    }
+}
+
+/* Writes header h unless dropped.  Returns 0, or -EINVAL when checking
+ * (the sizing pass) and it would break the framing. */
+static int put_req_header(writer *w, const yb_header *h, int check, int auth_override,
+                          int ua_override)
+{
+    const char *name = h->name ? h->name : "";
+    size_t nlen = strlen(name);
+    if (req_header_dropped(name, nlen, auth_override, ua_override))
+        return 0;
+    if (check && (!name_ok(name, nlen) || (h->value_len && !h->value) ||
+                  !line_safe(h->value, h->value_len)))
+        return -EINVAL;
+    put_header(w, name, nlen, h->value, h->value_len);
+    return 0;
 }
 
 static int build_request(writer *w, const void *vctx)
 {
     const req_ctx *c = vctx;
     const yb_request *r = c->r;
+    const yb_h1_extra *x = c->x;
     const char *method = r->method ? r->method : "";
     const char *path = (r->path && r->path[0]) ? r->path : "/";
-    const char *host = c->host ? c->host : (r->authority ? r->authority : "");
+    const char *host = x->host ? x->host : (r->authority ? r->authority : "");
     size_t mlen = strlen(method), plen = strlen(path), hlen = strlen(host);
     /* the fields are checked in the sizing pass; the writing pass has the
      * same input (a streamed record's head is built for each request) */
@@ -180,29 +230,31 @@ static int build_request(writer *w, const void *vctx)
     puts_(w, " HTTP/1.1\r\n");
     put_header(w, "Host", 4, host, hlen);
 
-    for (size_t i = 0; i < r->n_headers; i++) {
-        const yb_header *h = &r->headers[i];
-        const char *name = h->name ? h->name : "";
-        size_t nlen = strlen(name);
-        if (req_header_dropped(name, nlen, c->auth != NULL))
-            continue;
-        if (check && (!name_ok(name, nlen) || (h->value_len && !h->value) ||
-                      !line_safe(h->value, h->value_len)))
+    int auth = x->auth != NULL;
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (put_req_header(w, &r->headers[i], check, auth, x->user_agent != NULL) < 0)
             return -EINVAL;
-        put_header(w, name, nlen, h->value, h->value_len);
+    for (size_t i = 0; i < x->n_extra; i++)
+        if (put_req_header(w, &x->extra[i], check, auth, 0) < 0)
+            return -EINVAL;
+    if (x->user_agent) {
+        yb_header ua = {.name = "User-Agent", .value = (uint8_t *)x->user_agent,
+                        .value_len = strlen(x->user_agent)}; /* (read only) */
+        if (put_req_header(w, &ua, check, auth, 0) < 0)
+            return -EINVAL;
     }
-    if (c->auth) {
-        size_t alen = strlen(c->auth);
-        if (check && !line_safe(c->auth, alen))
+    if (x->auth) {
+        size_t alen = strlen(x->auth);
+        if (check && !line_safe(x->auth, alen))
             return -EINVAL;
-        put_header(w, "Authorization", 13, c->auth, alen);
+        put_header(w, "Authorization", 13, x->auth, alen);
     }
     if (r->body_len > 0 || method_has_body(method)) {
         puts_(w, "Content-Length: ");
         put_u64(w, r->body_len);
         put(w, "\r\n", 2);
     }
-    if (c->close)
+    if (x->close)
         puts_(w, "Connection: close\r\n");
     put(w, "\r\n", 2);
     if (r->body_len > 0) {
@@ -216,7 +268,13 @@ static int build_request(writer *w, const void *vctx)
 int yb_h1_serialize(const yb_request *r, const char *host_override, const char *extra_auth,
                     int close, uint8_t **out, size_t *len)
 {
-    req_ctx c = {.r = r, .host = host_override, .auth = extra_auth, .close = close};
+    yb_h1_extra x = {.host = host_override, .auth = extra_auth, .close = close};
+    return yb_h1_serialize_with(r, &x, out, len);
+}
+
+int yb_h1_serialize_with(const yb_request *r, const yb_h1_extra *x, uint8_t **out, size_t *len)
+{
+    req_ctx c = {.r = r, .x = x};
     return two_pass(build_request, &c, out, len);
 }
 

@@ -24,6 +24,23 @@
 int yb_h1_serialize(const yb_request *r, const char *host_override, const char *extra_auth,
                     int close, uint8_t **out, size_t *len);
 
+/* What a request carries beyond its record (yb_h1_serialize_with). */
+typedef struct {
+    const char *host;       /* Host instead of r->authority, or NULL */
+    const char *auth;       /* Authorization value instead of the record's, or NULL */
+    const yb_header *extra; /* headers sent after the record's (n_extra) */
+    size_t n_extra;
+    const char *user_agent; /* User-Agent instead of the record's, sent
+                             * after extra, or NULL */
+    int close;              /* adds "Connection: close" */
+} yb_h1_extra;
+
+/* yb_h1_serialize with x's additions: the record's headers (less any
+ * User-Agent when x->user_agent is set), then x->extra, then User-Agent:
+ * x->user_agent, each dropped and checked as the record's are.  The same
+ * results. */
+int yb_h1_serialize_with(const yb_request *r, const yb_h1_extra *x, uint8_t **out, size_t *len);
+
 typedef enum {
     YB_H1_MORE = 0,     /* need more bytes */
     YB_H1_COMPLETE = 1, /* a full response was parsed */

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 struct yb_codec {
     const yb_codec_cfg *cfg;
@@ -112,35 +111,12 @@ static int h1_prepare(const yb_codec_cfg *cfg, const yb_request *r, yb_prepared 
 {
     if (yb_proto_is_h2(r->protocol))
         return -EPROTONOSUPPORT;
-    yb_request tmp = *r;
-    yb_header *hs = NULL;
-    if (cfg->n_extra || cfg->user_agent) {
-        /* the record's headers, then -H's, then our User-Agent, which
-         * replaces a recorded one (as HTTP/2 does) */
-        hs = malloc((r->n_headers + cfg->n_extra + 1) * sizeof *hs);
-        if (!hs)
-            return -ENOMEM;
-        size_t n = 0;
-        for (size_t i = 0; i < r->n_headers; i++)
-            if (!cfg->user_agent || !r->headers[i].name ||
-                strcasecmp(r->headers[i].name, "user-agent"))
-                hs[n++] = r->headers[i];
-        if (cfg->n_extra)
-            memcpy(hs + n, cfg->extra, cfg->n_extra * sizeof *hs);
-        n += cfg->n_extra;
-        if (cfg->user_agent) {
-            hs[n].name = "User-Agent";
-            hs[n].value = (uint8_t *)cfg->user_agent; /* read only: serialized */
-            hs[n].value_len = strlen(cfg->user_agent);
-            n++;
-        }
-        tmp.headers = hs;
-        tmp.n_headers = n;
-    }
+    /* the record's headers, then -H's, then our User-Agent, which
+     * replaces a recorded one (as HTTP/2 does) */
+    yb_h1_extra x = {.host = cfg->authority, .auth = cfg->auth_header, .extra = cfg->extra,
+                     .n_extra = cfg->n_extra, .user_agent = cfg->user_agent};
     memset(out, 0, sizeof *out);
-    int rc = yb_h1_serialize(&tmp, cfg->authority, cfg->auth_header, 0, &out->wire,
-                             &out->wire_len);
-    free(hs);
+    int rc = yb_h1_serialize_with(r, &x, &out->wire, &out->wire_len);
     if (rc)
         return rc;
     out->protocol = r->protocol;

@@ -194,6 +194,119 @@ static void test_ser_invalid(void **state)
     yb_request_cleanup(&r);
 }
 
+/* CR, LF or NUL at every place of a header value, of the path and of the
+ * Host override, lengths 1..40 (line_safe takes 8 bytes at a time, then
+ * the rest one by one): refused; the bytes next to them (0x0b, 0x0c,
+ * 0x0e, 0x8a, 0x8d, 0x80, 0x01, 0xff) are not.  Every byte value in a
+ * header name: refused exactly when it is a control byte, SP, ':' or DEL. */
+static void test_ser_checks_bytewise(void **state)
+{
+    (void)state;
+    static const char BAD[] = {'\r', '\n', '\0'};
+    static const unsigned char NEAR[] = {0x0b, 0x0c, 0x0e, 0x8a, 0x8d, 0x80, 0x01, 0xff};
+    char v[41];
+    for (size_t len = 1; len <= 40; len++)
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof BAD + sizeof NEAR; k++) {
+                int bad = k < sizeof BAD;
+                memset(v, 'a', len);
+                v[at] = bad ? BAD[k] : (char)NEAR[k - sizeof BAD];
+                yb_request r;
+                mkreq(&r, "GET", "/a", "sw");
+                assert_int_equal(yb_request_add_header(&r, "X-V", v, len), 0);
+                uint8_t *out = NULL;
+                size_t n = 0;
+                if (yb_h1_serialize(&r, NULL, NULL, 0, &out, &n) != (bad ? -EINVAL : 0))
+                    fail_msg("header value of %zu bytes, byte %zu = 0x%02x: %s", len, at,
+                             (unsigned char)v[at], bad ? "accepted" : "refused");
+                free(out);
+                yb_request_cleanup(&r);
+                if (!bad || !BAD[k])
+                    continue; /* (a NUL ends the path and the Host: C strings) */
+                char path[42] = "/";
+                memcpy(path + 1, v, len);
+                path[len + 1] = 0;
+                mkreq(&r, "GET", path, "sw");
+                expect_ser_rc(&r, NULL, NULL, -EINVAL);
+                expect_ser_rc(&r, v, NULL, -EINVAL); /* (path refused first) */
+                yb_request_cleanup(&r);
+                v[len] = 0;
+                mkreq(&r, "GET", "/a", "sw");
+                expect_ser_rc(&r, v, NULL, -EINVAL);
+                expect_ser_rc(&r, NULL, v, -EINVAL);
+                yb_request_cleanup(&r);
+            }
+        }
+    for (unsigned c = 1; c < 256; c++) {
+        char name[4] = {'X', (char)c, 'Y', 0};
+        yb_request r;
+        mkreq(&r, "GET", "/a", "sw");
+        hdr(&r, name, "v");
+        uint8_t *out = NULL;
+        size_t n = 0;
+        int refused = c <= 0x20 || c == ':' || c == 0x7f;
+        if (yb_h1_serialize(&r, NULL, NULL, 0, &out, &n) != (refused ? -EINVAL : 0))
+            fail_msg("header name byte 0x%02x: %s", c, refused ? "accepted" : "refused");
+        free(out);
+        yb_request_cleanup(&r);
+    }
+}
+
+/* yb_h1_serialize_with: the record's headers less its User-Agent (any
+ * case; only when one is given), then the extra ones, then User-Agent,
+ * then the Authorization override; the extra ones dropped and checked as
+ * the record's are; a dropped name is one of the owned ones whatever its
+ * case, and names of the same lengths that differ are kept. */
+static void test_ser_with(void **state)
+{
+    (void)state;
+    yb_request r;
+    mkreq(&r, "PUT", "/a", "sw");
+    hdr(&r, "user-AGENT", "recorded/1");
+    hdr(&r, "Accept", "*/*");
+    hdr(&r, "user-agenx", "kept"); /* (10 bytes, as user-agent and connection) */
+    hdr(&r, "hosx", "kept");
+    hdr(&r, "authorizatioN", "Basic cmVj");
+    hdr(&r, "Content-Lengtx", "kept");
+    hdr(&r, "Transfer-Encodinx", "kept");
+    const yb_header extra[] = {
+        {.name = "X-Extra", .value = (uint8_t *)"1", .value_len = 1},
+        {.name = "CONNECTION", .value = (uint8_t *)"close", .value_len = 5},
+        {.name = "User-Agent", .value = (uint8_t *)"extra/1", .value_len = 7},
+    };
+    yb_h1_extra x = {.host = "h", .extra = extra, .n_extra = 3, .user_agent = "yangblast/9"};
+    uint8_t *out = NULL;
+    size_t n = 0;
+    assert_int_equal(yb_h1_serialize_with(&r, &x, &out, &n), 0);
+    const char *want = "PUT /a HTTP/1.1\r\nHost: h\r\nAccept: */*\r\nuser-agenx: kept\r\n"
+                       "hosx: kept\r\nauthorizatioN: Basic cmVj\r\nContent-Lengtx: kept\r\n"
+                       "Transfer-Encodinx: kept\r\nX-Extra: 1\r\nUser-Agent: extra/1\r\n"
+                       "User-Agent: yangblast/9\r\nContent-Length: 0\r\n\r\n";
+    if (n != strlen(want) || memcmp(out, want, n))
+        fail_msg("serialized:\n%.*s\nwanted:\n%s", (int)n, (const char *)out, want);
+    free(out);
+    /* an Authorization override drops the record's; no User-Agent given:
+     * the record's travels */
+    x = (yb_h1_extra){.auth = "Basic bmV3", .extra = extra, .n_extra = 1, .close = 1};
+    assert_int_equal(yb_h1_serialize_with(&r, &x, &out, &n), 0);
+    want = "PUT /a HTTP/1.1\r\nHost: sw\r\nuser-AGENT: recorded/1\r\nAccept: */*\r\n"
+           "user-agenx: kept\r\nhosx: kept\r\nContent-Lengtx: kept\r\n"
+           "Transfer-Encodinx: kept\r\nX-Extra: 1\r\nAuthorization: Basic bmV3\r\n"
+           "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    if (n != strlen(want) || memcmp(out, want, n))
+        fail_msg("serialized:\n%.*s\nwanted:\n%s", (int)n, (const char *)out, want);
+    free(out);
+    /* an extra header that would break the framing, or a User-Agent */
+    const yb_header evil = {.name = "X-E", .value = (uint8_t *)"a\nb", .value_len = 3};
+    x = (yb_h1_extra){.extra = &evil, .n_extra = 1};
+    out = (uint8_t *)"untouched";
+    assert_int_equal(yb_h1_serialize_with(&r, &x, &out, &n), -EINVAL);
+    assert_string_equal((const char *)out, "untouched");
+    x = (yb_h1_extra){.user_agent = "ua\r\nX: 1"};
+    assert_int_equal(yb_h1_serialize_with(&r, &x, &out, &n), -EINVAL);
+    yb_request_cleanup(&r);
+}
+
 /* ---- response parsing --------------------------------------------------- */
 
 typedef struct {
@@ -1433,6 +1546,8 @@ int main(void)
         cmocka_unit_test(test_ser_auth_override),
         cmocka_unit_test(test_ser_close_and_lengths),
         cmocka_unit_test(test_ser_invalid),
+        cmocka_unit_test(test_ser_checks_bytewise),
+        cmocka_unit_test(test_ser_with),
         cmocka_unit_test(test_resp_fast_path),
         cmocka_unit_test(test_resp_fast_long_head),
         cmocka_unit_test(test_resp_content_length),
