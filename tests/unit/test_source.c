@@ -68,9 +68,10 @@ static int teardown(void **st)
 /* Takes n requests (cycling) from a source with the given budget and
  * uses (0 = not set), checking that request i is record i mod N_REC.
  * Returns the cache's peak. */
-static uint64_t take(uint64_t budget, uint64_t uses, unsigned n, int warm)
+static uint64_t take_from(const char *file, uint64_t budget, uint64_t uses, unsigned n,
+                          int warm)
 {
-    yb_source *s = yb_source_new(path, 0, 1, 0, &yb_h1_client_ops, &CFG, budget, err, sizeof err);
+    yb_source *s = yb_source_new(file, 0, 1, 0, &yb_h1_client_ops, &CFG, budget, err, sizeof err);
     if (!s)
         fail_msg("source: %s", err);
     if (uses)
@@ -87,6 +88,11 @@ static uint64_t take(uint64_t budget, uint64_t uses, unsigned n, int warm)
     uint64_t peak = yb_source_cache_peak(s);
     yb_source_free(s);
     return peak;
+}
+
+static uint64_t take(uint64_t budget, uint64_t uses, unsigned n, int warm)
+{
+    return take_from(path, budget, uses, n, warm);
 }
 
 static void test_fits(void **st)
@@ -161,18 +167,12 @@ static void test_units(void **st)
     (void)st;
     uint64_t peak = take(1u << 20, N_REC + 1, N_REC / 2, 0);
     assert_true(peak >= (uint64_t)N_REC / 2 * BODY);
-    char saved[64];
-    snprintf(saved, sizeof saved, "%s", path);
     char alt[80];
-    snprintf(alt, sizeof alt, "%s.units", saved);
+    snprintf(alt, sizeof alt, "%s.units", path);
     with_units(alt, 10 * N_REC);
-    snprintf(path, sizeof path, "%s", alt);
-    uint64_t lied = take(1u << 20, N_REC + 1, N_REC / 2, 0);
-    snprintf(path, sizeof path, "%s", saved);
+    uint64_t lied = take_from(alt, 1u << 20, N_REC + 1, N_REC / 2, 0);
     with_units(alt, 0);
-    snprintf(path, sizeof path, "%s", alt);
-    uint64_t none = take(1u << 20, N_REC + 1, N_REC / 2, 0);
-    snprintf(path, sizeof path, "%s", saved);
+    uint64_t none = take_from(alt, 1u << 20, N_REC + 1, N_REC / 2, 0);
     unlink(alt);
     assert_int_equal(lied, 0);
     assert_int_equal(none, peak);
