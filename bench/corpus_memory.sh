@@ -11,7 +11,11 @@
 # cycled.  Prints each run's peak RSS (ru_maxrss of the client) and CPU
 # per request (rusage), the ratio of the peaks (target: big <= 64 MB and
 # <= 1.5 x small) and the extra CPU per request of streaming (target
-# <= 3 us).  The server's own request count must equal the client's.
+# <= 3 us), and that extra split into user and system CPU: the kernel's
+# share (the writes, the sink's wake-ups) moves by several us a request
+# from minute to minute on a shared host, the user share is what the
+# reader and the codec cost.  The server's own request count must equal
+# the client's.
 #
 # Usage: bench/corpus_memory.sh [-N RECORDS] [-r ROUNDS] [-k CORPUS] [YANGBLAST]
 #   -k CORPUS: use this big corpus instead of synthesizing one (synth of
@@ -42,13 +46,13 @@ if [ -z "$big" ]; then
 fi
 "$YB" synth acl -n 1000 --scheme http -o "$W/small.ybc" >/dev/null || exit 1
 
-# one_run CORPUS: sets rss_mb, cpu_us (per request) of replaying CORPUS for N requests.
+# one_run CORPUS: sets rss_mb, cpu_us, usr_us (per request) of replaying CORPUS for N requests.
 one_run() {
     bench_sink_start "$W" || return 1
     bench_rusage "$W/ru" "$W/run.out" "$YB" run "$1" --target "$SINK_URL" -c 10 -t 1 -n "$N" -q \
         --json "$W/o.json" || { echo "# run failed:"; sed 's/^/#   /' "$W/run.out"; return 1; }
     bench_sink_stop
-    read -r rss_mb cpu_us < <($PY - "$W/o.json" "$W/st.json" "$W/ru" "$N" <<'PYEOF'
+    read -r rss_mb cpu_us usr_us < <($PY - "$W/o.json" "$W/st.json" "$W/ru" "$N" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1])); st = json.load(open(sys.argv[2]))
 rss, user, sys_ = open(sys.argv[3]).read().split()
@@ -56,7 +60,8 @@ cpu = float(user) + float(sys_)
 s = d['summary']; n = int(sys.argv[4])
 ok = s['requests_completed'] == n and s['requests_error'] == 0 and \
      st['requests']['restconf']['total'] == n
-print('%.1f %.2f' % (int(rss) / 1024, float(cpu) * 1e6 / n) if ok else 'BAD BAD')
+print('%.1f %.2f %.2f' % (int(rss) / 1024, cpu * 1e6 / n, float(user) * 1e6 / n) if ok else
+      'BAD BAD BAD')
 PYEOF
 )
     [ "$rss_mb" != BAD ] || { echo "# $1: not $N requests completed without errors and counted by the server"; return 1; }
@@ -64,19 +69,22 @@ PYEOF
 
 echo "# $(nproc) CPUs; server on CPU 0, client on CPU 1; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# each: $YB run CORPUS --target URL -c 10 -t 1 -n $N   (big: $N records, small: 1000)"
-printf '%-5s %12s %12s %12s %12s %10s %12s\n' round "big RSS MB" "big us/rq" "small RSS MB" "small us/rq" \
-    "RSS ratio" "extra us/rq"
-rr= ex=
+printf '%-5s %12s %12s %12s %12s %10s %12s %10s %10s\n' round "big RSS MB" "big us/rq" "small RSS MB" \
+    "small us/rq" "RSS ratio" "extra us/rq" "user" "system"
+rr= ex= exu= exs=
 for r in $(seq "$rounds"); do
     for which in big small; do
         [ $((r % 2)) = 0 ] && which=$([ $which = big ] && echo small || echo big)
-        if [ $which = big ]; then one_run "$big" || exit 1; br=$rss_mb bc=$cpu_us
-        else one_run "$W/small.ybc" || exit 1; sr=$rss_mb sc=$cpu_us; fi
+        if [ $which = big ]; then one_run "$big" || exit 1; br=$rss_mb bc=$cpu_us bu=$usr_us
+        else one_run "$W/small.ybc" || exit 1; sr=$rss_mb sc=$cpu_us su=$usr_us; fi
     done
     ratio=$($PY -c "print('%.2f' % ($br / $sr))") extra=$($PY -c "print('%.2f' % ($bc - $sc))")
-    rr="$rr $ratio" ex="$ex $extra"
-    printf '%-5s %12s %12s %12s %12s %10s %12s\n' "$r" "$br" "$bc" "$sr" "$sc" "$ratio" "$extra"
+    xu=$($PY -c "print('%.2f' % ($bu - $su))") xs=$($PY -c "print('%.2f' % (($bc - $bu) - ($sc - $su)))")
+    rr="$rr $ratio" ex="$ex $extra" exu="$exu $xu" exs="$exs $xs"
+    printf '%-5s %12s %12s %12s %12s %10s %12s %10s %10s\n' "$r" "$br" "$bc" "$sr" "$sc" "$ratio" \
+        "$extra" "$xu" "$xs"
 done
 echo "peak RSS big/small: $(bench_range $rr) (target <= 1.5, big <= 64 MB)"
 echo "extra CPU per request streaming: $(bench_range $ex) us (target <= 3)"
+echo "  of which user: $(bench_range $exu) us, system: $(bench_range $exs) us"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
