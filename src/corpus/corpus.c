@@ -1238,7 +1238,8 @@ static int comp_init(wcomp *c)
     /* the skeletons: level 1's tables with the double-hash search (level
      * 2's), which finds the longer matches of a record's skeleton with the
      * ones before it: fewer sequences, read in three quarters of the time,
-     * a twentieth smaller, written as fast (bench/corpus_size.sh) */
+     * a sixteenth smaller, written in 7% more time (bench/README.md,
+     * corpus_memory.sh) */
     ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_strategy, ZSTD_dfast);
     ZSTD_CCtx_setParameter(c->dig, ZSTD_c_compressionLevel, 1);
     ZSTD_CCtx_setParameter(c->dig, ZSTD_c_checksumFlag, 1);
