@@ -31,16 +31,22 @@ static void hdr(yb_request *r, const char *name, const char *value)
     assert_int_equal(yb_request_add_header(r, name, value, strlen(value)), 0);
 }
 
+/* Fails unless out[0..len) is want; frees out. */
+static void expect_wire(uint8_t *out, size_t len, const char *want)
+{
+    assert_non_null(out);
+    if (len != strlen(want) || memcmp(out, want, len) != 0)
+        fail_msg("serialized:\n%.*s\nwanted:\n%s", (int)len, (const char *)out, want);
+    free(out);
+}
+
 static void expect_ser(const yb_request *r, const char *host, const char *auth, int close,
                        const char *want)
 {
     uint8_t *out = NULL;
     size_t len = 0;
     assert_int_equal(yb_h1_serialize(r, host, auth, close, &out, &len), 0);
-    assert_non_null(out);
-    if (len != strlen(want) || memcmp(out, want, len) != 0)
-        fail_msg("serialized:\n%.*s\nwanted:\n%s", (int)len, (const char *)out, want);
-    free(out);
+    expect_wire(out, len, want);
 }
 
 static void test_ser_get(void **state)
@@ -278,24 +284,20 @@ static void test_ser_with(void **state)
     uint8_t *out = NULL;
     size_t n = 0;
     assert_int_equal(yb_h1_serialize_with(&r, &x, &out, &n), 0);
-    const char *want = "PUT /a HTTP/1.1\r\nHost: h\r\nAccept: */*\r\nuser-agenx: kept\r\n"
-                       "hosx: kept\r\nauthorizatioN: Basic cmVj\r\nContent-Lengtx: kept\r\n"
-                       "Transfer-Encodinx: kept\r\nX-Extra: 1\r\nUser-Agent: extra/1\r\n"
-                       "User-Agent: yangblast/9\r\nContent-Length: 0\r\n\r\n";
-    if (n != strlen(want) || memcmp(out, want, n))
-        fail_msg("serialized:\n%.*s\nwanted:\n%s", (int)n, (const char *)out, want);
-    free(out);
+    expect_wire(out, n,
+                "PUT /a HTTP/1.1\r\nHost: h\r\nAccept: */*\r\nuser-agenx: kept\r\n"
+                "hosx: kept\r\nauthorizatioN: Basic cmVj\r\nContent-Lengtx: kept\r\n"
+                "Transfer-Encodinx: kept\r\nX-Extra: 1\r\nUser-Agent: extra/1\r\n"
+                "User-Agent: yangblast/9\r\nContent-Length: 0\r\n\r\n");
     /* an Authorization override drops the record's; no User-Agent given:
      * the record's travels */
     x = (yb_h1_extra){.auth = "Basic bmV3", .extra = extra, .n_extra = 1, .close = 1};
     assert_int_equal(yb_h1_serialize_with(&r, &x, &out, &n), 0);
-    want = "PUT /a HTTP/1.1\r\nHost: sw\r\nuser-AGENT: recorded/1\r\nAccept: */*\r\n"
-           "user-agenx: kept\r\nhosx: kept\r\nContent-Lengtx: kept\r\n"
-           "Transfer-Encodinx: kept\r\nX-Extra: 1\r\nAuthorization: Basic bmV3\r\n"
-           "Content-Length: 0\r\nConnection: close\r\n\r\n";
-    if (n != strlen(want) || memcmp(out, want, n))
-        fail_msg("serialized:\n%.*s\nwanted:\n%s", (int)n, (const char *)out, want);
-    free(out);
+    expect_wire(out, n,
+                "PUT /a HTTP/1.1\r\nHost: sw\r\nuser-AGENT: recorded/1\r\nAccept: */*\r\n"
+                "user-agenx: kept\r\nhosx: kept\r\nContent-Lengtx: kept\r\n"
+                "Transfer-Encodinx: kept\r\nX-Extra: 1\r\nAuthorization: Basic bmV3\r\n"
+                "Content-Length: 0\r\nConnection: close\r\n\r\n");
     /* an extra header that would break the framing, or a User-Agent */
     const yb_header evil = {.name = "X-E", .value = (uint8_t *)"a\nb", .value_len = 3};
     x = (yb_h1_extra){.extra = &evil, .n_extra = 1};
