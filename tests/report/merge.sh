@@ -232,7 +232,8 @@ timeout 90 "$YB" run -q "$T/rc.ybc" --targets "$T/pl.yaml" --fan-out -n 5 -c 1 >
     not_ok "the sets written before the shards (exit $?)"
 for i in 0 1 2; do
     timeout 90 "$YB" run -q --plan "$T/plan.yaml" --targets "$T/pl.yaml" --shard $i/3 \
-        --json "$T/plan$i.json" >/dev/null 2>&1 || not_ok "plan shard $i/3 (exit $?)"
+        --json "$T/plan$i.json" >"$T/plan$i.out" 2>&1 ||
+        { not_ok "plan shard $i/3 (exit $?)"; diag "$(grep -A4 '^Error reasons' "$T/plan$i.out")"; }
 done
 timeout 90 "$YB" run -q --plan "$T/plan.yaml" --targets "$T/pl.yaml" --json "$T/plan1p.json" \
     >/dev/null 2>&1 || not_ok "the plan in one process (exit $?)"
