@@ -5,6 +5,7 @@
 #include "util/blkcache.h"
 #include "util/outfile.h"
 #include "util/util.h"
+#include "util/varint.h"
 #include "corpus/corpus.pb-c.h"
 
 #include <errno.h>
@@ -985,17 +986,6 @@ static int wr_compress(yb_corpus_writer *w, const void *src, size_t n, ZSTD_EndD
     }
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    do {
-        uint8_t b = v & 0x7f;
-        v >>= 7;
-        p[n++] = b | (v ? 0x80 : 0);
-    } while (v);
-    return n;
-}
-
 /* Makes *buf at least n bytes long.  Returns 0 or -ENOMEM. */
 static int grow_to(uint8_t **buf, size_t *cap, size_t n)
 {
@@ -1143,8 +1133,8 @@ static void split_end(wslot *s)
 static size_t slot_lens(wslot *s)
 {
     uint8_t lens[LENS_ROOM];
-    size_t ln = put_varint(lens, s->sn);
-    ln += put_varint(lens + ln, s->dn);
+    size_t ln = yb_varint_put(lens, s->sn);
+    ln += yb_varint_put(lens + ln, s->dn);
     memcpy(s->skel + LENS_ROOM - ln, lens, ln);
     return ln;
 }
@@ -1484,7 +1474,7 @@ static int pack_entry(wscratch *sc, const Yangblast__Entry *e, size_t bound, uin
             return -EFBIG;
         if (grow_to(&sc->pack, &sc->pack_cap, len + 10))
             return -ENOMEM;
-        size_t h = put_varint(sc->pack, len);
+        size_t h = yb_varint_put(sc->pack, len);
         protobuf_c_message_pack(&e->base, sc->pack + h);
         *out = sc->pack;
         *n = h + len;
@@ -1496,7 +1486,7 @@ static int pack_entry(wscratch *sc, const Yangblast__Entry *e, size_t bound, uin
     if (len > bound)
         abort(); /* the bound is wrong: memory was overrun */
     uint8_t lp[10];
-    size_t h = put_varint(lp, len);
+    size_t h = yb_varint_put(lp, len);
     *out = sc->pack + 10 - h;
     memcpy(*out, lp, h);
     *n = h + len;
@@ -1778,14 +1768,6 @@ int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r)
     return rc ? rc : added(w, r, add_whole(w, r));
 }
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    for (; v >= 0x80; v >>= 7)
-        n++;
-    return n;
-}
-
 /* Whether a body's parts may make r->body_len bytes: at most that many in
  * the skeleton, each digit apart with at most one ',' (the counts are
  * checked as the parts are gathered in format 2). */
@@ -1828,19 +1810,19 @@ static int gather_split(wscratch *sc, wslot *s, const yb_request *r, const uint8
     tail.body.data = NULL;
     size_t hl = protobuf_c_message_get_packed_size(&head.base);
     size_t tl = protobuf_c_message_get_packed_size(&tail.base);
-    uint64_t req = hl + 1 + varint_len(r->body_len) + r->body_len + tl;
-    uint64_t entry = 1 + varint_len(req) + req;
+    uint64_t req = hl + 1 + yb_varint_len(r->body_len) + r->body_len + tl;
+    uint64_t entry = 1 + yb_varint_len(req) + req;
     if (entry > YB_CORPUS_MAX_ENTRY)
         return -EFBIG;
     if (grow_to(&sc->pack, &sc->pack_cap, hl + tl + 40))
         return -ENOMEM;
     uint8_t *p = sc->pack;
-    size_t n = put_varint(p, entry);
+    size_t n = yb_varint_put(p, entry);
     p[n++] = 0x12; /* Entry.request, length-delimited */
-    n += put_varint(p + n, req);
+    n += yb_varint_put(p + n, req);
     n += protobuf_c_message_pack(&head.base, p + n);
     p[n++] = 0x3a; /* Request.body, length-delimited */
-    n += put_varint(p + n, r->body_len);
+    n += yb_varint_put(p + n, r->body_len);
     size_t t0 = n;
     n += protobuf_c_message_pack(&tail.base, p + n);
     if (slot_room(s, n + r->body_len)) /* (sn <= body_len, dn <= 2 body_len: checked) */

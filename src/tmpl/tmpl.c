@@ -4,6 +4,7 @@
 #include "tmpl/tmpl.h"
 #include "tmpl/pick.h"
 #include "util/util.h"
+#include "util/varint.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -552,13 +553,7 @@ static size_t len_put(uint8_t *o, uint8_t enc, uint64_t n)
     }
     if (enc == YB_TMPL_LEN_DEC)
         return fmt_u64((char *)o, n, 0);
-    size_t k = 0;
-    while (n >= 128) {
-        o[k++] = (uint8_t)(n | 128);
-        n >>= 7;
-    }
-    o[k++] = (uint8_t)n;
-    return k;
+    return yb_varint_put(o, n);
 }
 
 int yb_tmpl_fill(const yb_tmpl *t, const yb_tmpl_vars *v, yb_tmpl_buf *out)
