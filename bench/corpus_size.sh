@@ -14,8 +14,9 @@
 # The records are checked to be identical at every level (`corpus cat`
 # digests); the script exits non-zero when they differ.  Last, synth's
 # rate at its default level over ROUNDS runs of --count $SYNTH_N (default
-# 1000000): records per second of wall time (what the target means: 1M
-# records in 5 s) and per CPU second of all its threads.  Targets: corpus
+# 1000000), RESTCONF then gNMI (a SetRequest per set): records per second
+# of wall time (what the target means: 1M records in 5 s) and per CPU
+# second of all its threads.  Targets: corpus
 # <= 0.6x gzip -9 JSON lines; reading no slower than at level 3; synth >=
 # 200,000 records/s.
 set -u
@@ -95,34 +96,39 @@ done
 # time printed apart), and each timed round replaces that file, as a
 # corpus regenerated in place is.
 SN=${SYNTH_N:-1000000}
-: >"$W/rate"
-for r in 0 $(seq "$ROUNDS"); do
-    /usr/bin/python3 -c '
+# rate PROTO: the rounds of synth acl --proto PROTO --count $SN, printed
+rate() {
+    : >"$W/rate"; : >"$W/rate.load"
+    for r in 0 $(seq "$ROUNDS"); do
+        /usr/bin/python3 -c '
 import resource, subprocess, sys, time
 t = time.monotonic()
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 w = time.monotonic() - t
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.4f %.4f" % (w, r.ru_utime + r.ru_stime))' "$YB" synth acl --count "$SN" -o "$W/rate.ybc" \
-        >"$W/rate.one" || exit 2
-    if [ "$r" = 0 ]; then
-        first=$(cat "$W/rate.one")
-        echo "first run (a new file): $first (wall s, CPU s); load average $(cut -d' ' -f1 /proc/loadavg)" >"$W/rate.first"
-        continue
-    fi
-    cat "$W/rate.one" >>"$W/rate"
-    echo "load average: $(cut -d' ' -f1 /proc/loadavg)" >>"$W/rate.load"
-done
-rm -f "$W/rate.ybc"
-echo
-awk -v n="$SN" '
-    NR == 1 || $1 < w0 { w0 = $1 } NR == 1 || $1 > w1 { w1 = $1 }
-    NR == 1 || $2 < c0 { c0 = $2 } NR == 1 || $2 > c1 { c1 = $2 }
-    END {
-        printf "synth acl --count %d (RESTCONF, default level): wall %.2f..%.2f s, %.0f..%.0f records/s (target 200000/s: 1M in 5 s)\n", n, w0, w1, n / w1, n / w0
-        printf "  CPU (all threads) %.2f..%.2f s, %.0f..%.0f records per CPU second\n", c0, c1, n / c1, n / c0
-    }' "$W/rate"
-sed 's/^/  /' "$W/rate.load" | paste -sd' '
-sed 's/^/  /' "$W/rate.first"
+print("%.4f %.4f" % (w, r.ru_utime + r.ru_stime))' "$YB" synth acl --proto "$1" --count "$SN" \
+            -o "$W/rate.ybc" >"$W/rate.one" || exit 2
+        if [ "$r" = 0 ]; then
+            first=$(cat "$W/rate.one")
+            echo "first run (a new file): $first (wall s, CPU s); load average $(cut -d' ' -f1 /proc/loadavg)" >"$W/rate.first"
+            continue
+        fi
+        cat "$W/rate.one" >>"$W/rate"
+        echo "load average: $(cut -d' ' -f1 /proc/loadavg)" >>"$W/rate.load"
+    done
+    rm -f "$W/rate.ybc"
+    echo
+    awk -v n="$SN" -v p="$1" '
+        NR == 1 || $1 < w0 { w0 = $1 } NR == 1 || $1 > w1 { w1 = $1 }
+        NR == 1 || $2 < c0 { c0 = $2 } NR == 1 || $2 > c1 { c1 = $2 }
+        END {
+            printf "synth acl --proto %s --count %d (default level): wall %.2f..%.2f s, %.0f..%.0f records/s (target 200000/s: 1M in 5 s)\n", p, n, w0, w1, n / w1, n / w0
+            printf "  CPU (all threads) %.2f..%.2f s, %.0f..%.0f records per CPU second\n", c0, c1, n / c1, n / c0
+        }' "$W/rate"
+    sed 's/^/  /' "$W/rate.load" | paste -sd' '
+    sed 's/^/  /' "$W/rate.first"
+}
+rate restconf
+rate gnmi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $fail

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "gnmi/gnmi_msg.h"
+#include "util/varint.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -367,6 +368,50 @@ int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len)
     *out = NULL;
     *len = 0;
     return yb_grpc_append(m, out, len);
+}
+
+int yb_gnmi_set_json_head(int replace, const Gnmi__Path *path, size_t json_len, uint8_t **out,
+                          size_t *len)
+{
+    /* field numbers of gnmi.proto: SetRequest.replace 3, .update 4;
+     * Update.path 1, .val 3; TypedValue.json_ietf_val 11 -- each
+     * length-delimited (wire type 2), packed in field order, so the
+     * value's bytes come last */
+    enum { SET_REPLACE = 3 << 3 | 2, SET_UPDATE = 4 << 3 | 2, UPD_PATH = 1 << 3 | 2,
+           UPD_VAL = 3 << 3 | 2, TV_JSON_IETF = 11 << 3 | 2 };
+    *out = NULL;
+    *len = 0;
+    size_t pl = protobuf_c_message_get_packed_size(&path->base);
+    uint64_t tv = 1 + yb_varint_len(json_len) + (uint64_t)json_len;
+    uint64_t upd = 1 + yb_varint_len(pl) + pl + 1 + yb_varint_len(tv) + tv;
+    uint64_t msg = 1 + yb_varint_len(upd) + upd;
+    if (msg > UINT32_MAX)
+        return -EFBIG;
+    size_t n = YB_GRPC_PREFIX + (size_t)(msg - json_len);
+    uint8_t *b = malloc(n), *p = b;
+    if (!b)
+        return -ENOMEM;
+    *p++ = 0;
+    *p++ = (uint8_t)(msg >> 24);
+    *p++ = (uint8_t)(msg >> 16);
+    *p++ = (uint8_t)(msg >> 8);
+    *p++ = (uint8_t)msg;
+    *p++ = replace ? SET_REPLACE : SET_UPDATE;
+    p += yb_varint_put(p, upd);
+    *p++ = UPD_PATH;
+    p += yb_varint_put(p, pl);
+    p += protobuf_c_message_pack(&path->base, p);
+    *p++ = UPD_VAL;
+    p += yb_varint_put(p, tv);
+    *p++ = TV_JSON_IETF;
+    p += yb_varint_put(p, json_len);
+    if ((size_t)(p - b) != n) { /* (cannot happen) */
+        free(b);
+        return -EFBIG;
+    }
+    *out = b;
+    *len = n;
+    return 0;
 }
 
 int yb_grpc_next(const uint8_t *buf, size_t len, size_t *off, const uint8_t **msg,

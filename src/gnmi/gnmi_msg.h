@@ -40,6 +40,16 @@ size_t yb_gnmi_path_format(const Gnmi__Path *p, char *buf, size_t cap);
  * -EFBIG (message over 4 GiB). */
 int yb_grpc_frame(const ProtobufCMessage *m, uint8_t **out, size_t *len);
 
+/* The bytes of a gRPC-framed SetRequest holding one Update (in its
+ * replace list when replace, else in update) of path to a json_ietf_val
+ * of json_len bytes, up to that value: yb_grpc_frame of that request is
+ * these bytes, then the JSON's.  For a writer that has the JSON in
+ * another form (split into its digits and the rest) and need not make
+ * it whole to frame it.  Returns 0 and *out and *len (caller frees), or
+ * -ENOMEM / -EFBIG (the message over 4 GiB). */
+int yb_gnmi_set_json_head(int replace, const Gnmi__Path *path, size_t json_len, uint8_t **out,
+                          size_t *len);
+
 /* Checks that the wire bytes buf[0..len) of a message of type d nest
  * sub-messages (known fields of message type) at most max_depth deep,
  * walking at most that deep itself.  Call it before protobuf-c's unpack

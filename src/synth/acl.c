@@ -884,6 +884,97 @@ static int gnmi_set(const yb_synth_acl_opts *o, uint64_t k, uint8_t **buf, size_
     return rc;
 }
 
+/* Grows *p (of *cap bytes) to at least n bytes.  Returns 0 or -ENOMEM. */
+static int grow_to(char **p, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return 0;
+    char *q = realloc(*p, n);
+    if (!q)
+        return -ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* Puts head[0..hl) in front of the body split in sp, split as the corpus
+ * writer splits a whole body (each run of digits one '0' in the
+ * skeleton, its digits and a ',' in the digits; a run that goes on into
+ * the body's first run is one run).  Returns 0 or -ENOMEM. */
+static int split_prepend(yb_synth_split *sp, const uint8_t *head, size_t hl)
+{
+    /* the head's parts' sizes first, then the body's moved up, then the
+     * head's written below them */
+    size_t sn = 0, dn = 0;
+    int run = 0;
+    for (size_t i = 0; i < hl; i++) {
+        int digit = head[i] >= '0' && head[i] <= '9';
+        sn += !digit || !run;
+        dn += digit || run;
+        run = digit;
+    }
+    int joins = run && sp->sn && sp->skel[0] == '0'; /* the body's first marker goes */
+    dn += run && !joins;
+    if (grow_to(&sp->skel, &sp->skel_cap, sn + sp->sn - (size_t)joins) ||
+        grow_to(&sp->dig, &sp->dig_cap, dn + sp->dn))
+        return -ENOMEM;
+    memmove(sp->skel + sn, sp->skel + joins, sp->sn - (size_t)joins);
+    memmove(sp->dig + dn, sp->dig, sp->dn);
+    sp->sn += sn - (size_t)joins;
+    sp->dn += dn;
+    char *s = sp->skel, *d = sp->dig;
+    run = 0;
+    for (size_t i = 0; i < hl; i++) {
+        int digit = head[i] >= '0' && head[i] <= '9';
+        if (digit && !run)
+            *s++ = '0';
+        else if (!digit)
+            *s++ = (char)head[i];
+        if (digit)
+            *d++ = (char)head[i];
+        else if (run)
+            *d++ = ',';
+        run = digit;
+    }
+    if (run && !joins)
+        *d++ = ',';
+    return 0;
+}
+
+/* gNMI Set k of create or replace, made split into sp: the JSON as
+ * RESTCONF's is made (wrapped_split), the bytes before it (the gRPC
+ * frame's and the SetRequest's, which depend on its length) split in
+ * front of it, so the body is never made whole nor split again by the
+ * writer.  The same bytes as gnmi_set's.  Returns 0 with *len the
+ * body's length, or a negative errno. */
+static int gnmi_set_split(const yb_synth_acl_opts *o, uint64_t k, yb_synth_split *sp,
+                          size_t *len)
+{
+    char name[128], path[512];
+    int replace = o->op == YB_SYNTH_REPLACE;
+    if (replace) {
+        set_name(o, k, name, sizeof name);
+        snprintf(path, sizeof path, GNMI_SETS "/acl-set[name=%s][type=ACL_IPV4]", name);
+    }
+    size_t jl = wrapped_split(o, k, "openconfig-acl:acl-set", NULL, sp);
+    if (!jl)
+        return -ENOMEM;
+    Gnmi__Path *p = NULL;
+    int rc = yb_gnmi_path_parse(replace ? path : GNMI_SETS, &p);
+    if (rc)
+        return rc;
+    uint8_t *head;
+    size_t hl;
+    rc = yb_gnmi_set_json_head(replace, p, jl, &head, &hl);
+    yb_gnmi_path_free(p);
+    if (rc)
+        return rc;
+    rc = split_prepend(sp, head, hl);
+    free(head);
+    *len = hl + jl;
+    return rc;
+}
+
 static int gnmi_get(const yb_synth_acl_opts *o, uint64_t k, uint8_t **buf, size_t *len)
 {
     char name[128], path[512];
@@ -942,8 +1033,19 @@ static int gnmi_subscribe(const yb_synth_acl_opts *o, uint8_t **buf, size_t *len
     return rc;
 }
 
-static int gnmi_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)
+/* gNMI request k; a Set's JSON (create, replace) split into sp when sp
+ * is not NULL.  Returns 1 when the body is in sp, 0 when in r, or a
+ * negative errno. */
+static int gnmi_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,
+                        yb_synth_split *sp)
 {
+    if (sp && (o->op == YB_SYNTH_CREATE || o->op == YB_SYNTH_REPLACE)) {
+        size_t len = 0;
+        int rc = gnmi_set_split(o, k, sp, &len);
+        rc = rc ? rc : yb_synth_grpc_request(r, "/gnmi.gNMI/Set", NULL, 0);
+        r->body_len = len;
+        return rc ? rc : 1;
+    }
     uint8_t *body = NULL;
     size_t len = 0;
     const char *rpc;
@@ -988,7 +1090,7 @@ static int acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,
     r->conn_order = (uint32_t)k;
     r->timestamp_ns = 0;
     r->templated = o->unique;
-    return o->proto == YB_PROTO_GNMI ? gnmi_request(o, k, r) : restconf_request(o, k, r, sp);
+    return o->proto == YB_PROTO_GNMI ? gnmi_request(o, k, r, sp) : restconf_request(o, k, r, sp);
 }
 
 int yb_synth_acl_request(const yb_synth_acl_opts *o, uint64_t k, yb_request *r)

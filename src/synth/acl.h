@@ -65,8 +65,10 @@ typedef struct {
     yb_synth_rules *rules; /* the rules' skeletons, made once (acl.c) */
 } yb_synth_split;
 
-/* As yb_synth_acl_request, but a JSON body (RESTCONF create and replace)
- * is written split into sp, never whole: r->body stays NULL and
+/* As yb_synth_acl_request, but a body holding the set's JSON (create
+ * and replace: RESTCONF's, and gNMI's SetRequest with the bytes before
+ * its JSON split too) is written split into sp, never whole: r->body
+ * stays NULL and
  * r->body_len is its length.  Returns 1 when the body is in sp, 0 when
  * r is complete as yb_synth_acl_request makes it, or a negative errno. */
 int yb_synth_acl_request_split(const yb_synth_acl_opts *o, uint64_t k, yb_request *r,

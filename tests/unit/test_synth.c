@@ -484,66 +484,101 @@ static void split_ref(const uint8_t *b, size_t n, char *skel, size_t *sn, char *
     *dn = d;
 }
 
+/* Checks that yb_synth_acl_request_split(o, k) writes split exactly the
+ * split of the body yb_synth_acl_request writes, and the rest of the
+ * record the same (case c names it).  Returns the whole body's last
+ * byte before its JSON, or -1 when the body starts with it. */
+static int split_matches(const yb_synth_acl_opts *o, uint64_t k, yb_synth_split *sp, size_t c)
+{
+    yb_request whole, r;
+    gen(o, k, &whole);
+    yb_request_init(&r);
+    assert_int_equal(yb_synth_acl_request_split(o, k, &r, sp), 1);
+    assert_null(r.body);
+    assert_int_equal(r.body_len, whole.body_len);
+    char *skel = malloc(whole.body_len + 1), *dig = malloc(2 * whole.body_len + 1);
+    assert_non_null(skel);
+    assert_non_null(dig);
+    size_t sn, dn;
+    split_ref(whole.body, whole.body_len, skel, &sn, dig, &dn);
+    if (sp->sn != sn || memcmp(sp->skel, skel, sn))
+        fail_msg("case %zu record %llu: skeleton differs", c, (unsigned long long)k);
+    if (sp->dn != dn || memcmp(sp->dig, dig, dn))
+        fail_msg("case %zu record %llu: digits differ", c, (unsigned long long)k);
+    free(skel);
+    free(dig);
+    static const char OPEN[] = "{\n    \"openconfig-acl:";
+    const uint8_t *j = memmem(whole.body, whole.body_len, OPEN, sizeof OPEN - 1);
+    assert_non_null(j);
+    int before = j == whole.body ? -1 : j[-1];
+    /* the rest of the record as yb_synth_acl_request makes it */
+    uint8_t *body = whole.body;
+    size_t len = whole.body_len;
+    whole.body = NULL;
+    whole.body_len = r.body_len = 0;
+    assert_true(yb_request_equal(&whole, &r));
+    whole.body = body;
+    whole.body_len = len;
+    yb_request_cleanup(&whole);
+    yb_request_cleanup(&r);
+    return before;
+}
+
 /* yb_synth_acl_request_split: the body it writes split is exactly the
  * split of the body yb_synth_acl_request writes (every method and op,
- * --unique, rule counts, names with digits and with escapes that make
- * digits), and the rest of the record is the same; requests without a
- * body come whole. */
+ * both protocols, --unique, rule counts, names with digits and with
+ * escapes that make digits), and the rest of the record is the same;
+ * requests without a body come whole. */
 static void test_split_bodies(void **state)
 {
     (void)state;
     static const struct {
+        yb_proto proto;
         yb_synth_op op;
         const char *method, *prefix;
         unsigned rules;
         int unique;
     } C[] = {
-        {YB_SYNTH_CREATE, "PATCH", "YB_ACL", YB_SYNTH_RULES_AUTO, 0},
-        {YB_SYNTH_CREATE, "POST", "A1", 3, 1},
-        {YB_SYNTH_CREATE, "PUT", "9\x01" "7x", 1, 0},
-        {YB_SYNTH_REPLACE, "PATCH", "12", 0, 0},
-        {YB_SYNTH_REPLACE, "PATCH", "\x1f" "0", 2, 1},
+        {YB_PROTO_RESTCONF, YB_SYNTH_CREATE, "PATCH", "YB_ACL", YB_SYNTH_RULES_AUTO, 0},
+        {YB_PROTO_RESTCONF, YB_SYNTH_CREATE, "POST", "A1", 3, 1},
+        {YB_PROTO_RESTCONF, YB_SYNTH_CREATE, "PUT", "9\x01" "7x", 1, 0},
+        {YB_PROTO_RESTCONF, YB_SYNTH_REPLACE, "PATCH", "12", 0, 0},
+        {YB_PROTO_RESTCONF, YB_SYNTH_REPLACE, "PATCH", "\x1f" "0", 2, 1},
+        {YB_PROTO_GNMI, YB_SYNTH_CREATE, "PATCH", "YB_ACL", YB_SYNTH_RULES_AUTO, 0},
+        {YB_PROTO_GNMI, YB_SYNTH_CREATE, "PATCH", "A1", 3, 1},
+        {YB_PROTO_GNMI, YB_SYNTH_REPLACE, "PATCH", "12", 0, 0},
+        {YB_PROTO_GNMI, YB_SYNTH_REPLACE, "PATCH", "9\x01" "7x", 1000, 1},
     };
     yb_synth_split sp = {0};
     for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
         yb_synth_acl_opts o;
         yb_synth_acl_defaults(&o);
+        o.proto = C[c].proto;
         o.op = C[c].op;
-        o.method = C[c].method;
+        if (o.proto == YB_PROTO_RESTCONF)
+            o.method = C[c].method;
         o.name_prefix = C[c].prefix;
         o.rules = C[c].rules;
         o.unique = C[c].unique;
         assert_null(yb_synth_acl_check(&o));
-        for (uint64_t k = 0; k < 40; k += 13) {
-            yb_request whole, r;
-            gen(&o, k, &whole);
-            yb_request_init(&r);
-            assert_int_equal(yb_synth_acl_request_split(&o, k, &r, &sp), 1);
-            assert_null(r.body);
-            assert_int_equal(r.body_len, whole.body_len);
-            char *skel = malloc(whole.body_len + 1), *dig = malloc(2 * whole.body_len + 1);
-            assert_non_null(skel);
-            assert_non_null(dig);
-            size_t sn, dn;
-            split_ref(whole.body, whole.body_len, skel, &sn, dig, &dn);
-            if (sp.sn != sn || memcmp(sp.skel, skel, sn))
-                fail_msg("case %zu record %llu: skeleton differs", c, (unsigned long long)k);
-            if (sp.dn != dn || memcmp(sp.dig, dig, dn))
-                fail_msg("case %zu record %llu: digits differ", c, (unsigned long long)k);
-            free(skel);
-            free(dig);
-            /* the rest of the record as yb_synth_acl_request makes it */
-            uint8_t *body = whole.body;
-            size_t len = whole.body_len;
-            whole.body = NULL;
-            whole.body_len = r.body_len = 0;
-            assert_true(yb_request_equal(&whole, &r));
-            whole.body = body;
-            whole.body_len = len;
-            yb_request_cleanup(&whole);
-            yb_request_cleanup(&r);
-        }
+        for (uint64_t k = 0; k < 40; k += 13)
+            split_matches(&o, k, &sp, c);
     }
+    /* gNMI: the bytes before the JSON (the gRPC prefix, the SetRequest's
+     * tags and lengths, the path) are split too; over rule counts some
+     * end with a digit (the JSON's length, 6144..7423 bytes, ends its
+     * varint in '0'..'9'), a run the JSON's '{' ends */
+    unsigned digit_end = 0;
+    for (unsigned rules = 0; rules <= 60; rules++) {
+        yb_synth_acl_opts o;
+        yb_synth_acl_defaults(&o);
+        o.proto = YB_PROTO_GNMI;
+        o.rules = rules;
+        int b = split_matches(&o, rules, &sp, 100 + rules);
+        assert_true(b >= 0);
+        digit_end += b >= '0' && b <= '9';
+    }
+    assert_true(digit_end > 0);
     /* no body, or gNMI: the record whole */
     yb_synth_acl_opts o;
     yb_synth_acl_defaults(&o);
@@ -556,12 +591,12 @@ static void test_split_bodies(void **state)
     yb_request_cleanup(&r);
     yb_request_cleanup(&whole);
     o.proto = YB_PROTO_GNMI;
-    o.op = YB_SYNTH_CREATE;
+    o.op = YB_SYNTH_DELETE;
     yb_request_init(&r);
     assert_int_equal(yb_synth_acl_request_split(&o, 3, &r, &sp), 0);
     gen(&o, 3, &whole);
     assert_true(yb_request_equal(&whole, &r));
-    assert_true(r.body_len > 1000);
+    assert_true(r.body_len > 20);
     yb_request_cleanup(&r);
     yb_request_cleanup(&whole);
     yb_synth_split_free(&sp);
@@ -888,6 +923,54 @@ static void test_grpc_framing(void **state)
     free(b);
 }
 
+/* yb_gnmi_set_json_head: its bytes and then the JSON's are yb_grpc_frame
+ * of the SetRequest holding them, for update and replace, paths with and
+ * without keys, and JSON lengths on each side of a varint's step. */
+static void test_set_json_head(void **state)
+{
+    (void)state;
+    static const size_t LEN[] = {0, 1, 127, 128, 6144, 16383, 16384, 2097151, 2097152};
+    static const char *const PATH[] = {"openconfig-acl:acl/acl-sets",
+                                       "openconfig-acl:acl/acl-sets/acl-set[name=A_07][type=ACL_IPV4]"};
+    uint8_t *json = malloc(2097152);
+    assert_non_null(json);
+    for (size_t i = 0; i < 2097152; i++)
+        json[i] = (uint8_t)("{0123456789\"abc}"[i % 16]);
+    for (int replace = 0; replace <= 1; replace++)
+        for (size_t pi = 0; pi < 2; pi++)
+            for (size_t li = 0; li < sizeof LEN / sizeof LEN[0]; li++) {
+                Gnmi__Path *p = NULL;
+                assert_int_equal(yb_gnmi_path_parse(PATH[pi], &p), 0);
+                Gnmi__TypedValue v = GNMI__TYPED_VALUE__INIT;
+                v.value_case = GNMI__TYPED_VALUE__VALUE_JSON_IETF_VAL;
+                v.json_ietf_val.data = json;
+                v.json_ietf_val.len = LEN[li];
+                Gnmi__Update u = GNMI__UPDATE__INIT, *up = &u;
+                u.path = p;
+                u.val = &v;
+                Gnmi__SetRequest req = GNMI__SET_REQUEST__INIT;
+                if (replace) {
+                    req.n_replace = 1;
+                    req.replace = &up;
+                } else {
+                    req.n_update = 1;
+                    req.update = &up;
+                }
+                uint8_t *whole, *head;
+                size_t wn, hn;
+                assert_int_equal(yb_grpc_frame(&req.base, &whole, &wn), 0);
+                assert_int_equal(yb_gnmi_set_json_head(replace, p, LEN[li], &head, &hn), 0);
+                if (hn + LEN[li] != wn || memcmp(whole, head, hn) ||
+                    memcmp(whole + hn, json, LEN[li]))
+                    fail_msg("replace %d path %zu length %zu: head of %zu bytes, frame of %zu",
+                             replace, pi, LEN[li], hn, wn);
+                free(whole);
+                free(head);
+                yb_gnmi_path_free(p);
+            }
+    free(json);
+}
+
 /* yb_gnmi_wire_count: a client's check of a SetResponse counts its results
  * on the wire; malformed bytes (anywhere, nested ones too) are refused as
  * unpack would refuse them. */
@@ -943,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_json_bytes),
         cmocka_unit_test(test_unique_names_and_sizes),
         cmocka_unit_test(test_split_bodies),
+        cmocka_unit_test(test_set_json_head),
         cmocka_unit_test(test_gnmi_set),
         cmocka_unit_test(test_gnmi_wire_count),
         cmocka_unit_test(test_gnmi_get_and_capabilities),
