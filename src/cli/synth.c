@@ -368,31 +368,47 @@ static int synth_gnmi(const char *file, yb_gnmi_enc enc, uint64_t count, const c
         return YB_EXIT_USAGE;
     }
     compress_aside(w);
+    /* every record has the same body: where the writer keeps bodies split
+     * (format 2), split once and added as its parts, not copied and split
+     * again per record */
+    uint8_t *skel = NULL, *dig = NULL;
+    size_t sn = 0, dn = 0;
+    if (yb_corpus_writer_splits(w) && (skel = malloc(len + 1)) && (dig = malloc(2 * len + 1)))
+        yb_corpus_split(body, len, skel, &sn, dig, &dn);
     for (uint64_t k = 0; k < count; k++) {
         yb_request r;
         yb_request_init(&r);
         r.protocol = YB_PROTO_GNMI;
         r.conn_order = (uint32_t)k;
-        uint8_t *copy = malloc(len + 1);
-        int rc = copy ? 0 : -ENOMEM;
+        uint8_t *copy = dig ? NULL : malloc(len + 1);
+        int rc = dig || copy ? 0 : -ENOMEM;
         if (copy)
             memcpy(copy, body, len);
         rc = rc ? rc : yb_request_set_str(&r.scheme, scheme);
         rc = rc ? rc : yb_request_set_str(&r.authority, authority);
         if (rc)
             free(copy);
-        rc = rc ? rc : yb_synth_grpc_request(&r, "/gnmi.gNMI/Set", copy, len);
-        rc = rc ? rc : yb_corpus_writer_add(w, &r);
+        rc = rc ? rc : yb_synth_grpc_request(&r, "/gnmi.gNMI/Set", copy, copy ? len : 0);
+        if (!rc && dig) {
+            r.body_len = len;
+            rc = yb_corpus_writer_add_split(w, &r, skel, sn, dig, dn);
+        } else if (!rc) {
+            rc = yb_corpus_writer_add(w, &r);
+        }
         yb_request_cleanup(&r);
         if (rc) { /* never leave a partial corpus behind */
             yb_corpus_writer_abort(w);
             free(body);
+            free(skel);
+            free(dig);
             yb_errorf("%s: cannot write request %llu: %s", out, (unsigned long long)k,
                       strerror(-rc));
             return YB_EXIT_RUNTIME;
         }
     }
     free(body);
+    free(skel);
+    free(dig);
     if (yb_corpus_writer_close(w, err, sizeof err) < 0) {
         yb_errorf("%s", err);
         return YB_EXIT_RUNTIME;

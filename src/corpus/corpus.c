@@ -1849,6 +1849,29 @@ static int add_split_block(yb_corpus_writer *w, const yb_request *r, const uint8
     return rc ? rc : s->plain >= SPLIT_BLOCK ? wr_block(w) : 0;
 }
 
+int yb_corpus_writer_splits(const yb_corpus_writer *w)
+{
+    return w->split;
+}
+
+void yb_corpus_split(const uint8_t *b, size_t n, uint8_t *skel, size_t *sn, uint8_t *dig,
+                     size_t *dn)
+{
+    size_t s = 0, d = 0;
+    for (size_t i = 0; i < n;) {
+        if (!is_digit(b[i])) {
+            skel[s++] = b[i++];
+            continue;
+        }
+        skel[s++] = '0';
+        while (i < n && is_digit(b[i]))
+            dig[d++] = b[i++];
+        dig[d++] = ',';
+    }
+    *sn = s;
+    *dn = d;
+}
+
 int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
                                size_t sn, const uint8_t *dig, size_t dn)
 {

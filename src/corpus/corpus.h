@@ -168,6 +168,17 @@ int yb_corpus_writer_add_checked(yb_corpus_writer *w, const yb_request *r);
  * make body_len bytes, or an empty body: then use yb_corpus_writer_add). */
 int yb_corpus_writer_add_split(yb_corpus_writer *w, const yb_request *r, const uint8_t *skel,
                                size_t sn, const uint8_t *dig, size_t dn);
+/* Returns 1 when w writes format 2 (its level keeps the digits apart),
+ * where yb_corpus_writer_add_split gathers the parts as they come, else 0
+ * (it joins them first: yb_corpus_writer_add is as cheap). */
+int yb_corpus_writer_splits(const yb_corpus_writer *w);
+/* Splits b[0..n) into the parts yb_corpus_writer_add_split takes: each
+ * run of digits one '0' in skel, itself and a ',' in dig.  skel needs
+ * room for n bytes, dig for 2n.  Sets *sn and *dn.  For a producer whose
+ * body (or a part of it) is the same from record to record: split once,
+ * added many times. */
+void yb_corpus_split(const uint8_t *b, size_t n, uint8_t *skel, size_t *sn, uint8_t *dig,
+                     size_t *dn);
 /* zstd compression levels a writer accepts (yb_corpus_header.level), and
  * the one it uses unless told (see bench/corpus_size.sh for what they cost
  * and give). */

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "synth/acl.h"
+#include "corpus/corpus.h"
 #include "gnmi/gnmi_msg.h"
 #include "synth/gnmi_req.h"
 #include "util/util.h"
@@ -898,47 +899,32 @@ static int grow_to(char **p, size_t *cap, size_t n)
 }
 
 /* Puts head[0..hl) in front of the body split in sp, split as the corpus
- * writer splits a whole body (each run of digits one '0' in the
- * skeleton, its digits and a ',' in the digits; a run that goes on into
- * the body's first run is one run).  Returns 0 or -ENOMEM. */
+ * writer splits a whole body (yb_corpus_split; a run of digits that goes
+ * on into the body's first run is one run).  Returns 0 or -ENOMEM. */
 static int split_prepend(yb_synth_split *sp, const uint8_t *head, size_t hl)
 {
-    /* the head's parts' sizes first, then the body's moved up, then the
-     * head's written below them */
-    size_t sn = 0, dn = 0;
-    int run = 0;
-    for (size_t i = 0; i < hl; i++) {
-        int digit = head[i] >= '0' && head[i] <= '9';
-        sn += !digit || !run;
-        dn += digit || run;
-        run = digit;
-    }
-    int joins = run && sp->sn && sp->skel[0] == '0'; /* the body's first marker goes */
-    dn += run && !joins;
-    if (grow_to(&sp->skel, &sp->skel_cap, sn + sp->sn - (size_t)joins) ||
-        grow_to(&sp->dig, &sp->dig_cap, dn + sp->dn))
+    uint8_t *hs = malloc(3 * hl + 1), *hd = hs + hl;
+    if (!hs)
         return -ENOMEM;
-    memmove(sp->skel + sn, sp->skel + joins, sp->sn - (size_t)joins);
-    memmove(sp->dig + dn, sp->dig, sp->dn);
-    sp->sn += sn - (size_t)joins;
-    sp->dn += dn;
-    char *s = sp->skel, *d = sp->dig;
-    run = 0;
-    for (size_t i = 0; i < hl; i++) {
-        int digit = head[i] >= '0' && head[i] <= '9';
-        if (digit && !run)
-            *s++ = '0';
-        else if (!digit)
-            *s++ = (char)head[i];
-        if (digit)
-            *d++ = (char)head[i];
-        else if (run)
-            *d++ = ',';
-        run = digit;
+    size_t sn, dn;
+    yb_corpus_split(head, hl, hs, &sn, hd, &dn);
+    /* the head's last run goes on into the body's first: one run */
+    int joins = hl && head[hl - 1] >= '0' && head[hl - 1] <= '9' && sp->sn && sp->skel[0] == '0';
+    dn -= (size_t)joins; /* (its ',') */
+    int rc = grow_to(&sp->skel, &sp->skel_cap, sn + sp->sn - (size_t)joins) ||
+                     grow_to(&sp->dig, &sp->dig_cap, dn + sp->dn)
+                 ? -ENOMEM
+                 : 0;
+    if (!rc) {
+        memmove(sp->skel + sn, sp->skel + joins, sp->sn - (size_t)joins);
+        memcpy(sp->skel, hs, sn);
+        memmove(sp->dig + dn, sp->dig, sp->dn);
+        memcpy(sp->dig, hd, dn);
+        sp->sn += sn - (size_t)joins;
+        sp->dn += dn;
     }
-    if (run && !joins)
-        *d++ = ',';
-    return 0;
+    free(hs);
+    return rc;
 }
 
 /* gNMI Set k of create or replace, made split into sp: the JSON as

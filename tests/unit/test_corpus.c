@@ -2312,6 +2312,49 @@ static void test_blocks(void **state)
     free(in);
 }
 
+/* yb_corpus_split makes the parts split_ref makes (runs of digits at the
+ * ends, in the middle, all digits, none, one byte); yb_corpus_writer_splits
+ * says which levels keep them (format 2: 1, and 10 and above). */
+static void test_split_api(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < 60; i++) {
+        yb_request r;
+        size_t len = i % 5 == 0 ? 1 + i % 3 : 40 + 97 * i;
+        small_req(&r, i, len);
+        sow_digits(&r, i);
+        if (i % 11 == 0)
+            memset(r.body, '7', r.body_len);
+        if (i % 13 == 0)
+            memset(r.body, 'x', r.body_len);
+        uint8_t *ws, *wd, *s = malloc(len + 1), *d = malloc(2 * len + 1);
+        size_t wsn, wdn, sn = 99, dn = 99;
+        assert_non_null(s);
+        assert_non_null(d);
+        split_ref(r.body, r.body_len, &ws, &wsn, &wd, &wdn);
+        yb_corpus_split(r.body, r.body_len, s, &sn, d, &dn);
+        assert_int_equal(sn, wsn);
+        assert_int_equal(dn, wdn);
+        assert_memory_equal(s, ws, sn);
+        if (dn)
+            assert_memory_equal(d, wd, dn);
+        free(s);
+        free(d);
+        free(ws);
+        free(wd);
+        yb_request_cleanup(&r);
+    }
+    static const struct {
+        unsigned level;
+        int splits;
+    } L[] = {{1, 1}, {3, 0}, {9, 0}, {10, 1}, {19, 1}};
+    for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
+        yb_corpus_writer *w = open_at_level(tpath("lv.ybc"), L[i].level);
+        assert_int_equal(yb_corpus_writer_splits(w), L[i].splits);
+        close_ok(w);
+    }
+}
+
 /* yb_corpus_writer_add_split: at level 1 (frames), 3 (format 1: joined)
  * and 15 (one stream), the file is byte for byte the one
  * yb_corpus_writer_add makes of the same records, and they read back;
@@ -3033,6 +3076,7 @@ int main(void)
         T(test_join_fast),
         T(test_split_long_claim),
         T(test_add_split),
+        T(test_split_api),
         T(test_split_hostile),
         T(test_truncated_every_offset),
         T(test_truncated_multiblock),
