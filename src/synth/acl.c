@@ -903,18 +903,19 @@ static int grow_to(char **p, size_t *cap, size_t n)
  * on into the body's first run is one run).  Returns 0 or -ENOMEM. */
 static int split_prepend(yb_synth_split *sp, const uint8_t *head, size_t hl)
 {
-    uint8_t *hs = malloc(3 * hl + 1), *hd = hs + hl;
+    uint8_t *hs = malloc(3 * hl + 1);
     if (!hs)
         return -ENOMEM;
+    uint8_t *hd = hs + hl;
     size_t sn, dn;
     yb_corpus_split(head, hl, hs, &sn, hd, &dn);
     /* the head's last run goes on into the body's first: one run */
     int joins = hl && head[hl - 1] >= '0' && head[hl - 1] <= '9' && sp->sn && sp->skel[0] == '0';
     dn -= (size_t)joins; /* (its ',') */
-    int rc = grow_to(&sp->skel, &sp->skel_cap, sn + sp->sn - (size_t)joins) ||
-                     grow_to(&sp->dig, &sp->dig_cap, dn + sp->dn)
-                 ? -ENOMEM
-                 : 0;
+    int rc = 0;
+    if (grow_to(&sp->skel, &sp->skel_cap, sn + sp->sn - (size_t)joins) ||
+        grow_to(&sp->dig, &sp->dig_cap, dn + sp->dn))
+        rc = -ENOMEM;
     if (!rc) {
         memmove(sp->skel + sn, sp->skel + joins, sp->sn - (size_t)joins);
         memcpy(sp->skel, hs, sn);
