@@ -395,14 +395,21 @@ static int synth_gnmi(const char *file, yb_gnmi_enc enc, uint64_t count, const c
         } else if (!rc) {
             rc = yb_corpus_writer_add(w, &r);
         }
+        /* what the corpus refuses in the record (a body too large for an
+         * entry), said as such rather than as EINVAL */
+        const char *why = rc == -EINVAL ? yb_request_problem(&r) : NULL;
         yb_request_cleanup(&r);
         if (rc) { /* never leave a partial corpus behind */
             yb_corpus_writer_abort(w);
             free(body);
             free(skel);
             free(dig);
-            yb_errorf("%s: cannot write request %llu: %s", out, (unsigned long long)k,
-                      strerror(-rc));
+            if (why)
+                yb_errorf("%s: cannot write request %llu: %s (%zu bytes)", out,
+                          (unsigned long long)k, why, len);
+            else
+                yb_errorf("%s: cannot write request %llu: %s", out, (unsigned long long)k,
+                          strerror(-rc));
             return YB_EXIT_RUNTIME;
         }
     }

@@ -175,5 +175,14 @@ like "synth acl --set-request names the option" "$("$YB" synth acl --set-request
     '--set-request applies to synth gnmi, not synth acl'
 check_rc "missing request file: exit 2" 2 "$YB" synth gnmi --set-request "$T/req/none.json" -o "$T/x.ybc"
 if [ -e "$T/x.ybc" ]; then not_ok "refused runs write nothing"; else ok "refused runs write nothing"; fi
+# A request the corpus cannot hold (a body over half of an entry's 64 MiB):
+# the reason named, not strerror(EINVAL); nothing written.
+$PY -c 'import sys; open(sys.argv[1], "w").write("{\"a\":\"" + "1" * 34000000 + "\"}")' "$T/req/values/big.json"
+printf '{"updates":[{"path":"/a","value-file":"values/big.json"}]}\n' >"$T/req/big.json"
+"$YB" synth gnmi --set-request "$T/req/big.json" --count 2 -o "$T/big.ybc" 2>"$T/big.err"
+is "a body too large for an entry: exit 3, nothing written" "$?:$([ -e "$T/big.ybc" ] && echo written)" "3:"
+like "a body too large for an entry: said so, with its size" "$(cat "$T/big.err")" \
+    'big.ybc: cannot write request 0: body too large for one corpus entry \(340000[0-9][0-9] bytes\)'
+rm -f "$T/req/values/big.json"
 
 done_testing
