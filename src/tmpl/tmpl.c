@@ -533,12 +533,11 @@ static size_t len_size(uint8_t enc, uint64_t n)
 {
     if (enc == YB_TMPL_LEN_BE32)
         return 4;
+    if (enc == YB_TMPL_LEN_VARINT)
+        return yb_varint_len(n);
     size_t k = 1;
-    uint64_t lim = enc == YB_TMPL_LEN_DEC ? 10 : 128;
-    while (n >= lim) {
-        n /= enc == YB_TMPL_LEN_DEC ? 10 : 128;
+    for (; n >= 10; n /= 10)
         k++;
-    }
     return k;
 }
 
