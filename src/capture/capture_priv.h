@@ -252,10 +252,6 @@ typedef struct {
     uint32_t snaplen;  /* snapshot length: longer records are left to libpcap */
     int nsec;          /* timestamps in ns (else in us) */
     const struct bpf_program *filter; /* compiled BPF filter, NULL for none */
-    /* NULL, or a flag (a sig_atomic_t, which is an int) set by a SIGBUS
-     * handler when the bytes read are not the file's: checked before each
-     * record is handed on */
-    const volatile int *cut;
 } yb_cap_pcap_fmt;
 /* Returns 0 and sets fmt->nsec when the file header h[0..n) is one whose
  * records yb_cap_pcap_records reads (pcap 2.4 in this host's byte order),

@@ -9,8 +9,6 @@
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,16 +132,18 @@ int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
  * data into its own buffer) through stdio's buffer: three copies of every
  * byte and a fifth of a capture's CPU.  The common file (pcap 2.4 in this
  * host's byte order, as tcpdump, dumpcap and editcap write it) is read here
- * instead: mapped, a window of MAP_WINDOW bytes at a time, each packet
- * handed on where it lies (the kernel's copy into a read buffer was a
- * tenth of the CPU; the pread loop remains for a file that cannot be
- * mapped).  Only
- * records libpcap would hand out unchanged are taken: at the first record
- * that libpcap would cut, reject or report (captured length over the
- * snapshot length or its 256 KB sanity limit, a record cut by the end of
- * the file, a read error) the file is given back to libpcap from that
- * record on, so its handling and messages stay libpcap's.  Other files
- * (pcapng, the other byte order, older versions) are libpcap's alone. */
+ * instead: FAST_BUF bytes at a time with pread into one buffer, each packet
+ * handed on where it lies in the buffer.  (Mapping the file instead, 4 MB
+ * at a time, cost more: each page's first touch through a new mapping
+ * waited for a page walk, which under a hypervisor came to a third of
+ * capture's CPU; the kernel's copy into a buffer that stays in the cache
+ * costs a twentieth of that.)  Only records libpcap would hand out
+ * unchanged are taken: at the first record that libpcap would cut, reject
+ * or report (captured length over the snapshot length or its 256 KB sanity
+ * limit, a record cut by the end of the file, a read error) the file is
+ * given back to libpcap from that record on, so its handling and messages
+ * stay libpcap's.  Other files (pcapng, the other byte order, older
+ * versions) are libpcap's alone. */
 
 #define PCAP_MAGIC_US 0xa1b2c3d4u
 #define PCAP_MAGIC_NS 0xa1b23c4du
@@ -151,11 +151,10 @@ int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
 #define PCAP_REC_HDR 16
 /* libpcap's max_snaplen_for_dlt for every link type capture decodes */
 #define FAST_MAX_CAPLEN 262144u
-/* The block read at once: the largest record the fast path takes fits. */
-#define FAST_BUF (1u << 20)
-/* The part of the file mapped at once (it counts in the RSS while mapped);
- * the largest record the fast path takes fits in it many times. */
-#define MAP_WINDOW (4u << 20)
+/* The block read at once: the largest record the fast path takes fits
+ * (with its header), and the buffer stays in the processor's cache
+ * (256 KB..1 MB measured alike; 4 MB cost a tenth more). */
+#define FAST_BUF (512u << 10)
 
 /* (the file's int32 as libpcap stores it in a struct timeval: sign-extended) */
 static int64_t s32(uint32_t v)
@@ -195,16 +194,6 @@ size_t yb_cap_pcap_records(yb_capture *c, const yb_cap_pcap_fmt *fmt, const uint
         if (n - off - PCAP_REC_HDR < caplen)
             break; /* the rest is in the next block */
         const uint8_t *data = r + PCAP_REC_HDR;
-        if (fmt->cut) {
-            /* Touch the record's last byte first: in a file cut short
-             * under its mapping that faults here (and sets *cut), before
-             * the packet goes anywhere. */
-            (void)*(const volatile uint8_t *)(caplen ? data + caplen - 1 : r + PCAP_REC_HDR - 1);
-            if (*fmt->cut) {
-                *stop = 1;
-                break;
-            }
-        }
         off += PCAP_REC_HDR + caplen;
         int64_t sec = s32(rd32(r, 0)), frac = s32(rd32(r + 4, 0));
         if (!fmt->nsec)
@@ -228,102 +217,20 @@ size_t yb_cap_pcap_records(yb_capture *c, const yb_cap_pcap_fmt *fmt, const uint
     return off;
 }
 
-/* A file truncated while it is mapped raises SIGBUS at the first access
- * past its new end.  While a window is read, this handler maps a page of
- * zeros over the page at fault (so that the access completes) and sets
- * map_cut, which the record walker checks before it hands a record on; a
- * SIGBUS anywhere else gets the action there was before (re-raised by the
- * faulting access).  Capture reads its files in one thread. */
-static volatile sig_atomic_t map_cut;
-static uint8_t *volatile map_lo, *volatile map_hi;
-static struct sigaction map_old_bus;
-static uintptr_t map_page;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-    (void)sig;
-    (void)uc;
-    uint8_t *a = si ? (uint8_t *)si->si_addr : NULL;
-    if (a && a >= map_lo && a < map_hi) {
-        void *pg = (void *)((uintptr_t)a & ~(map_page - 1));
-        if (mmap(pg, map_page, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0) !=
-            MAP_FAILED) {
-            map_cut = 1;
-            return;
-        }
-    }
-    sigaction(SIGBUS, &map_old_bus, NULL);
-}
-
-/* Reads the records of fd (size bytes when looked at) from offset *pos
- * on, mapped.  Returns 0 with *pos at the first record not read (libpcap
- * goes on from there: the end, a record for libpcap, one cut by the end of
- * the file, or what the file grew by); 1 when yb_capture_packet failed
- * (*ret); 2 when the file was cut short while being read (*pos: the
- * records before were used); -1 when it cannot be mapped (nothing read). */
-static int read_mapped(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt0, off_t size, off_t *pos,
-                       int *ret)
-{
-    yb_cap_pcap_fmt fmt = *fmt0;
-    struct sigaction sa;
-    long pg = sysconf(_SC_PAGESIZE);
-    if (pg <= 0 || (pg & (pg - 1)))
-        return -1;
-    map_page = (uintptr_t)pg;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigbus;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    map_cut = 0;
-    map_lo = map_hi = NULL;
-    if (sigaction(SIGBUS, &sa, &map_old_bus) != 0)
-        return -1;
-    fmt.cut = &map_cut;
-    off_t at = *pos;
-    int rc = 0;
-    while (at < size) {
-        off_t base = at - at % pg;
-        size_t len = (uint64_t)(size - base) < MAP_WINDOW ? (size_t)(size - base) : MAP_WINDOW;
-        uint8_t *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, base);
-        if (m == MAP_FAILED) {
-            if (at == *pos)
-                rc = -1; /* the pread loop reads it */
-            break;
-        }
-        madvise(m, len, MADV_SEQUENTIAL);
-        map_lo = m;
-        map_hi = m + len;
-        int stop;
-        size_t skip = (size_t)(at - base);
-        size_t used = yb_cap_pcap_records(c, &fmt, m + skip, len - skip, &stop, ret);
-        map_lo = map_hi = NULL;
-        munmap(m, len);
-        at += (off_t)used;
-        if (map_cut) {
-            rc = 2;
-            break;
-        }
-        if (*ret < 0) {
-            rc = 1;
-            break;
-        }
-        if (stop || !used)
-            break; /* for libpcap: a record it cuts or refuses, or the end */
-    }
-    sigaction(SIGBUS, &map_old_bus, NULL);
-    *pos = at;
-    return rc;
-}
-
-/* Reads the records of fd from offset *pos on with pread.  Returns 1 when
- * the file ended at a record boundary (or yb_capture_packet failed: *ret),
- * 0 when libpcap must go on from offset *pos. */
-static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t *pos, int *ret)
+/* Reads the records of fd, size bytes when opened, from offset *pos on
+ * with pread.  Returns 1 when the file ended at a record boundary or
+ * yb_capture_packet failed (*ret); 2 when the file was cut short while
+ * being read (it ended before size: *pos at the first record not used, the
+ * records before were); 0 when libpcap must go on from offset *pos (a
+ * record it cuts or refuses, one cut by the end of the file, a read error,
+ * or no memory for the buffer). */
+static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t size, off_t *pos,
+                     int *ret)
 {
     uint8_t *buf = malloc(FAST_BUF);
     off_t at = *pos; /* file offset of buf[0] */
     size_t have = 0;
-    int done = 0;
+    int rc = 0;
     if (!buf)
         return 0;
     for (;;) {
@@ -333,6 +240,10 @@ static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t *p
         if (k < 0)
             break; /* libpcap reads it again and reports the error */
         have += (size_t)k;
+        if (k == 0 && at + (off_t)have < size) {
+            rc = 2; /* shorter than when it was opened */
+            break;
+        }
         int stop;
         size_t used = yb_cap_pcap_records(c, fmt, buf, have, &stop, ret);
         at += (off_t)used;
@@ -340,7 +251,7 @@ static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t *p
         if (have)
             memmove(buf, buf + used, have);
         if (*ret < 0 || (k == 0 && have == 0)) {
-            done = 1;
+            rc = 1;
             break;
         }
         if (stop || k == 0)
@@ -348,7 +259,7 @@ static int read_fast(yb_capture *c, int fd, const yb_cap_pcap_fmt *fmt, off_t *p
     }
     *pos = at;
     free(buf);
-    return done;
+    return rc;
 }
 
 static int add_secrets(void *ud, const uint8_t *t, size_t n)
@@ -406,20 +317,19 @@ int yb_capture_read_file(yb_capture *c, const char *path, const char *filter, FI
     const u_char *data;
     int rc = 0, all_read = 0;
     uint8_t fh[PCAP_FILE_HDR];
-    yb_cap_pcap_fmt fmt = {link, (uint32_t)pcap_snapshot(p), 0, prog.bf_insns ? &prog : NULL,
-                           NULL};
+    yb_cap_pcap_fmt fmt = {link, (uint32_t)pcap_snapshot(p), 0, prog.bf_insns ? &prog : NULL};
     struct stat fs;
     if (pcap_snapshot(p) > 0 && !pcap_is_swapped(p) && fstat(fileno(f), &fs) == 0 &&
         S_ISREG(fs.st_mode) && pread(fileno(f), fh, sizeof fh, 0) == (ssize_t)sizeof fh &&
         yb_cap_pcap_fast_header(fh, sizeof fh, &fmt) == 0) {
         off_t pos = PCAP_FILE_HDR;
-        int mr = read_mapped(c, fileno(f), &fmt, fs.st_size, &pos, &ret);
-        if (mr == 2) {
+        int fr = read_fast(c, fileno(f), &fmt, fs.st_size, &pos, &ret);
+        if (fr == 2) {
             all_read = failed = 1;
             if (warn)
                 fprintf(warn, "yangblast: warning: %s: cut short while being read (packets up "
                               "to there were used)\n", path);
-        } else if (mr == 1 || (mr == -1 && read_fast(c, fileno(f), &fmt, &pos, &ret))) {
+        } else if (fr == 1) {
             all_read = 1; /* libpcap has nothing left */
         } else if (fseeko(f, pos, SEEK_SET) != 0) {
             all_read = failed = 1;

@@ -102,7 +102,7 @@ static int count_dsb(void *ud, const uint8_t *t, size_t n)
  * bytes, so that ASan sees a read past it. */
 static void pcap_image(yb_capture *c, const uint8_t *b, size_t n)
 {
-    yb_cap_pcap_fmt fmt = {0, 0, 0, NULL, NULL};
+    yb_cap_pcap_fmt fmt = {0, 0, 0, NULL};
     if (n < 25 || yb_cap_pcap_fast_header(b + 1, n - 1, &fmt) < 0)
         return;
     const uint8_t *h = b + 1;
