@@ -135,9 +135,9 @@ int yb_cap_pcapng_dsb_mem(const uint8_t *buf, size_t len,
  * instead: FAST_BUF bytes at a time with pread into one buffer, each packet
  * handed on where it lies in the buffer.  (Mapping the file instead, 4 MB
  * at a time, cost more: each page's first touch through a new mapping
- * waited for a page walk, which under a hypervisor came to a third of
+ * waited for a page walk, which under a hypervisor came to a fifth of
  * capture's CPU; the kernel's copy into a buffer that stays in the cache
- * costs a twentieth of that.)  Only records libpcap would hand out
+ * costs a fifth of that: 300 MB in 0.02 s against 0.12 s.)  Only records libpcap would hand out
  * unchanged are taken: at the first record that libpcap would cut, reject
  * or report (captured length over the snapshot length or its 256 KB sanity
  * limit, a record cut by the end of the file, a read error) the file is
