@@ -19,11 +19,11 @@ case "$mode$variant" in demo|test|build|testvalgrind) ;;
 BUILD_PKGS="gcc make autoconf automake pkg-config libc6-dev
   libuv1-dev libnghttp2-dev libssl-dev libprotobuf-c-dev protobuf-c-compiler
   libzstd-dev libpcap-dev libhttp-parser-dev libjansson-dev zlib1g-dev libyaml-dev
-  libcmocka-dev openssl ca-certificates"
+  libcmocka-dev liburing-dev openssl ca-certificates"
 TEST_PKGS="protobuf-compiler python3 python3-grpcio python3-protobuf
   nginx-light nghttp2-client nghttp2-server curl tcpdump tshark wrk
   valgrind procps iproute2 groff-base python3-h2 python3-yaml python3-cryptography clang libclang-rt-14-dev time
-  chromium prometheus python3-prometheus-client ansible"
+  chromium prometheus python3-prometheus-client ansible strace"
 
 want="$BUILD_PKGS"
 [ "$mode" = test ] && want="$want $TEST_PKGS"

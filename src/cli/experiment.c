@@ -170,12 +170,17 @@ static int check_device(yb_runopts *ro, device *d, int resume, int *matched, cha
     if (it && it->concurrency && it->concurrency < ro->o.threads)
         return yb_usage_error("experiment", "%sconcurrency %u is below -t %u", where,
                               it->concurrency, ro->o.threads);
-    int any_tls = 0, rc;
-    for (int t = 0; t < 2; t++)
-        any_tls |= d->tg[t].url && (!strncmp(d->tg[t].url, "https://", 8) ||
-                                    !strncmp(d->tg[t].url, "grpcs://", 8));
+    int any_tls = 0, any_plain = 0, rc;
+    for (int t = 0; t < 2; t++) {
+        int tls = d->tg[t].url && (!strncmp(d->tg[t].url, "https://", 8) ||
+                                   !strncmp(d->tg[t].url, "grpcs://", 8));
+        any_tls |= tls;
+        any_plain |= d->tg[t].url && !tls;
+    }
     /* (the URLs are not parsed yet: a message must not echo their user-info) */
     if (!any_tls && (rc = yb_check_tls_applies("experiment", ro, "http:// or grpc://")))
+        return rc;
+    if (!any_plain && (rc = yb_check_plain_applies("experiment", ro, "https:// or grpcs://")))
         return rc;
     if (it && !any_tls && (it->tls_ca || it->tls_cert || it->tls_insecure || it->tls_server_name))
         return yb_usage_error("experiment", "%s:%u: target '%s' has TLS settings, but neither "

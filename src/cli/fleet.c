@@ -67,7 +67,7 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
                       const uint64_t *kind_n, const char *redacted)
 {
     const char *by_kind[K_N] = {NULL, NULL};
-    int any_tls = 0;
+    int any_tls = 0, any_plain = 0;
     for (size_t i = 0; i < ro->n_targets; i++) {
         yb_target t;
         char err[512];
@@ -76,6 +76,7 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
             return YB_EXIT_USAGE;
         }
         any_tls |= t.tls;
+        any_plain |= !t.tls;
         int k = !strcmp(t.scheme, "grpc") || !strcmp(t.scheme, "grpcs") ? K_H2 : K_H1;
         if (by_kind[k])
             return yb_usage_error(cmd, "two --target URLs for the same records (%s): a run "
@@ -99,6 +100,8 @@ static int route_urls(const char *cmd, yb_runopts *ro, yb_fleet *f, const uint64
     }
     int rc;
     if (!any_tls && (rc = yb_check_tls_applies(cmd, ro, ro->targets[0])))
+        return rc;
+    if (!any_plain && (rc = yb_check_plain_applies(cmd, ro, ro->targets[0])))
         return rc;
     if (alloc_pairs(f, K_N) < 0)
         return yb_usage_error(cmd, "out of memory");

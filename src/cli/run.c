@@ -360,6 +360,8 @@ int yb_cmd_run(int argc, char **argv)
             o.target.servername = ro.servername;
         if (!o.target.tls && (rc = yb_check_tls_applies("run", &ro, target)))
             return rc;
+        if (o.target.tls && (rc = yb_check_plain_applies("run", &ro, target)))
+            return rc;
         yb_census_tmpl tc = {.all = o.codec.templates};
         rc = yb_pick_codec(o.corpus_path, &o.ops, &proto, redacted, sizeof redacted, &tc);
         if (rc || (rc = yb_check_templates("run", o.corpus_path, ro.given[YB_RO_SEED], &tc)))

@@ -68,6 +68,10 @@ static const opt_def OPTS[] = {
      "no -c with an open loop)"},
     {NULL, "tls-resume", YB_RO_TLS_RESUME, no_argument, RUN | PLAN, "    --tls-resume",
      "new sessions resume TLS (tickets / ids)"},
+    {NULL, "io", YB_RO_IO, required_argument, BOTH, "    --io MODE",
+     "how plain TCP sessions reach the kernel: auto\n(default: io_uring where the kernel allows "
+     "it,\nelse epoll), uring (io_uring or an error), epoll\n(one read and one write call per "
+     "request)"},
     {NULL, "target", YB_RO_TARGET, required_argument, RUN, "    --target URL",
      "scheme://host[:port], no path; given twice (an\nhttp(s):// and a grpc(s):// URL), a mixed corpus'\n"
      "RESTCONF records go to the first, gNMI to the other"},
@@ -534,6 +538,16 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_TEMPLATES: o->codec.templates = 1; break;
     case YB_RO_SEED: rc = count(cmdname, id, arg, 0, UINT64_MAX, &o->codec.seed); break;
+    case YB_RO_IO:
+        if (!strcmp(arg, "auto"))
+            o->io = YB_IO_AUTO;
+        else if (!strcmp(arg, "uring"))
+            o->io = YB_IO_URING;
+        else if (!strcmp(arg, "epoll"))
+            o->io = YB_IO_EPOLL;
+        else
+            rc = bad(cmdname, id, arg, "auto, uring or epoll");
+        break;
     case YB_RO_TIMING:
         if (strcmp(arg, "original"))
             rc = bad(cmdname, id, arg, "'original'");
@@ -832,6 +846,14 @@ int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url)
         if (r->given[TLS_ONLY[i]])
             return yb_usage_error(cmd, "%s applies to TLS targets (https://, grpcs://), not '%s'",
                                   yb_runopts_name(TLS_ONLY[i]), url);
+    return 0;
+}
+
+int yb_check_plain_applies(const char *cmd, const yb_runopts *r, const char *url)
+{
+    if (r->given[YB_RO_IO])
+        return yb_usage_error(cmd, "--io applies to plain targets (http://, grpc://), not '%s' "
+                              "(TLS sessions read and write through libuv)", url);
     return 0;
 }
 

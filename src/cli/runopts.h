@@ -36,6 +36,7 @@ enum {
     YB_RO_MAP_AUTHORITY,
     YB_RO_METRICS_LISTEN, YB_RO_METRICS_LINGER, YB_RO_METRICS_SERIES,
     YB_RO_SHARD, YB_RO_SHARDS, YB_RO_SHARD_ENV, YB_RO_START_AT, YB_RO_RUN_ID,
+    YB_RO_IO,
     YB_RO_END, /* first id free for a command's own options */
 };
 
@@ -197,6 +198,9 @@ const char *yb_runopts_name(int id);
  * printed: pass a parsed target, whose user-info was refused); returns 0
  * when none was given. */
 int yb_check_tls_applies(const char *cmd, const yb_runopts *r, const char *url);
+/* The same for --io, which applies to plain targets only: call it when
+ * every target is TLS (url as above). */
+int yb_check_plain_applies(const char *cmd, const yb_runopts *r, const char *url);
 
 /* Refuses (YB_EXIT_USAGE, reason printed) the combinations of shared
  * options that contradict each other or would be ignored: --password-file

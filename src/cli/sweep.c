@@ -959,6 +959,10 @@ int yb_cmd_sweep(int argc, char **argv)
             ret = rc;
             goto out;
         }
+        if (ro.o.target.tls && (rc = yb_check_plain_applies("experiment sweep", &ro, target))) {
+            ret = rc;
+            goto out;
+        }
         const char *proto;
         char redacted[256];
         if ((rc = yb_pick_codec(ro.o.corpus_path, &ro.o.ops, &proto, redacted, sizeof redacted,

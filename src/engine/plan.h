@@ -38,6 +38,11 @@ struct yb_stream;                       /* report/stream.h */
 struct yb_authmap;                      /* engine/route.h */
 struct yb_metrics;                      /* report/metrics.h */
 
+/* --io: plain TCP sessions' reads and writes go through the worker's
+ * io_uring where the kernel allows one (AUTO), must (URING: a worker
+ * that cannot have one fails to start), or through libuv's epoll. */
+enum { YB_IO_AUTO, YB_IO_URING, YB_IO_EPOLL };
+
 /* One workload against one target, as `run` and `experiment` parse it:
  * what is sent (corpus, codec settings), when (load model), on which
  * sessions (policy) and for how long.  Read-only during the run. */
@@ -57,6 +62,8 @@ typedef struct {
                               * keeps concurrency x streams in flight */
     yb_sess_policy policy;
     int tls_resume;          /* per-request sessions resume TLS */
+    int io;                  /* YB_IO_*: how plain sessions do their I/O
+                              * (the first workload's, for every worker) */
     uint64_t requests;       /* total requests; 0 = one pass over the corpus */
     uint64_t start_ns;       /* start offset: the workload idles this long after
                               * the run's start (a plan's workloads start apart) */

@@ -395,9 +395,8 @@ static void on_read(yb_transport *t, void *ud, const uint8_t *d, size_t n)
 
 static void on_drain(yb_transport *t, void *ud)
 {
-    (void)t;
     session *s = ud;
-    s->p->cfg.ops->on_drain(s->codec, uv_hrtime());
+    s->p->cfg.ops->on_drain(s->codec, yb_transport_t_drained(t));
 }
 
 /* Why x failed when its session ended with no reason of its own: the
@@ -502,7 +501,7 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
         p->n_oneshot++;
     yb_err_class ec = YB_ERR_NONE;
     const yb_target *tg = p->cfg.target;
-    s->t = yb_transport_connect(p->cfg.loop, (const struct sockaddr *)&tg->addr, p->tls,
+    s->t = yb_transport_connect(p->cfg.loop, p->cfg.ring, (const struct sockaddr *)&tg->addr, p->tls,
                                 tg->tls ? yb_target_servername(tg) : NULL, p->cfg.timeout_ns, &TRANSPORT_CBS, s,
                                 &ec);
     if (!s->t) {

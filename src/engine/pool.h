@@ -51,6 +51,8 @@ typedef struct {
 
 typedef struct {
     uv_loop_t *loop;            /* the worker's loop (outlives the pool) */
+    yb_uring *ring;             /* its io_uring for plain sessions, or NULL
+                                 * (yb_transport_connect) */
     const yb_target *target;    /* where sessions connect (outlives the pool) */
     const yb_codec_ops *ops;    /* codec of every session */
     const yb_codec_cfg *codec;  /* its settings (outlives the pool) */

@@ -93,6 +93,7 @@ struct yb_worker {
     const yb_engine_opts *o;  /* the first lane's workload: the run's settings */
     int open_loop;       /* some lane runs an open loop */
     uv_loop_t loop;
+    yb_uring *ring;      /* plain sessions' I/O, or NULL (run_loop) */
     uv_timer_t tick;
     uint64_t tick_ns;
     yb_recorder rec;
@@ -964,6 +965,8 @@ static void *worker_main(void *arg)
      * the self-check tells a starved generator from a slow target */
     uint64_t nivcsw0 = invol_switches(), run0, wait0, run1, wait1;
     sched_times(&run0, &wait0);
+    if (w->ring)
+        (void)yb_uring_start(w->ring); /* if it fails, sessions use libuv */
     /* The kernel may defer a thread's timer wake-ups by its "timer slack"
      * (50 us by default) to batch them; due times want the real instant. */
     if (w->open_loop)
@@ -1083,8 +1086,40 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
  * Nothing waits for the poll: events are handled as soon as a poll sees
  * them, and the CPU it takes counts in the run's CPU figures like any
  * other. */
+/* A pass of the loop on a ring: the loop itself only when it may have
+ * work (its descriptor was readable, or a timer is due or a callback
+ * pending: each look would otherwise cost an epoll_wait, as much as the
+ * request), then the completions already in the ring's queue.  Returns 0
+ * when neither has anything left to wait for. */
+static int ring_pass(worker *w)
+{
+    uv_update_time(&w->loop);
+    if (yb_uring_loop_events(w->ring) || uv_backend_timeout(&w->loop) == 0)
+        (void)uv_run(&w->loop, UV_RUN_NOWAIT);
+    yb_uring_reap(w->ring);
+    return uv_loop_alive(&w->loop) || yb_uring_inflight(w->ring);
+}
+
+/* run_loop with a ring: every sleep is also the call that hands the
+ * kernel what the last pass queued and brings back what completed, and it
+ * does not sleep when something has: one system call a pass, where
+ * libuv's loop makes one for each read and each write.  No poll window:
+ * polling would cost a call per look, and a bench GET cost less without
+ * it (see run_loop). */
+static void run_loop_ring(worker *w)
+{
+    while (ring_pass(w)) {
+        uv_update_time(&w->loop);
+        yb_uring_wait(w->ring, uv_backend_timeout(&w->loop));
+    }
+}
+
 static void run_loop(worker *w)
 {
+    if (w->ring) {
+        run_loop_ring(w);
+        return;
+    }
     for (;;) {
         uint64_t before = w->kicks;
         if (!uv_run(&w->loop, UV_RUN_NOWAIT))
@@ -1132,6 +1167,7 @@ static void worker_cleanup(worker *w)
         uv_run(&w->loop, UV_RUN_NOWAIT);
         uv_loop_close(&w->loop);
     }
+    yb_uring_free(w->ring);
     if (w->tfd >= 0)
         close(w->tfd);
     /* last lane first: a lane may use the TLS context of an earlier one */
@@ -1260,6 +1296,7 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
     }
     yb_pool_cfg pc = {
         .loop = &w->loop,
+        .ring = w->ring,
         .target = l->target,
         .ops = o->ops,
         .codec = &o->codec,
@@ -1314,6 +1351,16 @@ static int worker_init(worker *w, const yb_plan *plan, unsigned index, int live,
         return -1;
     }
     w->loop.data = w;
+    /* --io auto: a kernel without io_uring (or one that forbids it)
+     * leaves libuv to do all the I/O */
+    if (w->o->io != YB_IO_EPOLL) {
+        char rerr[128];
+        w->ring = yb_uring_new(&w->loop, rerr, sizeof rerr);
+        if (!w->ring && w->o->io == YB_IO_URING) {
+            snprintf(err, errlen, "--io uring: %s", rerr);
+            return -1;
+        }
+    }
     uint64_t max_body = 0, min_timeout = 0;
     for (size_t i = 0; i < plan->n_pairs; i++) {
         int place = yb_plan_place(plan, i, index);

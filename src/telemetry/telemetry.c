@@ -562,7 +562,7 @@ static void thread_main(void *arg)
     for (size_t i = 0; i < tm->n; i++) {
         tsess *s = &tm->s[i];
         yb_err_class e = YB_ERR_NONE;
-        s->t = yb_transport_connect(&tm->loop, (const struct sockaddr *)&s->tg->target->addr,
+        s->t = yb_transport_connect(&tm->loop, NULL, (const struct sockaddr *)&s->tg->target->addr,
                                     s->tls, s->tg->target->tls ? yb_target_servername(s->tg->target)
                                                                : NULL,
                                     10000000000ull, &CBS, s, &e);

@@ -1,6 +1,7 @@
 ## transport module: sources and tests (included from Makefile.am)
 libyangblast_a_SOURCES += \
 	src/transport/transport.c src/transport/transport.h \
+	src/transport/uring.c src/transport/uring.h \
 	src/transport/tls.c src/transport/tls_priv.h \
 	src/transport/tls_mem.c src/transport/tls_eckey.c
 

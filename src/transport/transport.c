@@ -20,8 +20,11 @@
 #include "config.h"
 #include "transport/transport.h"
 #include "transport/tls_priv.h"
+#include "transport/uring.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -50,6 +53,13 @@
  * (the first allocation is this size: enough for HTTP/2's control frames
  * and a small request). */
 #define KEEP_BUF_MAX 1024u
+/* With a ring (yb_transport_connect's ring, plain TCP): each connection's
+ * receive buffer (the ring fills it while the thread sleeps, so it cannot
+ * be shared), and the largest write that is copied and queued on the
+ * ring; a larger one goes to the kernel at once, from the caller's
+ * buffers, as without a ring. */
+#define RING_READ_BUF 32768
+#define RING_SEND_MAX 4096
 /* Cap on queued bytes per transport (and keeps lengths inside uv_buf_t). */
 #define QUEUE_MAX ((size_t)1 << 30)
 /* How long a graceful close waits for queued bytes to leave. */
@@ -82,6 +92,7 @@ struct yb_transport {
     obuf infl;                  /* handed to uv_write */
 
     uint64_t t_start, t_connected, t_tls_done;
+    uint64_t t_drained;         /* when the last queued bytes reached the kernel */
     enum timer_mode tmode;
     yb_err_class reason;
     int pending_closes;
@@ -99,6 +110,20 @@ struct yb_transport {
     unsigned silent : 1;        /* start failed: free without callbacks */
     unsigned resumed : 1;
     unsigned direct : 1;        /* the output BIO writes to the socket itself */
+    unsigned ring_recv : 1;     /* the ring holds a receive into rbuf */
+    unsigned ring_send : 1;     /* the ring holds a send of infl */
+    unsigned ring_linked : 1;   /* the send has the receive linked behind it */
+    unsigned delivering : 1;    /* on_read of what the ring received runs */
+    unsigned send_deferred : 1; /* infl waits for the delivery to end */
+    unsigned free_pending : 1;  /* handles closed; waits for the ring's ops */
+
+    /* plain TCP on a ring (NULL: libuv reads and writes) */
+    yb_uring *ring;
+    int fd;
+    yb_uring_op rop, sop;       /* the receive, the send */
+    unsigned ring_ops;          /* of them, queued or in flight */
+    uint8_t *rbuf;              /* RING_READ_BUF bytes */
+    size_t rheld;               /* received while paused, not yet delivered */
 
     char alpn[32];
     char errtext[YB_REASON_MAX]; /* a reason (util/errors.h) without the peer */
@@ -231,6 +256,7 @@ static int setup_ssl(yb_transport *t, yb_tls_ctx *tls, const char *sni)
 static void free_transport(yb_transport *t)
 {
     SSL_free(t->ssl);
+    free(t->rbuf);
     free(t->pend.p);
     free(t->infl.p);
     free(t);
@@ -242,9 +268,31 @@ static void on_handle_closed(uv_handle_t *h)
 
     if (--t->pending_closes > 0)
         return;
+    if (t->ring_ops) {
+        t->free_pending = 1;    /* the ring's last op frees it */
+        return;
+    }
     if (!t->silent && t->cbs.on_close)
         t->cbs.on_close(t, t->ud, t->reason);
     free_transport(t);
+}
+
+/* The end of a close that waited for the ring's operations. */
+static void ring_op_ended(yb_transport *t)
+{
+    if (--t->ring_ops == 0 && t->free_pending) {
+        if (!t->silent && t->cbs.on_close)
+            t->cbs.on_close(t, t->ud, t->reason);
+        free_transport(t);
+    }
+}
+
+/* Asks the ring to end t's operations before its socket is closed (the
+ * kernel has taken them by then: yb_uring_cancel_fd submits). */
+static void ring_cancel(yb_transport *t)
+{
+    if (t->ring_ops)
+        (void)yb_uring_cancel_fd(t->ring, t->fd);
 }
 
 /* Closes the uv handles; on_close and the free follow from uv.  Idempotent. */
@@ -252,6 +300,7 @@ static void close_handles(yb_transport *t)
 {
     if (t->handles_closed)
         return;
+    ring_cancel(t);
     t->handles_closed = 1;
     t->closing = 1;
     t->pending_closes = 1 + t->timer_inited;
@@ -407,20 +456,24 @@ static void flush_best_effort(yb_transport *t)
     t->pend.off = t->pend.len = 0;
 }
 
-static void on_write_done(uv_write_t *req, int status)
-{
-    yb_transport *t = req->data;
+static int ring_submit(yb_transport *t);
 
+/* The in-flight buffer left (status 0) or could not (a negative uv
+ * error): writes what queued meanwhile, finishes a graceful close, or
+ * owes the application its on_drain. */
+static void write_done(yb_transport *t, int status)
+{
     t->busy = 0;
     obuf_clear(&t->infl);
     if (t->handles_closed)
-        return;                 /* cancelled by uv_close */
+        return;                 /* cancelled by the close */
     if (status < 0) {
         write_error(t, status);
         return;
     }
     if (obuf_live(&t->pend) > 0) {
-        int r = submit(t);      /* uv_write itself writes at once if it can */
+        /* uv_write itself writes at once if it can */
+        int r = t->ring ? ring_submit(t) : submit(t);
         if (r < 0)
             write_error(t, r);
         return;
@@ -434,6 +487,180 @@ static void on_write_done(uv_write_t *req, int status)
         if (t->cbs.on_drain)
             t->cbs.on_drain(t, t->ud);
     }
+}
+
+static void on_write_done(uv_write_t *req, int status)
+{
+    yb_transport *t = req->data;
+
+    t->t_drained = uv_hrtime();
+    write_done(t, status);
+}
+
+/* ---- writing and reading through a ring ----------------------------------- */
+
+/* How the ring carries a plain connection.  It reads into t->rbuf, one
+ * receive at a time.  A write is copied (pend), becomes the in-flight
+ * buffer (infl) and goes out as one send; when no receive is out, the
+ * next one is linked behind it (yb_uring_send_recv): one submission for
+ * a request and its answer, and no completion for the send unless it
+ * fails.  While the application handles what a receive brought
+ * (delivering), a write it makes waits (send_deferred) and is queued
+ * after, with the next receive: that receive may not fill rbuf before the
+ * application is done with it. */
+
+/* Queues the in-flight buffer's send, with the next receive linked
+ * behind it if with_recv.  Returns 0 or UV_ENOMEM (the ring is full). */
+static int ring_queue_send(yb_transport *t, int with_recv)
+{
+    const uint8_t *p = t->infl.p + t->infl.off;
+    size_t n = obuf_live(&t->infl);
+
+    if (with_recv) {
+        if (yb_uring_send_recv(t->ring, t->fd, &t->sop, p, n, &t->rop, t->rbuf, RING_READ_BUF) < 0)
+            return UV_ENOMEM;
+        t->ring_recv = t->ring_linked = 1;
+        t->ring_ops++;          /* the pair's: it completes once */
+    } else {
+        if (yb_uring_send(t->ring, &t->sop, t->fd, p, n) < 0)
+            return UV_ENOMEM;
+        t->ring_ops++;
+    }
+    t->ring_send = 1;
+    return 0;
+}
+
+/* Queues the next receive.  Returns 0 or UV_ENOMEM. */
+static int ring_recv(yb_transport *t)
+{
+    if (t->ring_recv)
+        return 0;
+    if (yb_uring_recv(t->ring, &t->rop, t->fd, t->rbuf, RING_READ_BUF) < 0)
+        return UV_ENOMEM;
+    t->ring_recv = 1;
+    t->ring_ops++;
+    return 0;
+}
+
+/* 1 when the connection wants its next receive queued. */
+static int wants_recv(const yb_transport *t)
+{
+    return !t->closing && t->reading && !t->paused && !t->rheld && !t->ring_recv;
+}
+
+/* Hands the pending bytes to the ring: they become the in-flight buffer,
+ * queued at once or, while delivering, after the application returns
+ * (ring_next).  Returns 0 or a negative uv error. */
+static int ring_submit(yb_transport *t)
+{
+    obuf tmp = t->infl;
+
+    t->infl = t->pend;
+    t->pend = tmp;
+    t->pend.off = t->pend.len = 0;
+    t->busy = 1;
+    t->had_queued = 1;
+    if (t->delivering) {
+        t->send_deferred = 1;
+        return 0;
+    }
+    return ring_queue_send(t, wants_recv(t));
+}
+
+/* What follows a delivery: the write it made with the next receive
+ * linked behind it, or the receive alone. */
+static void ring_next(yb_transport *t)
+{
+    int r = 0;
+
+    if (t->handles_closed)
+        return;
+    if (t->send_deferred) {
+        t->send_deferred = 0;
+        r = ring_queue_send(t, wants_recv(t));
+    } else if (wants_recv(t)) {
+        r = ring_recv(t);
+    }
+    if (r < 0) {
+        uv_reason(t, r, "writing");
+        fail(t, yb_err_from_uv(r));
+    }
+}
+
+/* The send's completion: always for an unlinked one; for a linked pair
+ * only when the send failed or sent less, and then its receive never ran
+ * (queued again here unless the transport is closing).  The op's count
+ * is held until the end: write_done may close. */
+static void on_ring_send(yb_uring_op *op, int res)
+{
+    yb_transport *t = (yb_transport *)((char *)op - offsetof(yb_transport, sop));
+    int linked = t->ring_linked;
+
+    t->ring_send = t->ring_linked = 0;
+    if (linked)
+        t->ring_recv = 0;
+    if (res == 0)
+        res = UV_EPIPE;         /* nothing of a non-empty buffer went */
+    if (!t->handles_closed && res > 0 && (size_t)res < obuf_live(&t->infl)) {
+        t->infl.off += (size_t)res; /* the rest the same way */
+        int r = ring_queue_send(t, 0);
+        if (r < 0)
+            write_error(t, r);
+    } else {
+        t->t_drained = t->sop.at;
+        write_done(t, res < 0 ? res : 0);
+    }
+    if (linked)
+        ring_next(t);
+    ring_op_ended(t);
+}
+
+/* The receive's completion (for a linked pair: the send before it went
+ * whole, without a completion of its own).  The op's count is held until
+ * the end: the callbacks may close. */
+static void on_ring_recv(yb_uring_op *op, int res)
+{
+    yb_transport *t = (yb_transport *)((char *)op - offsetof(yb_transport, rop));
+
+    t->ring_recv = 0;
+    t->delivering = 1;
+    if (t->ring_linked) {
+        /* all of it went, when the ring handed it to the kernel */
+        t->ring_linked = t->ring_send = 0;
+        t->t_drained = t->sop.at;
+        write_done(t, 0);
+    }
+    if (!t->closing) {
+        if (res > 0) {
+            if (t->paused || !t->reading)
+                t->rheld = (size_t)res;     /* delivered on resume */
+            else if (t->cbs.on_read)
+                t->cbs.on_read(t, t->ud, t->rbuf, (size_t)res);
+        } else if (res == 0) {
+            fail(t, YB_ERR_CLOSED);
+        } else {
+            uv_reason(t, res, "reading");   /* uv errors are -errno */
+            fail(t, yb_err_from_uv(res));
+        }
+    }
+    t->delivering = 0;
+    ring_next(t);
+    ring_op_ended(t);
+}
+
+/* Delivers what a receive brought while paused (from the loop). */
+static void ring_resume(yb_transport *t)
+{
+    size_t len = t->rheld;
+
+    t->rheld = 0;
+    t->ring_ops++;
+    t->delivering = 1;
+    if (t->cbs.on_read)
+        t->cbs.on_read(t, t->ud, t->rbuf, len);
+    t->delivering = 0;
+    ring_next(t);
+    ring_op_ended(t);
 }
 
 /* Empties this thread's OpenSSL error queue, so that SSL_get_error after
@@ -522,10 +749,19 @@ static int write_plain(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t
     unsigned i;
     int r;
 
-    if (t->busy) {
+    if (t->busy || (t->ring && total <= RING_SEND_MAX)) {
+        /* behind a write in flight; or, small, on the ring, which sends it
+         * with the thread's next poll or sleep */
         for (i = 0; i < n; i++)
             if (obuf_append(&t->pend, bufs[i].base, bufs[i].len) < 0)
                 goto nomem;
+        if (t->busy)
+            return 0;
+        r = ring_submit(t);
+        if (r < 0) {
+            write_error(t, r);
+            return r;
+        }
         return 0;
     }
     r = uv_try_write((uv_stream_t *)&t->tcp, bufs, n);
@@ -599,6 +835,17 @@ static int set_reading(yb_transport *t, int on)
 
     if (on == (int)t->reading)
         return 0;
+    if (t->ring) {
+        /* off: a receive already queued stays; what it brings is held
+         * while paused (on_ring_recv).  On while delivering: ring_next
+         * queues it once the application is done with rbuf. */
+        r = on && !t->rheld && !t->delivering ? ring_recv(t) : 0;
+        if (r == 0)
+            t->reading = on ? 1 : 0;
+        if (on && t->rheld)
+            start_timer(t, TM_RESUME, 0);
+        return r;
+    }
     r = on ? uv_read_start((uv_stream_t *)&t->tcp, on_alloc, on_tcp_read)
            : uv_read_stop((uv_stream_t *)&t->tcp);
     if (r == 0)
@@ -807,7 +1054,11 @@ static void on_timer(uv_timer_t *tm)
         (void)report_ready(t);
         break;
     case TM_RESUME:
-        if (!t->closing && !t->paused)
+        if (t->closing || t->paused)
+            break;
+        if (t->rheld)
+            ring_resume(t);
+        else if (t->ssl)
             tls_input(t);
         break;
     case TM_LINGER:
@@ -833,6 +1084,12 @@ static void on_connect(uv_connect_t *req, int status)
     t->connected = 1;
     t->t_connected = uv_hrtime();
     if (!t->ssl) {
+        uv_os_fd_t fd;
+        if (t->ring && (!yb_uring_ready(t->ring) || uv_fileno((uv_handle_t *)&t->tcp, &fd) < 0 ||
+                        !(t->rbuf = calloc(1, RING_READ_BUF))))
+            t->ring = NULL;     /* libuv reads and writes, as without one */
+        else if (t->ring)
+            t->fd = fd;
         (void)report_ready(t);
         return;
     }
@@ -877,10 +1134,13 @@ static yb_transport *transport_alloc(uv_loop_t *loop, const yb_transport_cbs *cb
     t->tcp.data = t;
     t->creq.data = t;
     t->wreq.data = t;
+    t->fd = -1;
+    t->rop.done = on_ring_recv;
+    t->sop.done = on_ring_send;
     return t;
 }
 
-yb_transport *yb_transport_connect(uv_loop_t *loop, const struct sockaddr *addr,
+yb_transport *yb_transport_connect(uv_loop_t *loop, yb_uring *ring, const struct sockaddr *addr,
                                    yb_tls_ctx *tls, const char *sni,
                                    uint64_t connect_timeout_ns,
                                    const yb_transport_cbs *cbs, void *ud, yb_err_class *err)
@@ -901,6 +1161,8 @@ yb_transport *yb_transport_connect(uv_loop_t *loop, const struct sockaddr *addr,
         goto fail_free;
     if (t->ssl && SSL_is_server(t->ssl))
         goto fail_free;         /* a server context cannot connect */
+    if (!t->ssl)
+        t->ring = ring;
     if (uv_tcp_init(loop, &t->tcp) < 0)
         goto fail_free;
     t->tcp.data = t;            /* uv_tcp_init clears data */
@@ -1009,6 +1271,7 @@ void yb_transport_reset(yb_transport *t)
         t->closing = 1;
         t->reason = YB_ERR_NONE;
     }
+    ring_cancel(t);
     t->handles_closed = 1;
     t->pending_closes = 1 + t->timer_inited;
     if (t->timer_inited)
@@ -1039,6 +1302,7 @@ void yb_transport_pause(yb_transport *t, int paused)
 uint64_t yb_transport_t_start(const yb_transport *t) { return t->t_start; }
 uint64_t yb_transport_t_connected(const yb_transport *t) { return t->t_connected; }
 uint64_t yb_transport_t_tls_done(const yb_transport *t) { return t->t_tls_done; }
+uint64_t yb_transport_t_drained(const yb_transport *t) { return t->t_drained; }
 int yb_transport_tls_resumed(const yb_transport *t) { return t->resumed; }
 const char *yb_transport_alpn(const yb_transport *t) { return t->alpn; }
 const char *yb_transport_error_text(const yb_transport *t) { return t->errtext; }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <uv.h>
+#include "transport/uring.h"
 #include "util/errors.h"
 
 /* ---- TLS contexts ---------------------------------------------------- */
@@ -70,9 +71,12 @@ typedef struct {
 
 /* Starts a client connection to addr (IPv4 or IPv6) on loop.  tls NULL =
  * plain TCP; sni may be NULL.  connect_timeout_ns 0 = none (covers TCP and
- * TLS handshake).  Returns the transport (callbacks follow) or NULL when
- * nothing could be started (then no callback runs; *err set to a class). */
-yb_transport *yb_transport_connect(uv_loop_t *loop, const struct sockaddr *addr,
+ * TLS handshake).  ring (NULL = none): the loop thread's io_uring, which
+ * then carries a plain connection's receives and small writes once it is
+ * connected (the thread must sleep in yb_uring_wait and poll it).
+ * Returns the transport (callbacks follow) or NULL when nothing could be
+ * started (then no callback runs; *err set to a class). */
+yb_transport *yb_transport_connect(uv_loop_t *loop, yb_uring *ring, const struct sockaddr *addr,
                                    yb_tls_ctx *tls, const char *sni,
                                    uint64_t connect_timeout_ns,
                                    const yb_transport_cbs *cbs, void *ud, yb_err_class *err);
@@ -103,6 +107,10 @@ void yb_transport_pause(yb_transport *t, int paused);
 uint64_t yb_transport_t_start(const yb_transport *t);
 uint64_t yb_transport_t_connected(const yb_transport *t);
 uint64_t yb_transport_t_tls_done(const yb_transport *t);
+/* When the bytes queued by the last write that had to queue reached the
+ * kernel (for on_drain: a ring's send counts from when the ring handed it
+ * over, not from when its completion was seen). */
+uint64_t yb_transport_t_drained(const yb_transport *t);
 /* 1 when the TLS handshake resumed a cached session. */
 int yb_transport_tls_resumed(const yb_transport *t);
 /* Negotiated ALPN protocol ("" when none). */

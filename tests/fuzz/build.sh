@@ -32,7 +32,7 @@ for w in $(sed 's/#.*//' "$SPEC"); do
        done ;;
     esac
 done
-PKGS="libuv libnghttp2 libprotobuf-c libzstd jansson openssl libpcap zlib yaml-0.1"
+PKGS="libuv libnghttp2 libprotobuf-c libzstd jansson openssl libpcap zlib yaml-0.1 liburing"
 CFLAGS_F=(-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
           -fno-sanitize-recover=undefined -I"$B" -I"$S/src" -I"$B/src" -I"$S/tests/fuzz")
 LIBS_F=($(pkg-config --libs $PKGS) -lhttp_parser -lm -lpthread)

@@ -62,3 +62,6 @@ SH_TESTS += tests/run/chains.sh
 EXTRA_DIST += tests/run/chains.sh
 SH_TESTS += tests/run/chain_values.sh
 EXTRA_DIST += tests/run/chain_values.sh
+## --io: plain sessions through io_uring or epoll, counted by the server; strace shows which.
+SH_TESTS += tests/run/io.sh
+EXTRA_DIST += tests/run/io.sh

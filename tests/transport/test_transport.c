@@ -165,14 +165,18 @@ static int group_teardown(void **state)
 
 /* ---- fixture: one listener, one client connection at a time -------------- */
 
-enum srv_mode { SRV_ECHO, SRV_PAUSE_FIRST, SRV_PUSH, SRV_RESET, SRV_IGNORE, SRV_RECORDS_CLOSE };
+enum srv_mode { SRV_ECHO, SRV_PAUSE_FIRST, SRV_PUSH, SRV_RESET, SRV_IGNORE, SRV_RECORDS_CLOSE,
+                SRV_PUSH_RESET };
 enum cli_mode { CLI_ECHO, CLI_CLOSE_IN_READY, CLI_WAIT, CLI_PAUSED_RECV, CLI_ECHO_RECORDS,
-                CLI_READ_TO_CLOSE };
+                CLI_READ_TO_CLOSE, CLI_CLOSE_LATER, CLI_PAUSE_LATER, CLI_REPLY };
 
 typedef struct {
     uv_loop_t loop;
+    yb_uring *ring;             /* the client's, or NULL (fx_ring) */
     uv_tcp_t listener;
     uv_timer_t watchdog;
+    uv_timer_t later;           /* CLI_CLOSE_LATER, CLI_PAUSE_LATER */
+    int stopped;
     int port;
     int timed_out;
     enum srv_mode smode;
@@ -195,15 +199,17 @@ typedef struct {
     yb_err_class ready, closed;
     char err[192], alpn[32];
     int resumed;
-    uint64_t t_start, t_conn, t_tls;
+    uint64_t t_start, t_conn, t_tls, t_drained;
     uint8_t *payload, *echo;
     size_t payload_len, echo_len;
 } fx_t;
 
 static void maybe_stop(fx_t *f)
 {
-    if (f->close_calls && f->srv_close_calls == f->srv_accepted)
+    if (f->close_calls && f->srv_close_calls == f->srv_accepted) {
+        f->stopped = 1;
         uv_stop(&f->loop);
+    }
 }
 
 static void maybe_resume_server(fx_t *f)
@@ -222,6 +228,30 @@ static void maybe_resume_client(fx_t *f)
     }
 }
 
+/* CLI_CLOSE_LATER: closes the client while its receive is out on the
+ * ring; CLI_PAUSE_LATER: pauses it then (the answer arrives meanwhile)
+ * and resumes it on the next tick. */
+static void on_later(uv_timer_t *tm)
+{
+    fx_t *f = tm->data;
+
+    if (!f->cli)
+        return;
+    if (f->cmode == CLI_CLOSE_LATER) {
+        yb_transport_close(f->cli);
+    } else if (!f->cli_paused) {
+        f->cli_paused = 1;
+        yb_transport_pause(f->cli, 1);
+        uv_buf_t b = uv_buf_init((char *)f->payload, (unsigned)f->payload_len);
+        f->write_rc = yb_transport_write(f->cli, &b, 1);
+        f->wrote = 1;
+        uv_timer_start(&f->later, on_later, 30, 0);
+    } else {
+        f->cli_paused = 0;
+        yb_transport_pause(f->cli, 0);
+    }
+}
+
 static void srv_on_ready(yb_transport *t, void *ud, yb_err_class st)
 {
     fx_t *f = ud;
@@ -233,6 +263,13 @@ static void srv_on_ready(yb_transport *t, void *ud, yb_err_class st)
         return;
     }
     if (f->smode == SRV_RESET) {
+        yb_transport_reset(t);
+    } else if (f->smode == SRV_PUSH_RESET) {
+        /* the data, then at once an RST: the client reads the one and
+         * answers into the other */
+        uv_buf_t b = uv_buf_init((char *)f->payload, (unsigned)f->payload_len);
+
+        f->srv_write_rc = yb_transport_write(t, &b, 1);
         yb_transport_reset(t);
     } else if (f->smode == SRV_PUSH) {
         uv_buf_t b = uv_buf_init((char *)f->payload, (unsigned)f->payload_len);
@@ -320,8 +357,12 @@ static void cli_on_ready(yb_transport *t, void *ud, yb_err_class st)
         yb_transport_close(t);
         return;
     }
-    if (f->cmode == CLI_WAIT || f->cmode == CLI_READ_TO_CLOSE)
+    if (f->cmode == CLI_WAIT || f->cmode == CLI_READ_TO_CLOSE || f->cmode == CLI_REPLY)
         return;
+    if (f->cmode == CLI_CLOSE_LATER || f->cmode == CLI_PAUSE_LATER) {
+        uv_timer_start(&f->later, on_later, 20, 0);
+        return;
+    }
     if (f->cmode == CLI_PAUSED_RECV) {
         yb_transport_pause(t, 1);
         f->cli_paused = 1;
@@ -354,12 +395,22 @@ static void cli_on_read(yb_transport *t, void *ud, const uint8_t *data, size_t l
 {
     fx_t *f = ud;
 
+    assert_false(f->cli_paused);    /* nothing is delivered while paused */
     assert_true(f->echo_len + len <= f->payload_len);
     memcpy(f->echo + f->echo_len, data, len);
     f->echo_len += len;
     f->reads++;
     if (f->cmode == CLI_READ_TO_CLOSE)
         return;                 /* the server closes */
+    if (f->cmode == CLI_REPLY) {
+        /* answers while the ring delivers: the answer is sent with the
+         * next receive linked behind it */
+        uv_buf_t b = uv_buf_init((char *)"reply", 5);
+
+        if (f->echo_len == f->payload_len)
+            f->write_rc = yb_transport_write(t, &b, 1);
+        return;
+    }
     if (f->echo_len == f->payload_len) {
         yb_transport_close(t);
         yb_transport_close(t);  /* twice: still one on_close */
@@ -370,8 +421,8 @@ static void cli_on_drain(yb_transport *t, void *ud)
 {
     fx_t *f = ud;
 
-    (void)t;
     f->drains++;
+    f->t_drained = yb_transport_t_drained(t);
 }
 
 static void cli_on_close(yb_transport *t, void *ud, yb_err_class reason)
@@ -391,7 +442,7 @@ static void on_watchdog(uv_timer_t *tm)
 {
     fx_t *f = tm->data;
 
-    f->timed_out = 1;
+    f->timed_out = f->stopped = 1;
     uv_stop(&f->loop);
 }
 
@@ -408,6 +459,9 @@ static fx_t *fx_new(enum srv_mode smode, int listen_too)
     uv_timer_init(&f->loop, &f->watchdog);
     f->watchdog.data = f;
     uv_unref((uv_handle_t *)&f->watchdog);
+    uv_timer_init(&f->loop, &f->later);
+    f->later.data = f;
+    uv_unref((uv_handle_t *)&f->later);
     uv_tcp_init(&f->loop, &f->listener);
     f->listener.data = f;
     assert_int_equal(uv_ip4_addr("127.0.0.1", 0, &a), 0);
@@ -428,11 +482,28 @@ static fx_t *fx_new(enum srv_mode smode, int listen_too)
     return f;
 }
 
+/* Gives the fixture's client a ring, as a worker's sessions have. */
+static void fx_ring(fx_t *f)
+{
+    char err[128] = "";
+
+    f->ring = yb_uring_new(&f->loop, err, sizeof err);
+    if (!f->ring)
+        fail_msg("io_uring: %s", err);
+    assert_int_equal(yb_uring_start(f->ring), 0);
+    assert_true(yb_uring_ready(f->ring));
+}
+
 static void fx_free(fx_t *f)
 {
     uv_close((uv_handle_t *)&f->listener, NULL);
     uv_close((uv_handle_t *)&f->watchdog, NULL);
+    uv_close((uv_handle_t *)&f->later, NULL);
     uv_run(&f->loop, UV_RUN_DEFAULT);
+    if (f->ring) {
+        assert_int_equal(yb_uring_inflight(f->ring), 0);
+        yb_uring_free(f->ring);
+    }
     assert_int_equal(uv_loop_close(&f->loop), 0);
     yb_tls_ctx_free(f->stls);
     yb_tls_ctx_free(f->ctls);
@@ -471,14 +542,31 @@ static void fx_run(fx_t *f, enum cli_mode cmode)
     f->srv_write_rc = -100;
     f->echo_len = 0;
     f->resumed = -1;
+    f->stopped = 0;
+    f->t_drained = 0;
     f->err[0] = f->alpn[0] = f->srv_err[0] = '\0';
     uv_ip4_addr("127.0.0.1", f->port, &a);
-    f->cli = yb_transport_connect(&f->loop, (const struct sockaddr *)&a, f->ctls, f->sni,
+    f->cli = yb_transport_connect(&f->loop, f->ring, (const struct sockaddr *)&a, f->ctls, f->sni,
                                   f->timeout_ns, &cli_cbs, f, &err);
     assert_non_null(f->cli);
     assert_int_equal(err, YB_ERR_NONE);
     uv_timer_start(&f->watchdog, on_watchdog, 30000, 0);
-    uv_run(&f->loop, UV_RUN_DEFAULT);
+    if (!f->ring) {
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+    } else {
+        /* as a worker's loop runs with a ring (engine/worker.c), until
+         * both ends closed and the ring has nothing left */
+        for (;;) {
+            uv_update_time(&f->loop);
+            if (yb_uring_loop_events(f->ring) || uv_backend_timeout(&f->loop) == 0)
+                (void)uv_run(&f->loop, UV_RUN_NOWAIT);
+            yb_uring_reap(f->ring);
+            if (f->timed_out || (f->stopped && !yb_uring_inflight(f->ring)))
+                break;
+            uv_update_time(&f->loop);
+            yb_uring_wait(f->ring, uv_backend_timeout(&f->loop));
+        }
+    }
     uv_timer_stop(&f->watchdog);
     assert_false(f->timed_out);
     assert_int_equal(f->close_calls, 1);
@@ -896,6 +984,186 @@ static void test_peer_reset(void **state)
     fx_free(f);
 }
 
+/* ---- plain TCP on a ring ------------------------------------------------ */
+
+/* A small write is copied and queued on the ring (0, not 1) and its
+ * on_drain follows; its drained time is when the ring handed it to the
+ * kernel: after the connect, before the answer was read. */
+static void test_ring_small_echo(void **state)
+{
+    fx_t *f = fx_new(SRV_ECHO, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_payload(f, 100);
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    assert_int_equal(f->write_rc, 0);
+    assert_int_equal(f->drains, 1);
+    assert_true(f->t_drained >= f->t_conn && f->t_conn > 0);
+    /* again on the same ring: nothing was left on it */
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    assert_int_equal(f->drains, 1);
+    fx_free(f);
+}
+
+/* 1 MiB to a server that reads only after the write returned: too large
+ * for the ring's copy, it goes to the kernel at once (what it does not
+ * take queues), as without a ring, while the answer comes back through
+ * the ring's receives (32 KiB at most each, where libuv reads 64), in
+ * order. */
+static void test_ring_echo_1mib(void **state)
+{
+    fx_t *f = fx_new(SRV_PAUSE_FIRST, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_payload(f, 1 << 20);
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    assert_true(f->write_rc == 0 || f->write_rc == 1);
+    assert_int_equal(f->drains, !f->write_rc);
+    assert_true(f->reads >= 32);
+    fx_free(f);
+}
+
+/* 1 MiB pushed to a client paused from its start: nothing is received
+ * until it resumes, then everything, in order. */
+static void test_ring_paused_from_start(void **state)
+{
+    fx_t *f = fx_new(SRV_PUSH, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_payload(f, 1 << 20);
+    fx_run(f, CLI_PAUSED_RECV);
+    assert_echo_ok(f);
+    assert_int_equal(f->srv_write_rc, 0);
+    fx_free(f);
+}
+
+/* Paused while its receive is out: the answer that receive brings is
+ * held, and handed over only after the resume. */
+static void test_ring_paused_with_receive_out(void **state)
+{
+    fx_t *f = fx_new(SRV_ECHO, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_payload(f, 3000);
+    fx_run(f, CLI_PAUSE_LATER);
+    assert_echo_ok(f);
+    assert_int_equal(f->write_rc, 0);
+    assert_int_equal(f->reads, 1);
+    fx_free(f);
+}
+
+/* Closed while its receive is out on the ring: the receive is cancelled,
+ * on_close still comes once (after the ring let go of the transport), and
+ * the ring is empty after. */
+static void test_ring_close_with_receive_out(void **state)
+{
+    fx_t *f = fx_new(SRV_ECHO, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_run(f, CLI_CLOSE_LATER);
+    assert_int_equal(f->ready, YB_ERR_NONE);
+    assert_int_equal(f->closed, YB_ERR_NONE);
+    assert_int_equal(f->reads, 0);
+    assert_int_equal(yb_uring_inflight(f->ring), 0);
+    fx_free(f);
+}
+
+/* Closed in on_ready, before any receive: then an echo on the same ring. */
+static void test_ring_close_in_ready(void **state)
+{
+    fx_t *f = fx_new(SRV_ECHO, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_run(f, CLI_CLOSE_IN_READY);
+    assert_int_equal(f->ready, YB_ERR_NONE);
+    fx_payload(f, 10);
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    fx_free(f);
+}
+
+/* The peer's RST ends the ring's receive: reset, with its reason. */
+static void test_ring_peer_reset(void **state)
+{
+    fx_t *f = fx_new(SRV_RESET, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_run(f, CLI_WAIT);
+    assert_int_equal(f->ready, YB_ERR_NONE);
+    assert_int_equal(f->closed, YB_ERR_RESET);
+    assert_string_equal(f->err, "reset: connection reset by peer (while reading)");
+    fx_free(f);
+}
+
+/* The peer's data then FIN: all of the data, then a clean close. */
+static void test_ring_peer_eof(void **state)
+{
+    fx_t *f = fx_new(SRV_RECORDS_CLOSE, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_payload(f, 15000);
+    fx_run(f, CLI_READ_TO_CLOSE);
+    assert_int_equal(f->echo_len, f->payload_len);
+    assert_memory_equal(f->echo, f->payload, f->payload_len);
+    assert_int_equal(f->closed, YB_ERR_CLOSED);
+    assert_string_equal(f->err, "");
+    fx_free(f);
+}
+
+/* The peer's data, then its RST: the answer written while the data is
+ * delivered goes out with the next receive linked behind it, and fails;
+ * the pair ends with the send's one completion (the kernel drops the
+ * receive's), the transport closes as reset, once, and the ring is empty
+ * (else this would not return). */
+static void test_ring_linked_send_fails(void **state)
+{
+    fx_t *f = fx_new(SRV_PUSH_RESET, 1);
+
+    (void)state;
+    fx_ring(f);
+    fx_payload(f, 200);
+    fx_run(f, CLI_REPLY);
+    assert_int_equal(f->ready, YB_ERR_NONE);
+    assert_int_equal(f->echo_len, f->payload_len);
+    assert_int_equal(f->write_rc, 0);
+    assert_int_equal(f->closed, YB_ERR_RESET);
+    assert_int_equal(f->close_calls, 1);
+    assert_int_equal(f->drains, 0);     /* the answer never left */
+    assert_string_equal(f->err, "reset: connection reset by peer (while writing)");
+    fx_free(f);
+}
+
+/* A TLS connection never uses the ring (its small write goes to the
+ * kernel at once, as without one). */
+static void test_ring_not_for_tls(void **state)
+{
+    fx_t *f = fx_new(SRV_ECHO, 1);
+    yb_tls_client_opts co = { .cacert = srv_cert };
+
+    (void)state;
+    fx_ring(f);
+    f->stls = server_ctx(NULL, NULL, 1);
+    f->ctls = client_ctx(&co);
+    f->sni = "localhost";
+    fx_payload(f, 100);
+    fx_run(f, CLI_ECHO);
+    assert_echo_ok(f);
+    assert_int_equal(f->write_rc, 1);
+    assert_int_equal(f->drains, 0);
+    fx_free(f);
+}
+
 static void test_mtls_without_cert_fails(void **state)
 {
     fx_t *f = fx_new(SRV_ECHO, 1);
@@ -1053,6 +1321,16 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_connect_timeout),
         cmocka_unit_test(test_peer_reset),
+        cmocka_unit_test(test_ring_small_echo),
+        cmocka_unit_test(test_ring_echo_1mib),
+        cmocka_unit_test(test_ring_paused_from_start),
+        cmocka_unit_test(test_ring_paused_with_receive_out),
+        cmocka_unit_test(test_ring_close_with_receive_out),
+        cmocka_unit_test(test_ring_close_in_ready),
+        cmocka_unit_test(test_ring_peer_reset),
+        cmocka_unit_test(test_ring_peer_eof),
+        cmocka_unit_test(test_ring_linked_send_fails),
+        cmocka_unit_test(test_ring_not_for_tls),
         cmocka_unit_test(test_mtls_without_cert_fails),
         cmocka_unit_test(test_mtls_with_cert),
         cmocka_unit_test(test_ec_keys_direct),
