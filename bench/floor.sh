@@ -3,8 +3,12 @@
 # the peer tool, a minimal client that only moves the same bytes
 # (bench/floor_h1, bench/floor_h2) twice -- sleeping in epoll_wait whenever
 # nothing is ready ("floor"), and polling first for up to -p (default 10us,
-# the window yangblast's worker polls before it sleeps: "floor+poll") --
-# and yangblast, on the same workload.
+# the window yangblast's worker polls before it sleeps with --io epoll:
+# "floor+poll") -- and yangblast, on the same workload.
+# The floor clients make a read and a write call per request, as the peers
+# and yangblast --io epoll do; yangblast's default (--io auto: the
+# worker's io_uring) makes about one call per request, so it can go below
+# that floor.  -y '--io epoll' compares like with like.
 #
 # Workloads (-w, a comma-separated list; default get,set):
 #   get    HTTP/1.1 GET of one ACL set (~150-byte request, the one
@@ -33,7 +37,9 @@
 # least N bodies' bytes.
 #
 # Usage: bench/floor.sh [-d SECONDS] [-n CALLS] [-c CONNS] [-r ROUNDS]
-#        [-w get,set,patch] [-p POLL] [YANGBLAST]
+#        [-w get,set,patch] [-p POLL] [-y 'ARGS'] [YANGBLAST]
+#   -y: more arguments for yangblast's runs (e.g. -y '--io epoll': libuv's
+#   read and write per request instead of the worker's io_uring).
 #   YANGBLAST defaults to $YB, then ./yangblast (an -O2 build); the floor
 #   clients are taken from $FLOOR_BIN, default the bench/ directory next to
 #   it (build them with `make bench/floor_h1 bench/floor_h2`).
@@ -44,12 +50,12 @@
 # load average before and after.  Never fails on the numbers; exits
 # non-zero when a run fails or the server's counts disagree.
 set -u
-secs=5 n=50000 c1=10 c2=16 m2=10 rounds=3 works=get,set poll=10us
-while getopts d:n:c:r:w:p: o; do
+secs=5 n=50000 c1=10 c2=16 m2=10 rounds=3 works=get,set poll=10us yargs=
+while getopts d:n:c:r:w:p:y: o; do
     case $o in
     d) secs=$OPTARG ;; n) n=$OPTARG ;; c) c1=$OPTARG ;; r) rounds=$OPTARG ;; w) works=$OPTARG ;;
-    p) poll=$OPTARG ;;
-    *) echo "usage: $0 [-d SECONDS] [-n CALLS] [-c CONNS] [-r ROUNDS] [-w get,set,patch] [-p POLL] [YANGBLAST]" >&2
+    p) poll=$OPTARG ;; y) yargs=$OPTARG ;;
+    *) echo "usage: $0 [-d SECONDS] [-n CALLS] [-c CONNS] [-r ROUNDS] [-w get,set,patch] [-p POLL] [-y 'ARGS'] [YANGBLAST]" >&2
        exit 2 ;;
     esac
 done
@@ -115,8 +121,9 @@ h1_run() {
             "$d/req.bin")
         k=$(sed -n 's/^floor_h1: requests \([0-9]*\) .*/\1/p' "$W/out") ;;
     yangblast)
+        # shellcheck disable=SC2086
         s=$(bench_cpu "$W/out" "$YB" run "$d/acl.ybc" --target "$url" -c "$c1" -t 1 -D "${secs}s" \
-            --json "$W/yb.json")
+            --json "$W/yb.json" $yargs)
         k=$($PY -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]
 print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json" 2>/dev/null) ;;
     esac
@@ -157,8 +164,9 @@ h2_run() {
             "$gpath" "$W/set/body.bin")
         k=$(sed -n 's/^floor_h2: requests \([0-9]*\) .*/\1/p' "$W/out") ;;
     yangblast)
+        # shellcheck disable=SC2086
         s=$(bench_cpu "$W/out" "$YB" run "$W/set/set.ybc" --target "grpc://localhost:$port" \
-            -c "$c2" -m "$m2" -t 1 -n "$n" --json "$W/yb.json")
+            -c "$c2" -m "$m2" -t 1 -n "$n" --json "$W/yb.json" $yargs)
         k=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["requests_ok"])' \
             "$W/yb.json" 2>/dev/null) ;;
     esac
@@ -176,8 +184,8 @@ h2_run() {
 }
 
 echo "# $(nproc) CPUs; server on CPU 0, clients on CPU 1 (taskset); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# get/patch: nginx, $c1 connections, ${secs}s a run: wrk -t 1 -c $c1 -d ${secs}s | $FL/floor_h1 -p 0|$poll 127.0.0.1 PORT $c1 ${secs}s req.bin | $YB run acl.ybc -c $c1 -t 1 -D ${secs}s"
-echo "# set: serve --sink over h2c, $n calls, $c2 x $m2 streams: h2load -n $n -c $c2 -m $m2 -t 1 -d body.bin | $FL/floor_h2 -p 0|$poll 127.0.0.1 PORT $c2 $m2 $n PATH body.bin | $YB run set.ybc -c $c2 -m $m2 -t 1 -n $n"
+echo "# get/patch: nginx, $c1 connections, ${secs}s a run: wrk -t 1 -c $c1 -d ${secs}s | $FL/floor_h1 -p 0|$poll 127.0.0.1 PORT $c1 ${secs}s req.bin | $YB run acl.ybc -c $c1 -t 1 -D ${secs}s $yargs"
+echo "# set: serve --sink over h2c, $n calls, $c2 x $m2 streams: h2load -n $n -c $c2 -m $m2 -t 1 -d body.bin | $FL/floor_h2 -p 0|$poll 127.0.0.1 PORT $c2 $m2 $n PATH body.bin | $YB run set.ybc -c $c2 -m $m2 -t 1 -n $n $yargs"
 status=0
 for w in ${works//,/ }; do
     case $w in get|patch) h1_setup "$w" || exit 1 ;; set) h2_setup || exit 1 ;; esac

@@ -29,19 +29,20 @@
 # load average is printed before and after: on a shared machine only the
 # ratios of one run mean something.
 #
-# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [-n RECORDS] [-s nginx|sink] [-w patch|get] [-T] [YANGBLAST]
-#   (YANGBLAST defaults to $YB, then ./yangblast; run it from a build dir)
+# Usage: bench/h1_vs_wrk.sh [-d SECONDS] [-c CONNS] [-r ROUNDS] [-n RECORDS] [-s nginx|sink] [-w patch|get] [-T] [-y 'ARGS'] [YANGBLAST]
+#   (YANGBLAST defaults to $YB, then ./yangblast; run it from a build dir;
+#   -y: more arguments for yangblast run, e.g. -y '--io epoll')
 # Prints CPU us/request for both and the ratio yangblast/wrk per round, and
 # the range and median of the ratios (the goals: <= 0.7 for small requests,
 # <= 0.9 for the 14.5 KB PATCH).  Never fails on the numbers; exits non-zero only when a client
 # or nginx could not run, or a client saw errors.
 set -u
-secs=10 c=10 rounds=1 nrec=1 server=nginx work=patch tls=
-while getopts d:c:r:n:s:w:T o; do
+secs=10 c=10 rounds=1 nrec=1 server=nginx work=patch tls= yargs=
+while getopts d:c:r:n:s:w:Ty: o; do
     case $o in
     d) secs=$OPTARG ;; c) c=$OPTARG ;; r) rounds=$OPTARG ;; n) nrec=$OPTARG ;;
-    s) server=$OPTARG ;; w) work=$OPTARG ;; T) tls=tls ;;
-    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [-n RECORDS] [-s nginx|sink] [-w patch|get] [-T] [YANGBLAST]" >&2; exit 2 ;;
+    s) server=$OPTARG ;; w) work=$OPTARG ;; T) tls=tls ;; y) yargs=$OPTARG ;;
+    *) echo "usage: $0 [-d SECONDS] [-c CONNS] [-r ROUNDS] [-n RECORDS] [-s nginx|sink] [-w patch|get] [-T] [-y 'ARGS'] [YANGBLAST]" >&2; exit 2 ;;
     esac
 done
 case $nrec in ''|*[!0-9]*|0*) echo "$0: -n: a number of records >= 1" >&2; exit 2 ;; esac
@@ -87,7 +88,7 @@ yb_tls=(); [ -n "$tls" ] && yb_tls=(-k)
 echo "# $method $path, body $body_len bytes (wrk; yangblast: $nrec-record corpus, average $avg_len), $server on $url, ${secs}s each, $c connections, 1 thread"
 echo "# $(nproc) CPUs; server on CPU 0, client on CPU 1 (taskset); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# wrk:       wrk -t 1 -c $c -d ${secs}s -s patch.lua $url"
-echo "# yangblast: $YB run acl.ybc --target $url ${yb_tls[*]} -c $c -t 1 -D ${secs}s --json out.json"
+echo "# yangblast: $YB run acl.ybc --target $url ${yb_tls[*]} -c $c -t 1 -D ${secs}s --json out.json $yargs"
 printf '%-5s %10s %10s %12s %10s %10s %12s %8s\n' round "wrk req" "wrk cpu_s" "wrk us/req" \
     "yb req" "yb cpu_s" "yb us/req" ratio
 # The nginx log line wrk's requests must produce (method, status,
@@ -118,8 +119,9 @@ run_wrk() {
     fi
 }
 run_yb() {
+    # shellcheck disable=SC2086
     cy=$(bench_cpu "$W/yb.out" "$YB" run "$W/acl.ybc" --target "$url" "${yb_tls[@]}" -c "$c" -t 1 \
-        -D "${secs}s" --json "$W/yb.json")
+        -D "${secs}s" --json "$W/yb.json" $yargs)
     ny=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]
 print(s["requests_completed"] if s["requests_error"] == 0 else "")' "$W/yb.json" 2>/dev/null)
     if [ "$cy" = FAILED ] || [ -z "$ny" ]; then

@@ -28,18 +28,19 @@
 # h2load checks nothing but the status.
 #
 # Usage: bench/h2_vs_h2load.sh [-n REQUESTS] [-c CONNS] [-m STREAMS]
-#        [-r ROUNDS] [-s sink|nghttpd] [-T] [-P SERVER,CLIENT] [YANGBLAST]
+#        [-r ROUNDS] [-s sink|nghttpd] [-T] [-P SERVER,CLIENT] [-y 'ARGS'] [YANGBLAST]
+#   -y: more arguments for yangblast run, e.g. -y '--io epoll'.
 # Prints per round CPU us/RPC for both and the ratio yangblast/h2load (the
 # goal is <= 0.7), then the range over rounds and the median ratio, and the
 # load average before and after.  Never fails on the numbers; exits
 # non-zero only when something could not run or the counts disagree.
 set -u
-n=100000 c=16 m=10 rounds=5 server=sink tls=0 pin=0,1
-while getopts n:c:m:r:s:TP: o; do
+n=100000 c=16 m=10 rounds=5 server=sink tls=0 pin=0,1 yargs=
+while getopts n:c:m:r:s:TP:y: o; do
     case $o in
     n) n=$OPTARG ;; c) c=$OPTARG ;; m) m=$OPTARG ;; r) rounds=$OPTARG ;; s) server=$OPTARG ;;
-    T) tls=1 ;; P) pin=$OPTARG ;;
-    *) echo "usage: $0 [-n N] [-c C] [-m M] [-r ROUNDS] [-s sink|nghttpd] [-T] [-P S,C] [YANGBLAST]" >&2
+    T) tls=1 ;; P) pin=$OPTARG ;; y) yargs=$OPTARG ;;
+    *) echo "usage: $0 [-n N] [-c C] [-m M] [-r ROUNDS] [-s sink|nghttpd] [-T] [-P S,C] [-y 'ARGS'] [YANGBLAST]" >&2
        exit 2 ;;
     esac
 done
@@ -124,7 +125,7 @@ run_one() {
     else
         # shellcheck disable=SC2086
         s=$(cpu_of "$W/yb.out" "$YB" run "$W/set.ybc" --target "$yscheme://localhost:$port" $ytls \
-            -c "$c" -m "$m" -t 1 -n "$n" --json "$W/yb.json")
+            -c "$c" -m "$m" -t 1 -n "$n" --json "$W/yb.json" $yargs)
         ok=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["requests_ok"])' \
             "$W/yb.json" 2>/dev/null)
         [ "$ok" = "$n" ] || { s=FAILED; cat "$W/yb.out" >&2; }
@@ -144,7 +145,7 @@ echo "# $n Set calls of $body_len bytes (gRPC-framed), $c connections x $m strea
 echo "# pinned: server on CPU $score, client on CPU $ccore; $(nproc) CPUs online"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# h2load:    h2load -n $n -c $c -m $m -t 1 -d body.bin -H 'content-type: application/grpc' -H 'te: trailers' $hscheme://127.0.0.1:$port$path"
-echo "# yangblast: $YB run set.ybc --target $yscheme://localhost:$port ${ytls:+--cacert cert.pem }-c $c -m $m -t 1 -n $n"
+echo "# yangblast: $YB run set.ybc --target $yscheme://localhost:$port ${ytls:+--cacert cert.pem }-c $c -m $m -t 1 -n $n $yargs"
 printf '%-6s %14s %16s %8s\n' round "h2load us/RPC" "yangblast us/RPC" ratio
 : >"$W/rows"
 for r in $(seq "$rounds"); do
