@@ -201,6 +201,12 @@ typedef struct yb_codec yb_codec;
 
 typedef struct {
     const char *name;
+    /* 1: on a worker's io_uring the transport may copy this codec's small
+     * writes and send them with the next receive linked behind them
+     * (HTTP/1.1: a request's bytes, once); 0: its writes go to the kernel
+     * at once from its own buffers, as with epoll (HTTP/2: gRPC bodies
+     * are never copied in user space), and only its reads use the ring. */
+    int ring_writes;
     /* Builds a prepared request from a record into out, which it clears
      * (out->blobs is read first: an input).  Returns 0 or -errno; the
      * result is freed with prepared_free. */

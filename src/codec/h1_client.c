@@ -357,6 +357,7 @@ static void h1_on_drain(yb_codec *c, uint64_t now)
 
 const yb_codec_ops yb_h1_client_ops = {
     .name = "http/1.1",
+    .ring_writes = 1,
     .prepare = h1_prepare,
     .prepared_free = h1_prepared_free,
     .create = h1_create,

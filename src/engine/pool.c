@@ -522,6 +522,7 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
         x_fail(p, x, ec, why);
         return -1;
     }
+    yb_transport_ring_writes(s->t, p->cfg.ops->ring_writes);
     s->opening = 1;
     p->n_opening++;
     return 0;

@@ -116,6 +116,7 @@ struct yb_transport {
     unsigned delivering : 1;    /* on_read of what the ring received runs */
     unsigned send_deferred : 1; /* infl waits for the delivery to end */
     unsigned free_pending : 1;  /* handles closed; waits for the ring's ops */
+    unsigned no_ring_writes : 1;/* yb_transport_ring_writes(t, 0) */
 
     /* plain TCP on a ring (NULL: libuv reads and writes) */
     yb_uring *ring;
@@ -749,7 +750,7 @@ static int write_plain(yb_transport *t, const uv_buf_t *bufs, unsigned n, size_t
     unsigned i;
     int r;
 
-    if (t->busy || (t->ring && total <= RING_SEND_MAX)) {
+    if (t->busy || (t->ring && !t->no_ring_writes && total <= RING_SEND_MAX)) {
         /* behind a write in flight; or, small, on the ring, which sends it
          * with the thread's next poll or sleep */
         for (i = 0; i < n; i++)
@@ -811,6 +812,11 @@ int yb_transport_write(yb_transport *t, const uv_buf_t *bufs, unsigned n)
     if (total == 0)
         return t->busy ? 0 : 1;
     return t->ssl ? write_tls(t, bufs, n, total) : write_plain(t, bufs, n, total);
+}
+
+void yb_transport_ring_writes(yb_transport *t, int on)
+{
+    t->no_ring_writes = on ? 0 : 1;
 }
 
 size_t yb_transport_queued(const yb_transport *t)

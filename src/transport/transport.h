@@ -86,6 +86,13 @@ yb_transport *yb_transport_connect(uv_loop_t *loop, yb_uring *ring, const struct
 yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
                                   const yb_transport_cbs *cbs, void *ud);
 
+/* With a ring (yb_transport_connect): whether a write of up to 4 KB is
+ * copied and sent on the ring, the next receive linked behind it when it
+ * is made while a receive is delivered (on, the default), or written to
+ * the kernel at once from the caller's buffers as without a ring (off:
+ * reads still use the ring).  Larger writes always go at once. */
+void yb_transport_ring_writes(yb_transport *t, int on);
+
 /* Writes n buffers in order.  Returns 1 when everything reached the kernel
  * at once, 0 when some was copied and queued (on_drain follows), or a
  * negative value when the transport is closing or on_ready has not yet

@@ -27,7 +27,6 @@ struct yb_uring {
     struct io_uring ring;
     uv_loop_t *loop;
     unsigned inflight;  /* ops queued or in flight */
-    unsigned unsubmitted;
     int loop_armed;     /* the poll of the loop's descriptor is in */
     int loop_fired;     /* it fired, or was not in, since yb_uring_loop_events */
     int started;
@@ -100,10 +99,7 @@ static void stamp(yb_uring *r)
 static int submit_now(yb_uring *r)
 {
     stamp(r);
-    int rc = io_uring_submit(&r->ring);
-    if (rc >= 0)
-        r->unsubmitted = 0;
-    return rc;
+    return io_uring_submit(&r->ring);
 }
 
 /* Makes room for n submissions (io_uring_get_sqe then gives them, in
@@ -118,7 +114,6 @@ static int room(yb_uring *r, unsigned n)
         (void)submit_now(r);
     if (io_uring_sq_space_left(&r->ring) < n)
         return -1;
-    r->unsubmitted += n;
     return 0;
 }
 
@@ -260,7 +255,6 @@ void yb_uring_wait(yb_uring *r, int timeout_ms)
     stamp(r);
     (void)io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, timeout_ms >= 0 ? &ts : NULL,
                                            NULL);
-    r->unsubmitted = 0;
     (void)yb_uring_reap(r);
 }
 
@@ -280,7 +274,6 @@ void yb_uring_free(yb_uring *r)
             struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 10000000};
             stamp(r);
             (void)io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
-            r->unsubmitted = 0;
             (void)yb_uring_reap(r);
         }
     }

@@ -74,8 +74,9 @@ done
 
 # Which way the bytes went: with the ring, io_uring_enter and next to no
 # read/write calls on the sockets; with epoll, no io_uring at all and a
-# read and a write per request.
-yb_serve "$T/serve.strace" --restconf 127.0.0.1:0 --gnmi off ||
+# read and a write per request.  gNMI on the ring: the reads only (its
+# writes go to the kernel at once from the prepared bodies, uncopied).
+yb_serve "$T/serve.strace" --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 ||
     { echo "Bail out! serve did not start"; exit 1; }
 # calls TRACE NAME...: how many calls of the NAMEs strace -c counted.
 calls() {
@@ -95,6 +96,9 @@ for mode in uring epoll; do
         -c 2 -n 400 -q --json "$T/strace.$mode.json" >/dev/null 2>&1
     is "strace, --io $mode: 400 ok" "$(jget "$T/strace.$mode.json" 'r["summary"]["requests_ok"]')" 400
 done
+strace -f -qq -c -o "$T/strace.gnmi" "$YB" run "$T/gnmi.ybc" --target "$GURL" --io uring \
+    -c 2 -n 400 -q --json "$T/strace.gnmi.json" >/dev/null 2>&1
+is "strace, gNMI --io uring: 400 ok" "$(jget "$T/strace.gnmi.json" 'r["summary"]["requests_ok"]')" 400
 yb_serve_stop
 u_enter=$(calls "$T/strace.uring" io_uring_enter)
 u_rw=$(calls "$T/strace.uring" read write readv writev recvfrom sendto)
@@ -106,6 +110,14 @@ check "--io uring: the requests went through io_uring_enter ($u_enter calls for 
 check "--io uring: not through read and write ($u_rw calls for 400 requests)" [ "$u_rw" -lt 200 ]
 check "--io epoll: no io_uring ($e_enter calls)" [ "$e_enter" -eq 0 ]
 check "--io epoll: a read and a write per request ($e_rw calls for 400)" [ "$e_rw" -ge 800 ]
+g_enter=$(calls "$T/strace.gnmi" io_uring_enter)
+g_w=$(calls "$T/strace.gnmi" write writev sendto sendmsg)
+g_r=$(calls "$T/strace.gnmi" read readv recvfrom recvmsg)
+diag "gNMI --io uring: io_uring_enter $g_enter, writes $g_w, reads $g_r"
+check "gNMI --io uring: the ring carried its answers ($g_enter io_uring_enter for 400)" \
+    [ "$g_enter" -ge 100 ]
+check "gNMI --io uring: not read(2) ($g_r reads for 400)" [ "$g_r" -lt 200 ]
+check "gNMI --io uring: its requests went out at once, uncopied ($g_w writes for 400)" [ "$g_w" -ge 200 ]
 
 # Refused: a bad value; --io where every target is TLS.
 "$YB" run "$T/small.ybc" --target http://127.0.0.1:9 --io fast >"$T/bad.out" 2>&1
