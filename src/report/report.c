@@ -165,8 +165,15 @@ static void text_self_check(FILE *f, const yb_recorder *r, const yb_run_info *in
         if (c.cpu_starved)
             fprintf(f, "*** It was kept off its CPU by other processes or the hypervisor (%s):\n"
                        "*** run it where it has CPUs of its own.\n", starved);
-        else
+        else if (c.cpu_saturated)
             fprintf(f, "*** Add threads (-t) or lower the rate.\n");
+        else
+            /* neither busy nor kept off its CPU: more threads would not
+             * wake it sooner */
+            fprintf(f, "*** It used %.0f%% of its CPU and was not kept off it: it woke late (this "
+                       "machine's timer\n*** and scheduling jitter).  --spin D wakes it D early "
+                       "and spins to each due time.\n",
+                    100.0 * c.cpu_utilization);
     } else if (c.cpu_starved) {
         fprintf(f, "\n*** WARNING: other processes or the hypervisor kept the generator off its "
                    "CPU\n*** (%s): its timings may include that delay.\n", starved);

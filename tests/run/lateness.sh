@@ -26,9 +26,11 @@ is "both parts of lateness are in the JSON, each counting every sent request" \
 is "the wait, not the generator, made the lateness (wait p99 > 10 x generator p99)" \
     "$(j "$T/t.json" "d['latency_us']['session_wait']['p99'] > 10 * d['latency_us']['generator_lateness']['p99']")" True
 # The generator is blamed only for its own lateness, and then "add
-# threads" only when nothing else took its CPU.
-is "the generator is not told to add threads for the target's wait" \
-    "$(j "$T/t.json" "(not d['self_check']['behind_schedule']) or d['self_check']['cpu_starved']")" True
+# threads" only when it was busy and nothing else took its CPU.  (Its own
+# lateness can pass 1 ms here: this VM's timer wake-ups are that late at
+# times, whatever the client; it is then said to have woken late.)
+is "the generator used little of its CPU (not saturated)" \
+    "$(j "$T/t.json" "d['self_check']['cpu_saturated']")" False
 check "no 'Add threads' advice" sh -c "! grep -q 'Add threads\|add threads' '$T/t.out'"
 like "the table shows the generator's part under lateness" "$(cat "$T/t.out")" '^ gen late +[0-9]+ '
 like "... and the wait for a session" "$(cat "$T/t.out")" '^ wait +[0-9]+ '

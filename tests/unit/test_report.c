@@ -526,15 +526,28 @@ static void test_self_check_split(void **st)
     free(text);
     yb_recorder_cleanup(&r);
 
-    /* the generator is the limit: a session was free, it handed over late */
+    /* the generator is the limit: a session was free, it handed over late,
+     * using 1 % of its CPU: it woke late, and more threads would not help */
     lateness_run(&r, 50 * MS, 0);
     yb_report_self_check(&r, &info, &c);
     assert_false(c.target_limited);
     assert_true(c.behind_schedule);
+    assert_false(c.cpu_saturated);
     text = render(yb_report_text, &r, &info);
     assert_non_null(strstr(text, "fell behind its own schedule"));
-    assert_non_null(strstr(text, "Add threads (-t)"));
+    assert_non_null(strstr(text, "It used 1% of its CPU and was not kept off it: it woke late"));
+    assert_non_null(strstr(text, "--spin D"));
+    assert_null(strstr(text, "Add threads"));
     free(text);
+    /* ... busy: then more threads (or a lower rate) is the advice */
+    info.cpu_user_s = 1.9;
+    yb_report_self_check(&r, &info, &c);
+    assert_true(c.cpu_saturated);
+    text = render(yb_report_text, &r, &info);
+    assert_non_null(strstr(text, "Add threads (-t)"));
+    assert_null(strstr(text, "woke late"));
+    free(text);
+    info.cpu_user_s = 0.01;
 
     /* ... because others took its CPU: said so, not "add threads" */
     r.gen_run_ns = 100 * MS;
