@@ -1059,34 +1059,6 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
 
 /* ---- the worker's life cycle ---------------------------------------------- */
 
-/* How long the loop polls for the next answer before it sleeps, and how
- * many idle spells in a row it sleeps at once at most after polls that
- * found nothing (see run_loop). */
-#define POLL_NS 10000u
-#define POLL_BACKOFF_MAX 64u
-
-/* Runs the worker's loop until it has no more work (with a ring:
- * run_loop_ring; what follows is the epoll loop's way).  A wake-up from sleep
- * costs more CPU than the work of a small answer (a context switch, and
- * on a virtual machine an exit: rusage minus perf's task-clock was 15-20
- * us per context switch on the bench VM, against 6-10 us for a whole
- * HTTP/1.1 request), so when the loop runs out of ready events while
- * requests are out (sent, or on a session being set up) it first polls
- * (epoll without waiting) for up to POLL_NS, in case the next answer is
- * that close, or for the open loop's timer due within POLL_NS; with
- * neither (an open loop between its answer and a later due time) no poll
- * could find work, and it sleeps at once.  A poll that finds nothing
- * makes the next 1, 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once
- * (so a slow target costs at most about POLL_NS / POLL_BACKOFF_MAX per
- * wake-up), and one that finds an answer resets that.  Backing off only
- * after several misses in a row made GETs to a fast nginx about 10 %
- * cheaper at load 5-9, the same at a quiet machine, and calls to nghttpd
- * (answers a little slower than the window) about 10 % dearer at a quiet
- * one (bench/h2_vs_h2load.sh -s nghttpd: 1.08 of h2load against 0.98);
- * a real device answers slower still, so the first miss backs off.
- * Nothing waits for the poll: events are handled as soon as a poll sees
- * them, and the CPU it takes counts in the run's CPU figures like any
- * other. */
 /* A pass of the loop on a ring: the loop itself only when it may have
  * work (its descriptor was readable, or a timer is due or a callback
  * pending: each look would otherwise cost an epoll_wait, as much as the
@@ -1119,6 +1091,34 @@ static void run_loop_ring(worker *w)
     }
 }
 
+/* How long the loop polls for the next answer before it sleeps, and how
+ * many idle spells in a row it sleeps at once at most after polls that
+ * found nothing (see run_loop). */
+#define POLL_NS 10000u
+#define POLL_BACKOFF_MAX 64u
+
+/* Runs the worker's loop until it has no more work (with a ring:
+ * run_loop_ring; what follows is the epoll loop's way).  A wake-up from sleep
+ * costs more CPU than the work of a small answer (a context switch, and
+ * on a virtual machine an exit: rusage minus perf's task-clock was 15-20
+ * us per context switch on the bench VM, against 6-10 us for a whole
+ * HTTP/1.1 request), so when the loop runs out of ready events while
+ * requests are out (sent, or on a session being set up) it first polls
+ * (epoll without waiting) for up to POLL_NS, in case the next answer is
+ * that close, or for the open loop's timer due within POLL_NS; with
+ * neither (an open loop between its answer and a later due time) no poll
+ * could find work, and it sleeps at once.  A poll that finds nothing
+ * makes the next 1, 2, 4 ... POLL_BACKOFF_MAX idle spells sleep at once
+ * (so a slow target costs at most about POLL_NS / POLL_BACKOFF_MAX per
+ * wake-up), and one that finds an answer resets that.  Backing off only
+ * after several misses in a row made GETs to a fast nginx about 10 %
+ * cheaper at load 5-9, the same at a quiet machine, and calls to nghttpd
+ * (answers a little slower than the window) about 10 % dearer at a quiet
+ * one (bench/h2_vs_h2load.sh -s nghttpd: 1.08 of h2load against 0.98);
+ * a real device answers slower still, so the first miss backs off.
+ * Nothing waits for the poll: events are handled as soon as a poll sees
+ * them, and the CPU it takes counts in the run's CPU figures like any
+ * other. */
 static void run_loop(worker *w)
 {
     if (w->ring) {
