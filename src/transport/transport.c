@@ -363,15 +363,23 @@ static void on_write_done(uv_write_t *req, int status);
 
 /* Hands the pending bytes to uv_write (they become the in-flight buffer).
  * Returns 0 or a negative uv error (nothing submitted). */
-static int submit(yb_transport *t)
+/* The pending bytes become the in-flight buffer; the drained in-flight
+ * one, emptied, takes new pending bytes. */
+static void pend_to_infl(yb_transport *t)
 {
     obuf tmp = t->infl;
-    uv_buf_t b;
-    int r;
 
     t->infl = t->pend;
     t->pend = tmp;
     t->pend.off = t->pend.len = 0;
+}
+
+static int submit(yb_transport *t)
+{
+    uv_buf_t b;
+    int r;
+
+    pend_to_infl(t);
     b = uv_buf_init((char *)t->infl.p + t->infl.off, (unsigned)obuf_live(&t->infl));
     r = uv_write(&t->wreq, (uv_stream_t *)&t->tcp, &b, 1, on_write_done);
     if (r < 0)
@@ -398,6 +406,21 @@ static void uv_reason(yb_transport *t, int uverr, const char *doing)
                       !strcmp(doing, "connecting") ? "connect" : doing, uv_strerror(uverr));
         break;
     }
+}
+
+/* The stream ended while reading: the peer's clean end (UV_EOF) or an
+ * error (a negative uv error, which is -errno). */
+static void read_ended(yb_transport *t, int uverr)
+{
+    if (uverr == UV_EOF) {
+        if (t->ssl && !t->hs_done)
+            yb_reason_fmt(t->errtext, sizeof t->errtext,
+                          "tls: peer closed the connection during the handshake");
+        fail(t, YB_ERR_CLOSED);
+        return;
+    }
+    uv_reason(t, uverr, "reading");
+    fail(t, yb_err_from_uv(uverr));
 }
 
 static void write_error(yb_transport *t, int uverr)
@@ -554,11 +577,7 @@ static int wants_recv(const yb_transport *t)
  * (ring_next).  Returns 0 or a negative uv error. */
 static int ring_submit(yb_transport *t)
 {
-    obuf tmp = t->infl;
-
-    t->infl = t->pend;
-    t->pend = tmp;
-    t->pend.off = t->pend.len = 0;
+    pend_to_infl(t);
     t->busy = 1;
     t->had_queued = 1;
     if (t->delivering) {
@@ -637,11 +656,8 @@ static void on_ring_recv(yb_uring_op *op, int res)
                 t->rheld = (size_t)res;     /* delivered on resume */
             else if (t->cbs.on_read)
                 t->cbs.on_read(t, t->ud, t->rbuf, (size_t)res);
-        } else if (res == 0) {
-            fail(t, YB_ERR_CLOSED);
         } else {
-            uv_reason(t, res, "reading");   /* uv errors are -errno */
-            fail(t, yb_err_from_uv(res));
+            read_ended(t, res == 0 ? UV_EOF : res);
         }
     }
     t->delivering = 0;
@@ -1015,15 +1031,7 @@ static void on_tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0 || t->closing)
         return;
     if (nread < 0) {
-        if (nread == UV_EOF) {
-            if (t->ssl && !t->hs_done)
-                yb_reason_fmt(t->errtext, sizeof t->errtext,
-                              "tls: peer closed the connection during the handshake");
-            fail(t, YB_ERR_CLOSED);
-        } else {
-            uv_reason(t, (int)nread, "reading");
-            fail(t, yb_err_from_uv((int)nread));
-        }
+        read_ended(t, (int)nread);
         return;
     }
     if (!t->ssl) {
