@@ -656,6 +656,15 @@ static void issue_due(lane *l)
     if (l->o->spin_ns && l->next_due > now && l->next_due - now <= l->o->spin_ns)
         while ((now = uv_hrtime()) < l->next_due)
             ;
+    /* It issues for one batch window at most, what was due and what falls
+     * due meanwhile: a lane that cannot keep up (a request costing more
+     * to issue than the time between two) goes back to the loop after
+     * each window, so that its sessions come up and answers and timeouts
+     * are seen, instead of issuing without end (before: every request of
+     * the run, the sessions never seen connected, so all but the backlog
+     * overflowed).  The timer, armed for a due time past, brings it back
+     * at once. */
+    uint64_t until = now + YB_OPEN_BATCH_NS;
     while (!l->exhausted && !l->grace_end && l->next_due <= now) {
         if (!l->next_due || (l->deadline && l->next_due >= l->deadline)) {
             l->exhausted = 1;
@@ -666,8 +675,11 @@ static void issue_due(lane *l)
         yb_exchange *x = take_request(l, l->next_due);
         if (!x)
             break;
-        dispatch(l, x, uv_hrtime());
+        uint64_t t = uv_hrtime();
+        dispatch(l, x, t);
         l->next_due = due_of(l, ++l->next_k);
+        if (t >= until)
+            break; /* the window is over: the loop's turn */
         if (l->next_due > now)
             now = uv_hrtime();
     }

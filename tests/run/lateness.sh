@@ -3,7 +3,8 @@
 # 1. --rate 400 -c 1 against a 3 ms target (one worker: ~330/s at most):
 #    requests wait for the one session; the report says the target or the
 #    concurrency is the limit and never blames the generator for that wait.
-# 2. A generator sharing its CPU with two busy loops is starved: the
+# 2. A rate no generator keeps up with: its sessions still come up at once.
+# 3. A generator sharing its CPU with two busy loops is starved: the
 #    self-check says other processes took its CPU (run-queue wait from
 #    /proc/thread-self/schedstat, involuntary context switches, steal), not
 #    merely what its own CPU share was.
@@ -34,6 +35,24 @@ is "the generator used little of its CPU (not saturated)" \
 check "no 'Add threads' advice" sh -c "! grep -q 'Add threads\|add threads' '$T/t.out'"
 like "the table shows the generator's part under lateness" "$(cat "$T/t.out")" '^ gen late +[0-9]+ '
 like "... and the wait for a session" "$(cat "$T/t.out")" '^ wait +[0-9]+ '
+yb_serve_stop
+
+# 2. A rate no generator keeps up with (10,000,000/s): each wake-up issues
+#    for one batch window at most and goes back to the loop, so the
+#    sessions come up at once.  (Before, the lane issued until the run's
+#    last request before the loop saw a connection: connect took 13-15 %
+#    of the run, 27-40 ms, and only the backlog was ever sent.)
+yb_serve "$T/sink.serve" --sink --restconf 127.0.0.1:0 --gnmi off ||
+    { echo "Bail out! serve did not start"; exit 1; }
+timeout 60 "$YB" run "$T/r.ybc" --target "$RURL" --rate 10000000 -c 4 -n 60000 -q \
+    --json "$T/f.json" >"$T/f.out" 2>&1
+check "rate 10,000,000/s: report written" test -s "$T/f.json"
+diag "connect max $(j "$T/f.json" "d['latency_us']['connect']['max']") us of a \
+$(j "$T/f.json" "d['summary']['duration_s']") s run"
+is "the sessions came up within 5 % of the run (the loop ran while the lane issued)" \
+    "$(j "$T/f.json" "d['latency_us']['connect']['max'] < 0.05 * d['summary']['duration_s'] * 1e6")" True
+is "every request accounted for: started + backlog overflow = 60000" \
+    "$(j "$T/f.json" "d['summary']['requests_started'] + d['errors'].get('backlog_overflow', 0)")" 60000
 yb_serve_stop
 
 if [ ! -r /proc/thread-self/schedstat ] || ! command -v taskset >/dev/null; then
