@@ -49,6 +49,7 @@ struct yb_pool {
     session *dirty;           /* sessions to flush at the end of this pass */
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
     uint64_t n_wait;          /* length of the wait queue */
+    int wait_in_order;        /* queued in due order since it was empty */
     uint64_t n_opened;        /* sessions opened so far (the last id) */
     /* Reconnect back-off (see pool.h): consecutive failed set-ups, the
      * time before which no session is opened, set-ups in progress, and
@@ -106,6 +107,19 @@ static yb_exchange *fifo_pop(yb_exchange **h, yb_exchange **t)
         x->next = x->prev = NULL;
     }
     return x;
+}
+
+/* Queues x at the wait queue's end, noting whether the queue is still in
+ * due order (then the timeout scan stops at the first that has not timed
+ * out, instead of walking a backlog of thousands every tick). */
+static void wait_append(yb_pool *p, yb_exchange *x)
+{
+    if (!p->wait_head)
+        p->wait_in_order = 1;
+    else if (x->res.due < p->wait_tail->res.due)
+        p->wait_in_order = 0; /* a retry, which keeps its due time */
+    fifo_push(&p->wait_head, &p->wait_tail, x);
+    p->n_wait++;
 }
 
 /* Ends x with error class why and gives it back to the host.  text (NULL
@@ -299,8 +313,7 @@ static void host_done(void *hd, yb_exchange *x)
         x->res.bytes_in = 0;
         x->res.reason[0] = '\0';
         p->host.retried(p->ud, x);
-        fifo_push(&p->wait_head, &p->wait_tail, x);
-        p->n_wait++;
+        wait_append(p, x);
     } else {
         p->host.done(p->ud, x);
     }
@@ -542,8 +555,7 @@ static void wait_push(yb_pool *p, yb_exchange *x)
         x_fail(p, x, YB_ERR_OVERFLOW, why);
         return;
     }
-    fifo_push(&p->wait_head, &p->wait_tail, x);
-    p->n_wait++;
+    wait_append(p, x);
 }
 
 static yb_exchange *wait_pop(yb_pool *p)
@@ -801,6 +813,8 @@ uint64_t yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_stream
         xn = x->next;
         if (now - x->res.due < to) {
             expires(&at, x->res.due, to);
+            if (p->wait_in_order)
+                break; /* the rest are due later, and time out later */
             continue;
         }
         if (x->prev)

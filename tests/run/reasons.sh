@@ -148,5 +148,25 @@ is "gNMI against a TLS server without h2 in ALPN: it does not speak h2 over TLS"
     "$(reasons noh2)" \
     "[[\"tls\",\"tls: the server accepts none of the protocols offered via ALPN (h2): it does not speak h2 over TLS here (127.0.0.1:$tport)\",2]]"
 
+# ---- requests that wait for a session time out from their due time ---------------
+# One session, a server that takes 5 s with one worker, four requests due
+# 100 ms apart, --timeout 2s: the first times out waiting for its first
+# byte (2.0 s), and its session with it; the second goes out on a new one
+# at once and times out there too (4.0 s); the third and fourth, still
+# waiting for the one session, time out at their due time + 2 s (2.2 s,
+# 2.3 s).  (The scan of the queue stops at the first that has not timed
+# out when the queue is in due order, as here.)
+if yb_serve "$T/slow.serve" --restconf 127.0.0.1:0 --gnmi off --service-time fixed:5s \
+    --workers 1; then
+    yb waiting "$RC_CORPUS" --target "$RURL" --rate 10 -n 4 -c 1 --timeout 2s
+    yb_serve_stop
+fi
+is "waiting requests time out from their due time, waiting for a session" \
+    "$(reasons waiting)" \
+    '[["timeout","timeout after 2s (waiting for first byte)",2],["timeout","timeout after 2s (waiting for a session)",2]]'
+is "... three of the four failed 2 s after their due time (within 150 ms)" \
+    "$(jget "$T/waiting.json" '[1950000 <= r["latency_us"]["e2e_failed"]["p50"] < 2150000, r["latency_us"]["e2e_failed"]["count"]]')" \
+    '[true,4]'
+
 check "no sanitizer reports in any run" sh -c "! grep -E 'Sanitizer|runtime error:' '$T/all.out'"
 done_testing
