@@ -1009,6 +1009,8 @@ static void *worker_main(void *arg)
     sched_times(&run1, &wait1);
     w->rec.gen_run_ns = run1 > run0 ? run1 - run0 : 0;
     w->rec.gen_runq_wait_ns = wait1 > wait0 ? wait1 - wait0 : 0;
+    w->rec.gen_io_threads = 1;
+    w->rec.gen_ring_threads = (uint64_t)yb_uring_used(w->ring);
     /* the final figures, once nothing can change them */
     publish_metrics(w, uv_hrtime(), 1);
     atomic_store(&w->live.running, 0);

@@ -290,6 +290,12 @@ yb_comparison *yb_compare_new(const json_t *base, const json_t *new, const char 
     json_object_foreach((json_t *)c->nrun, key, v)
         if (!json_object_get(c->brun, key))
             bad |= add_setting(c, key, NULL, v) < 0;
+    /* the I/O path (cpu.io) changes the CPU and latency figures too; a
+     * report from before it was recorded says nothing, which is no change */
+    const json_t *bio = json_object_get(json_object_get(base, "cpu"), "io"),
+                 *nio = json_object_get(json_object_get(new, "cpu"), "io");
+    if (bio && nio)
+        bad |= add_setting(c, "io", bio, nio) < 0;
     const json_t *side[2] = {base, new};
     const char *names[2] = {base_name, new_name};
     for (int i = 0; i < 2; i++) {

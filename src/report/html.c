@@ -519,10 +519,15 @@ static int check_run(vctx *v, json_t *j, run_view *r)
         (r->errors && check_errors(v, r->errors) < 0))
         return -1;
     static const char *const COUNTS[] = {"status", "grpc_status", "sessions", "cpu", "subscribe"};
-    for (size_t i = 0; i < sizeof COUNTS / sizeof COUNTS[0]; i++)
+    for (size_t i = 0; i < sizeof COUNTS / sizeof COUNTS[0]; i++) {
+        /* (cpu.io: the I/O path's name, a string) */
+        int cpu = !strcmp(COUNTS[i], "cpu");
+        json_t *io;
         if (want(v, j, "", COUNTS[i], JSON_OBJECT, 0, &x) < 0 ||
-            (x && all_numbers(v, x, COUNTS[i], NULL) < 0))
+            (x && all_numbers(v, x, COUNTS[i], cpu ? "io" : NULL) < 0) ||
+            (x && cpu && want(v, x, "cpu", "io", JSON_STRING, 0, &io) < 0))
             return -1;
+    }
     int b;
     if (want_bool(v, j, "", "interrupted", &r->interrupted) < 0 ||
         want(v, j, "", "self_check", JSON_OBJECT, 0, &x) < 0 ||

@@ -495,6 +495,26 @@ static int read_latency(rd *d, const json_t *j, yb_recorder *r)
     return 0;
 }
 
+/* The shard's I/O path (cpu.io_uring_threads, of its run.threads): into
+ * r's gen_io_threads and gen_ring_threads; both 0 when the report does not
+ * say (one from before --io).  Returns 0 or -1. */
+static int read_io(rd *d, const json_t *cpu, double threads, yb_recorder *r)
+{
+    uint64_t ring;
+    if (!json_object_get(cpu, "io_uring_threads"))
+        return 0;
+    if (get_u64(d, cpu, "cpu.", "io_uring_threads", &ring) < 0)
+        return -1;
+    if ((double)ring > threads) {
+        snprintf(d->err, d->errlen, "%s: cpu.io_uring_threads: %llu of %g threads", d->path,
+                 (unsigned long long)ring, threads);
+        return -1;
+    }
+    r->gen_io_threads = (uint64_t)threads;
+    r->gen_ring_threads = ring;
+    return 0;
+}
+
 /* One report into r, its t=0 at run_start.  Returns 0, -1 or -2. */
 static int read_report(rd *d, const json_t *j, yb_recorder *r, uint64_t run_start,
                        yb_merge_shard *s, double *cpu_user, double *cpu_sys, double *threads)
@@ -507,7 +527,7 @@ static int read_report(rd *d, const json_t *j, yb_recorder *r, uint64_t run_star
         !(cpu = get(d, j, "", "cpu", JSON_OBJECT)) ||
         get_num(d, cpu, "cpu.", "user_s", 1e9, &user) ||
         get_num(d, cpu, "cpu.", "sys_s", 1e9, &sys) ||
-        get_num(d, run, "run.", "threads", 1e6, &th))
+        get_num(d, run, "run.", "threads", 1e6, &th) || read_io(d, cpu, th, r))
         return -1;
     r->run_start = run_start;
     r->run_end = run_start + (uint64_t)llround(span * NS_PER_S);
@@ -900,7 +920,7 @@ int yb_merge_docs(yb_merge *m, json_t *const *docs, const char *const *names, si
     const char **ids = NULL;
     size_t *order = NULL;
     yb_recorder one;
-    int rc = -2, have_one = 0;
+    int rc = -2, have_one = 0, io_unknown = 0;
     double user = 0, sys = 0, threads = 0;
     memset(m, 0, sizeof *m);
     if (n == 0 || n > YB_MERGE_MAX_INPUTS) {
@@ -982,6 +1002,7 @@ int yb_merge_docs(yb_merge *m, json_t *const *docs, const char *const *names, si
         have_one = 1;
         if ((rc = read_report(&d, docs[src], &one, t0, s, &user, &sys, &threads)) < 0)
             goto out;
+        io_unknown |= one.gen_io_threads == 0;
         if ((rc = add_parts(&d, docs[src], "targets", &m->targets, &m->n_targets)) < 0 ||
             (rc = add_parts(&d, docs[src], "workloads", &m->workloads, &m->n_workloads)) < 0)
             goto out;
@@ -1003,6 +1024,8 @@ int yb_merge_docs(yb_merge *m, json_t *const *docs, const char *const *names, si
     m->first = json_incref(docs[order[0]]);
     m->info.cpu_user_s = user;
     m->info.cpu_sys_s = sys;
+    if (io_unknown) /* a shard that does not say: the whole run's I/O path is not known */
+        m->rec.gen_io_threads = m->rec.gen_ring_threads = 0;
     /* the whole run had every shard's threads: the CPU checks divide by them */
     m->info.threads = threads > 0 && threads < 1e6 ? (unsigned)threads : 1;
     m->info.interrupted = m->interrupted[0] ? m->interrupted : NULL;

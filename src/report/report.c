@@ -66,6 +66,18 @@ static double cpu_per_request_us(const yb_recorder *r, const yb_run_info *info)
     return (info->cpu_user_s + info->cpu_sys_s) * 1e6 / (double)r->completed;
 }
 
+/* How the generator's sessions did their I/O: "io_uring" (every thread's
+ * plain-TCP sessions on its ring; TLS always on epoll), "epoll" (none on
+ * one), "mixed", or NULL when not known (a merge of reports from before). */
+static const char *io_path(const yb_recorder *r)
+{
+    if (!r->gen_io_threads)
+        return NULL;
+    return r->gen_ring_threads == 0 ? "epoll"
+           : r->gen_ring_threads >= r->gen_io_threads ? "io_uring"
+                                                       : "mixed";
+}
+
 static const char *or_dash(const char *s)
 {
     return s && *s ? s : "-";
@@ -534,10 +546,14 @@ int yb_report_text(FILE *f, const yb_recorder *r, const yb_run_info *info)
                 r->chains_ok, r->chains_failed);
     text_counts(f, r);
     text_ops(f, r);
-    if (info)
-        fprintf(f, "Generator CPU: %.3f s user + %.3f s sys = %.3f s; %.1f us per request\n",
+    if (info) {
+        fprintf(f, "Generator CPU: %.3f s user + %.3f s sys = %.3f s; %.1f us per request",
                 info->cpu_user_s, info->cpu_sys_s, info->cpu_user_s + info->cpu_sys_s,
                 cpu_per_request_us(r, info));
+        if (io_path(r))
+            fprintf(f, "; I/O %s", io_path(r));
+        fputc('\n', f);
+    }
     return ferror(f) ? -1 : 0;
 }
 
@@ -987,6 +1003,10 @@ json_t *yb_report_json(const yb_recorder *r, const yb_run_info *info)
         put(o, "user_s", json_real(info ? info->cpu_user_s : 0.0), &bad);
         put(o, "sys_s", json_real(info ? info->cpu_sys_s : 0.0), &bad);
         put(o, "per_request_us", json_real(cpu_per_request_us(r, info)), &bad);
+        if (io_path(r)) {
+            put(o, "io", json_string(io_path(r)), &bad);
+            put(o, "io_uring_threads", juint(r->gen_ring_threads), &bad);
+        }
     }
     put(root, "cpu", o, &bad);
 

@@ -901,6 +901,8 @@ int yb_recorder_merge(yb_recorder *dst, const yb_recorder *src)
     dst->unsent += src->unsent;
     dst->gen_invol_switches += src->gen_invol_switches;
     dst->gen_run_ns += src->gen_run_ns;
+    dst->gen_io_threads += src->gen_io_threads;
+    dst->gen_ring_threads += src->gen_ring_threads;
     dst->gen_runq_wait_ns += src->gen_runq_wait_ns;
     dst->cpu_ticks += src->cpu_ticks;
     dst->cpu_steal_ticks += src->cpu_steal_ticks;

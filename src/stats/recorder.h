@@ -183,6 +183,11 @@ typedef struct yb_recorder {
      * hypervisor's steal among them (from /proc/stat). */
     uint64_t gen_invol_switches, gen_run_ns, gen_runq_wait_ns;
     uint64_t cpu_ticks, cpu_steal_ticks;
+    /* The generator's threads whose I/O path is known (set by the engine,
+     * summed over workers; 0 = not known, a report from before) and those
+     * among them whose plain-TCP sessions ran on an io_uring (--io; the
+     * others, and every TLS session, on libuv's epoll loop). */
+    uint64_t gen_io_threads, gen_ring_threads;
     uint64_t retried;          /* re-run on another session (HTTP/2 refused / GOAWAY) */
     uint64_t notifications;    /* Subscribe notifications received */
     uint64_t updates;          /* updates inside them */

@@ -30,6 +30,7 @@ struct yb_uring {
     int loop_armed;     /* the poll of the loop's descriptor is in */
     int loop_fired;     /* it fired, or was not in, since yb_uring_loop_events */
     int started;
+    int used;           /* some session's operation was queued */
     yb_uring_op *subs;  /* ops queued since the last submission */
 };
 
@@ -78,6 +79,11 @@ int yb_uring_start(yb_uring *r)
 int yb_uring_ready(const yb_uring *r)
 {
     return r && r->started;
+}
+
+int yb_uring_used(const yb_uring *r)
+{
+    return r && r->used;
 }
 
 /* Stamps the ops about to be submitted with the time (see yb_uring_op). */
@@ -129,6 +135,7 @@ static void queued(yb_uring *r, yb_uring_op *op, int quiet)
     op->quiet = quiet;
     op->next_sub = r->subs;
     r->subs = op;
+    r->used = 1;
     if (!quiet)
         r->inflight++;
 }

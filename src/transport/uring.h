@@ -49,6 +49,10 @@ int yb_uring_start(yb_uring *r);
 /* 1 when the ring takes operations (started), else 0. */
 int yb_uring_ready(const yb_uring *r);
 
+/* 1 when some receive or send went through the ring (a session's I/O; the
+ * ring's own poll of the loop does not count), else 0 (NULL too). */
+int yb_uring_used(const yb_uring *r);
+
 /* Cancels what is still in flight, waits for it (every done is called)
  * and frees the ring.  NULL is a no-op. */
 void yb_uring_free(yb_uring *r);

@@ -270,6 +270,29 @@ like "... with shard 1 reported missing" "$(cat "$T/two.err")" "WARNING: shard 1
 like "... and, with --tolerance 0s, the start spread" "$(cat "$T/two.err")" \
     "WARNING: shards started [0-9.]+ ms apart \(more than the tolerance of 0.000 ms\)"
 
+# ---- the I/O path (cpu.io): each shard's, and the merge's -----------------------------------
+io0=$(jget "$T/shard0.json" 'r["cpu"]["io"]')
+like "each shard says how its sessions did their I/O" "$io0" '^(io_uring|epoll)$'
+is "... the same for the three shards (one machine, --io auto)" \
+    "$(jget "$T/shard1.json" 'r["cpu"]["io"]') $(jget "$T/shard2.json" 'r["cpu"]["io"]')" "$io0 $io0"
+n0=$([ "$io0" = io_uring ] && echo 3 || echo 0)
+is "the merge says the same, of the shards' three threads" \
+    "$(jget "$T/m.json" '[r["cpu"]["io"], r["cpu"]["io_uring_threads"]]')" "[\"$io0\",$n0]"
+iomerge() { # NAME PYTHON-STATEMENT-ON-r: shard0 merged with a copy of shard1 changed
+    $PY -c "import json, sys; r = json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2], 'w'))" \
+        "$T/shard1.json" "$T/io_$1.json"
+    merge "io_$1" "$T/shard0.json" "$T/io_$1.json" --json "$T/io_$1.out.json"
+}
+iomerge flip 'r["cpu"]["io_uring_threads"] = 1 - r["cpu"]["io_uring_threads"]'
+is "a shard on io_uring and one on epoll: the merge says mixed, 1 of 2 threads" \
+    "$rc $(jget "$T/io_flip.out.json" '[r["cpu"]["io"], r["cpu"]["io_uring_threads"]]')" \
+    '0 ["mixed",1]'
+iomerge old 'del r["cpu"]["io"]; del r["cpu"]["io_uring_threads"]'
+is "a shard that does not say (a report from before): the merge does not either" \
+    "$rc $(jget "$T/io_old.out.json" '"io" in r["cpu"] or "io_uring_threads" in r["cpu"]')" \
+    "0 false"
+like "... nor its text report" "$(cat "$T/io_old.out")" 'us per request$'
+
 # ---- hostile inputs: exit 2 naming the file and the key; outputs left whole ----------------
 echo '{"keep": true}' >"$T/out.json"
 echo 'keep' >"$T/out.hlog"
@@ -292,6 +315,9 @@ like "a negative counter: exit 2 naming the key" "$rc $(cat "$T/h_neg.err")" \
 hostile order 'r["intervals"][0]["t_s"] = 7'
 like "a series out of order: exit 2 naming the element" "$rc $(cat "$T/h_order.err")" \
     "^2 .*order.json: intervals\[0\]\.t_s"
+hostile iothr 'r["cpu"]["io_uring_threads"] = 2'
+like "more threads on io_uring than the run had: exit 2 naming the key" \
+    "$rc $(cat "$T/h_iothr.err")" "^2 .*iothr.json: cpu.io_uring_threads: 2 of 1 threads"
 hostile nohist 'del r["histograms"]'
 like "a report without histograms: exit 2 naming the key" "$rc $(cat "$T/h_nohist.err")" \
     "^2 .*nohist.json: histograms: missing"

@@ -21,6 +21,9 @@ timeout 90 "$YB" run -q "$RC_CORPUS" --target "$slow" -n 200 -c 2 --json "$T/new
 is "new run (5 ms server)" "$?" 0
 timeout 90 "$YB" run -q "$RC_CORPUS" --target "$slow" -n 200 -c 4 --json "$T/c4.json" >/dev/null 2>&1
 is "a run at -c 4" "$?" 0
+timeout 90 "$YB" run -q "$RC_CORPUS" --target "$slow" -n 200 -c 2 --io epoll --json "$T/epoll.json" \
+    >/dev/null 2>&1
+is "a run with --io epoll" "$?" 0
 yb_serve_stop
 
 # cmp NAME ARGS...: yangblast compare, stdout in $T/NAME.out, stderr in $T/NAME.err, exit in $rc.
@@ -84,6 +87,25 @@ like "--force: and on stderr" "$(cat "$T/forced.err")" 'WARNING: unlike runs'
 is "--force: JSON says unlike and forced, concurrency marked" \
     "$(jget "$T/forced.json" '[r["unlike"], r["forced"], [s for s in r["settings_differ"] if s["key"] == "concurrency"]]')" \
     '[true,true,[{"base":2,"key":"concurrency","new":4,"unlike":true}]]'
+
+# the I/O path: new.json ran with --io auto (io_uring where the kernel allows it)
+io=$(jget "$T/new.json" 'r["cpu"]["io"]')
+is "--io epoll: the report says epoll" "$(jget "$T/epoll.json" 'r["cpu"]["io"]')" epoll
+cmp io "$T/new.json" "$T/epoll.json"
+if [ "$io" = io_uring ]; then
+    is "io_uring against epoll: unlike runs, exit 2" "$rc" 2
+    like "... naming the I/O path with both values" "$(cat "$T/io.err")" \
+        'are unlike runs \(io: io_uring vs epoll\)'
+else
+    ok "# SKIP this kernel refuses io_uring ($io): both runs on epoll"
+    ok "# SKIP (the same)"
+fi
+/usr/bin/python3 -c "
+import json,sys
+d = json.load(open(sys.argv[1])); del d['cpu']['io']; del d['cpu']['io_uring_threads']
+json.dump(d, open(sys.argv[2], 'w'))" "$T/epoll.json" "$T/noio.json"
+cmp noio "$T/new.json" "$T/noio.json"
+is "a report from before cpu.io against one with it: alike (exit 0)" "$rc" 0
 
 # ---- a run whose generator was the bottleneck is flagged -----------------------------
 # Both sides' own self-checks are cleared first: on a busy machine the real

@@ -6,7 +6,8 @@
 # server's own counts and bytes agree with the report, and every
 # request's times are in order (the ring's send time lies between the
 # request's start and its first byte).  strace shows which way the bytes
-# went.  Bad values and --io with a TLS-only target are refused.
+# went, and the report says it (cpu.io).  Bad values and --io with a
+# TLS-only target are refused.
 . "$YB_SRCDIR/tests/lib.sh"
 PY=/usr/bin/python3
 
@@ -60,6 +61,9 @@ for mode in uring epoll; do
         is "--io $mode, $c: $N requests, all ok" \
             "$(jget "$T/$mode.$c.json" 'r["summary"]["requests_ok"]')" $N
         is "--io $mode, $c: every request's times in order" "$(logcheck "$T/$mode.$c.jsonl")" "$N $N"
+        want=$([ $mode = uring ] && echo '["io_uring",2]' || echo '["epoll",0]')
+        is "--io $mode, $c: the report says so, of both threads" \
+            "$(jget "$T/$mode.$c.json" '[r["cpu"]["io"], r["cpu"]["io_uring_threads"]]')" "$want"
         [ $c = gnmi ] ||
             out_bytes=$((out_bytes + $(jget "$T/$mode.$c.json" 'r["summary"]["data_bytes"]')))
     done

@@ -574,6 +574,44 @@ static void test_self_check_split(void **st)
     yb_recorder_cleanup(&r);
 }
 
+/* The I/O path: from the threads' counts into the text's CPU line and
+ * the JSON's cpu.io; not said when not known (a merge of old reports). */
+static void test_io_path(void **st)
+{
+    (void)st;
+    yb_recorder r;
+    yb_run_info info = info_for(NULL);
+    info.threads = 2;
+    info.cpu_user_s = info.cpu_sys_s = 0.01;
+    lateness_run(&r, 0, 0);
+    static const struct {
+        uint64_t known, ring;
+        const char *io; /* NULL: not said */
+    } CASES[] = {{2, 2, "io_uring"}, {2, 0, "epoll"}, {2, 1, "mixed"}, {0, 0, NULL}};
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        r.gen_io_threads = CASES[i].known;
+        r.gen_ring_threads = CASES[i].ring;
+        char *text = render(yb_report_text, &r, &info), want[64];
+        json_t *j = yb_report_json(&r, &info), *cpu = json_object_get(j, "cpu");
+        const char *line = strstr(text, "Generator CPU:");
+        assert_non_null(line);
+        if (CASES[i].io) {
+            snprintf(want, sizeof want, "us per request; I/O %s\n", CASES[i].io);
+            assert_non_null(strstr(line, want));
+            assert_string_equal(json_string_value(json_object_get(cpu, "io")), CASES[i].io);
+            assert_int_equal(json_integer_value(json_object_get(cpu, "io_uring_threads")),
+                             CASES[i].ring);
+        } else {
+            assert_non_null(strstr(line, "us per request\n"));
+            assert_null(json_object_get(cpu, "io"));
+            assert_null(json_object_get(cpu, "io_uring_threads"));
+        }
+        json_decref(j);
+        free(text);
+    }
+    yb_recorder_cleanup(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +621,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_file_atomic, setup, teardown),
         cmocka_unit_test(test_self_check_split),
+        cmocka_unit_test(test_io_path),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
