@@ -600,13 +600,16 @@ static void drop_readahead(lane *l)
 
 static void issue_original(lane *l)
 {
-    uint64_t now = uv_hrtime(), due;
+    /* one batch window at most, as issue_due */
+    uint64_t now = uv_hrtime(), until = now + YB_OPEN_BATCH_NS, due;
     while (!l->exhausted && !l->grace_end && (due = original_next(l)) && due <= now) {
         if (l->deadline && (due >= l->deadline || now >= l->deadline)) {
             if (due >= l->deadline)
                 l->exhausted = 1;
             break; /* past -D: what was due before it is unsent (begin_stop) */
         }
+        if (now >= until)
+            break; /* the loop's turn; the one read ahead wakes the lane at once */
         yb_exchange *x = l->next_x;
         l->next_x = NULL;
         dispatch(l, x, uv_hrtime());
