@@ -15,7 +15,14 @@
 # share (the writes, the sink's wake-ups) moves by several us a request
 # from minute to minute on a shared host, the user share is what the
 # reader and the codec cost.  The server's own request count must equal
-# the client's.
+# the client's.  Each round also times the reader alone, without a
+# network or a server: the user CPU per record of `yangblast corpus info`
+# over the big corpus, which decodes every record (its zstd frames, the
+# join of skeleton and digits, the entry's view and checks).  It moves
+# with the machine's speed, not with the kernel's cost of the sink's
+# wake-ups, so a round whose extra is high while the reader alone is not
+# says the kernel moved, and one whose reader alone is high says the
+# machine ran slow then.
 #
 # Usage: bench/corpus_memory.sh [-N RECORDS] [-r ROUNDS] [-k CORPUS] [YANGBLAST]
 #   -k CORPUS: use this big corpus instead of synthesizing one (synth of
@@ -67,12 +74,22 @@ PYEOF
     [ "$rss_mb" != BAD ] || { echo "# $1: not $N requests completed without errors and counted by the server"; return 1; }
 }
 
+# reader_alone: sets rd_us, the user CPU per record of `corpus info` of the big corpus.
+reader_alone() {
+    bench_rusage "$W/ru" "$W/info.out" "$YB" corpus info "$big" ||
+        { echo "# corpus info failed:"; sed 's/^/#   /' "$W/info.out"; return 1; }
+    rd_us=$($PY -c "import sys; n = int(sys.argv[2]); print('%.2f' % (float(open(sys.argv[1]).read().split()[1]) * 1e6 / n))" \
+        "$W/ru" "$(awk '/^records:/ { print $2 }' "$W/info.out")")
+}
+
 echo "# $(nproc) CPUs; server on CPU 0, client on CPU 1; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# each: $YB run CORPUS --target URL -c 10 -t 1 -n $N   (big: $N records, small: 1000)"
-printf '%-5s %12s %12s %12s %12s %10s %12s %10s %10s\n' round "big RSS MB" "big us/rq" "small RSS MB" \
-    "small us/rq" "RSS ratio" "extra us/rq" "user" "system"
-rr= ex= exu= exs=
+echo "# reader alone: user CPU per record of $YB corpus info BIG (on CPU 1)"
+printf '%-5s %12s %12s %12s %12s %10s %12s %10s %10s %13s\n' round "big RSS MB" "big us/rq" "small RSS MB" \
+    "small us/rq" "RSS ratio" "extra us/rq" "user" "system" "reader alone"
+rr= ex= exu= exs= ra=
 for r in $(seq "$rounds"); do
+    reader_alone || exit 1
     for which in big small; do
         [ $((r % 2)) = 0 ] && which=$([ $which = big ] && echo small || echo big)
         if [ $which = big ]; then one_run "$big" || exit 1; br=$rss_mb bc=$cpu_us bu=$usr_us
@@ -80,11 +97,12 @@ for r in $(seq "$rounds"); do
     done
     ratio=$($PY -c "print('%.2f' % ($br / $sr))") extra=$($PY -c "print('%.2f' % ($bc - $sc))")
     xu=$($PY -c "print('%.2f' % ($bu - $su))") xs=$($PY -c "print('%.2f' % (($bc - $bu) - ($sc - $su)))")
-    rr="$rr $ratio" ex="$ex $extra" exu="$exu $xu" exs="$exs $xs"
-    printf '%-5s %12s %12s %12s %12s %10s %12s %10s %10s\n' "$r" "$br" "$bc" "$sr" "$sc" "$ratio" \
-        "$extra" "$xu" "$xs"
+    rr="$rr $ratio" ex="$ex $extra" exu="$exu $xu" exs="$exs $xs" ra="$ra $rd_us"
+    printf '%-5s %12s %12s %12s %12s %10s %12s %10s %10s %13s\n' "$r" "$br" "$bc" "$sr" "$sc" "$ratio" \
+        "$extra" "$xu" "$xs" "$rd_us"
 done
 echo "peak RSS big/small: $(bench_range $rr) (target <= 1.5, big <= 64 MB)"
 echo "extra CPU per request streaming: $(bench_range $ex) us (target <= 3)"
 echo "  of which user: $(bench_range $exu) us, system: $(bench_range $exs) us"
+echo "reader alone (corpus info, user CPU per record): $(bench_range $ra) us"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
