@@ -257,7 +257,8 @@ static int read_keys(const pctx *c, const yb_ynode *m, yb_plan_workload *w, int 
             rc = perr(c, k->line, "unknown key '%s' %s (known: name, corpus, synth, targets, "
                       "start, and the load and session options: requests, duration, "
                       "concurrency, streams, subscriptions, rate, timing, speed, spin, "
-                      "max-backlog, sessions, tls-resume, timeout, max-body, accept, "
+                      "max-backlog, max-backlog-bytes, sessions, tls-resume, timeout, max-body, "
+                      "accept, "
                       "accept-grpc, expect, and the rewrites: rewrite-path, set-header, "
                       "drop-header, rewrite-body, map-authority)", k->s, in);
         }

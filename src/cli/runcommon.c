@@ -294,6 +294,7 @@ void yb_engine_defaults(yb_engine_opts *o)
     o->cache_bytes = 256ull << 20;
     o->grace_ns = 2ull * 1000000000ull;
     o->max_backlog = 10000;
+    o->max_backlog_bytes = 64ull << 20;
     o->codec.max_body = 64ull << 20;
     o->codec.user_agent = PACKAGE_NAME "/" PACKAGE_VERSION;
 }

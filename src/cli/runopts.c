@@ -58,6 +58,11 @@ static const opt_def OPTS[] = {
     {NULL, "max-backlog", YB_RO_BACKLOG, required_argument, RUN | PLAN, "    --max-backlog N",
      "open loop: due requests that may wait for a free\nsession per worker (default 10000); more "
      "are\ncounted as backlog_overflow errors"},
+    {NULL, "max-backlog-bytes", YB_RO_BACKLOG_BYTES, required_argument, RUN | PLAN,
+     "    --max-backlog-bytes SIZE",
+     "open loop: memory those waiting requests may hold\nper worker (default 64M; streamed "
+     "requests hold\ntheir own prepared bytes, cached ones none); more\nare counted as "
+     "backlog_overflow errors"},
     {NULL, "max-operations", YB_RO_MAX_OPS, required_argument, RUN, "    --max-operations N",
      "distinct operations in the report's Operations\ntable (default 32, at most 4096); the rest "
      "are\ncounted together as `other`"},
@@ -559,6 +564,10 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_SPIN: rc = duration(cmdname, id, arg, 0, 10000000, &o->spin_ns); break;
     case YB_RO_BACKLOG: rc = count(cmdname, id, arg, 0, 100000000, &o->max_backlog); break;
+    case YB_RO_BACKLOG_BYTES:
+        if (yb_parse_size(arg, 1, 1ull << 40, &o->max_backlog_bytes) < 0)
+            rc = bad(cmdname, id, arg, YB_FORMS_SIZE ", at most 1024G");
+        break;
     case YB_RO_MAX_OPS: rc = count(cmdname, id, arg, 1, YB_OPS_LIMIT, &o->max_ops); break;
     case YB_RO_METRICS_LISTEN: {
         struct sockaddr_storage ss;
@@ -739,7 +748,7 @@ int yb_runopts_load_model(const char *cmdname, yb_runopts *r)
         return yb_usage_error(cmdname, "--rate and --timing original exclude each other");
     if (r->given[YB_RO_SPEED] && !o->timing_original)
         return yb_usage_error(cmdname, "--speed goes with --timing original");
-    static const int OPEN_ONLY[] = {YB_RO_SPIN, YB_RO_BACKLOG};
+    static const int OPEN_ONLY[] = {YB_RO_SPIN, YB_RO_BACKLOG, YB_RO_BACKLOG_BYTES};
     for (size_t i = 0; i < sizeof OPEN_ONLY / sizeof OPEN_ONLY[0]; i++)
         if (r->given[OPEN_ONLY[i]] && !open_loop)
             return yb_usage_error(cmdname, "%s applies to the open loop only (--rate or "

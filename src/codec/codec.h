@@ -155,6 +155,7 @@ typedef struct yb_exchange {
     const yb_prepared *chain_head;
     uint64_t chain_due;
     uint64_t pin_session;
+    uint64_t wait_bytes;   /* the pool's: what it holds of the backlog's memory */
 } yb_exchange;
 
 /* The values of x's placeholders (see yb_exchange.tv). */

@@ -135,4 +135,5 @@ void yb_plan_share(const yb_plan *p, size_t pair, unsigned worker, yb_share *s)
     /* the closed loop never has more waiting than its slots; the open loop
      * fails what waits beyond --max-backlog as an overflow */
     s->max_wait = s->open_loop ? o->max_backlog : UINT64_MAX;
+    s->max_wait_bytes = s->open_loop ? o->max_backlog_bytes : UINT64_MAX;
 }

@@ -89,6 +89,8 @@ typedef struct {
                               * view (schedule.h) of the schedule the command
                               * parsed, which holds its steps */
     uint64_t max_backlog;    /* open loop: due requests allowed to wait per worker */
+    uint64_t max_backlog_bytes; /* ... and the memory they may hold (streamed
+                              * requests' prepared bytes) */
     uint64_t max_ops;        /* distinct operations reported (stats/ops.h), 0 = default */
     const yb_rewrite *rewrite; /* rules applied to each record when it is
                               * prepared (corpus/rewrite.h), or NULL */
@@ -174,6 +176,7 @@ typedef struct {
     uint64_t run_ns;          /* stop issuing this long after its own start
                                * (start_ns); 0 = none */
     uint64_t max_wait;        /* requests allowed to wait for a session */
+    uint64_t max_wait_bytes;  /* ... and the memory they may hold */
 } yb_share;
 
 /* The plan of one workload against one target (o and o->target must

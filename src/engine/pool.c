@@ -49,6 +49,7 @@ struct yb_pool {
     session *dirty;           /* sessions to flush at the end of this pass */
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
     uint64_t n_wait;          /* length of the wait queue */
+    uint64_t wait_bytes;      /* the memory its requests hold (wait_cost) */
     int wait_in_order;        /* queued in due order since it was empty */
     uint64_t n_opened;        /* sessions opened so far (the last id) */
     /* Reconnect back-off (see pool.h): consecutive failed set-ups, the
@@ -120,6 +121,15 @@ static void wait_append(yb_pool *p, yb_exchange *x)
         p->wait_in_order = 0; /* a retry, which keeps its due time */
     fifo_push(&p->wait_head, &p->wait_tail, x);
     p->n_wait++;
+    p->wait_bytes += x->wait_bytes;
+}
+
+/* Takes x (in the wait queue) out of the queue's count and memory. */
+static void wait_left(yb_pool *p, yb_exchange *x)
+{
+    p->n_wait--;
+    p->wait_bytes -= x->wait_bytes;
+    x->wait_bytes = 0;
 }
 
 /* Ends x with error class why and gives it back to the host.  text (NULL
@@ -543,18 +553,42 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
 
 /* ---- the wait queue ------------------------------------------------------ */
 
-/* Queues x to wait for a session; past max_wait it fails as an overflow
- * (counted, never silently dropped). */
+/* The memory x holds while it waits: nothing when its prepared request is
+ * the source's cache's (shared), else its prepared bytes, every step of a
+ * chain (the measure of the cache's budget). */
+static uint64_t wait_cost(const yb_exchange *x)
+{
+    uint64_t n = 0;
+    if (x->req->cached)
+        return 0;
+    for (const yb_prepared *q = x->req; q; q = q->next_step)
+        n += sizeof *q + (q->wire ? q->wire_len : q->body_len);
+    return n;
+}
+
+/* Queues x to wait for a session; past max_wait, or past max_wait_bytes
+ * of memory (when others wait already), it fails as an overflow (counted,
+ * never silently dropped). */
 static void wait_push(yb_pool *p, yb_exchange *x)
 {
-    if (p->n_wait >= p->cfg.max_wait) {
+    uint64_t cost = wait_cost(x);
+    if (p->n_wait >= p->cfg.max_wait ||
+        (p->n_wait && cost > p->cfg.max_wait_bytes - p->wait_bytes)) {
         char why[YB_REASON_MAX];
-        yb_reason_fmt(why, sizeof why,
-                      "backlog overflow: %llu requests were already waiting for a session",
-                      (unsigned long long)p->n_wait);
+        if (p->n_wait >= p->cfg.max_wait)
+            yb_reason_fmt(why, sizeof why,
+                          "backlog overflow: %llu requests were already waiting for a session",
+                          (unsigned long long)p->n_wait);
+        else
+            /* (the limit, not the count: one reason, not one per count) */
+            yb_reason_fmt(why, sizeof why,
+                          "backlog overflow: the requests waiting for a session held the "
+                          "%llu KB of --max-backlog-bytes",
+                          (unsigned long long)(p->cfg.max_wait_bytes >> 10));
         x_fail(p, x, YB_ERR_OVERFLOW, why);
         return;
     }
+    x->wait_bytes = cost;
     wait_append(p, x);
 }
 
@@ -562,7 +596,7 @@ static yb_exchange *wait_pop(yb_pool *p)
 {
     yb_exchange *x = fifo_pop(&p->wait_head, &p->wait_tail);
     if (x)
-        p->n_wait--;
+        wait_left(p, x);
     return x;
 }
 
@@ -826,7 +860,7 @@ uint64_t yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_stream
         else
             p->wait_tail = x->prev;
         x->next = x->prev = NULL;
-        p->n_wait--;
+        wait_left(p, x);
         char why[YB_REASON_MAX];
         x_fail(p, x, YB_ERR_TIMEOUT, timeout_reason(why, sizeof why, to, "waiting for a session"));
     }

@@ -67,6 +67,10 @@ typedef struct {
     unsigned oneshot_limit;     /* per-request sessions open at once */
     uint64_t max_wait;          /* exchanges allowed to wait for a session;
                                  * one more fails as YB_ERR_OVERFLOW */
+    uint64_t max_wait_bytes;    /* ... and the memory they may hold: a request
+                                 * not in the source's cache holds its prepared
+                                 * bytes; one that would pass it fails as
+                                 * YB_ERR_OVERFLOW too (the first to wait never) */
     yb_mem_budget *budget;      /* the worker's budget for response bytes its
                                  * codecs keep (NULL = unbounded; outlives the pool) */
 } yb_pool_cfg;

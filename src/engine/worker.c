@@ -1330,6 +1330,7 @@ static int lane_init(worker *w, lane *l, const yb_plan *plan, size_t pair, unsig
         .sess_limit = l->share.sess_limit,
         .oneshot_limit = l->share.slots,
         .max_wait = l->share.max_wait,
+        .max_wait_bytes = l->share.max_wait_bytes,
         .budget = &w->mem,
     };
     if (!(l->pool = yb_pool_new(&pc, &POOL_HOST, l, err, errlen)))

@@ -23,6 +23,7 @@ static yb_engine_opts opts(unsigned threads, unsigned concurrency)
     o.concurrency = concurrency;
     o.policy = YB_SESS_REUSE;
     o.max_backlog = 1000;
+    o.max_backlog_bytes = 5u << 20;
     return o;
 }
 
@@ -152,6 +153,7 @@ static void test_one_pass_or_duration(void **st)
     assert_int_equal(s.run_ns, 0);
     assert_false(s.open_loop);
     assert_true(s.max_wait == UINT64_MAX); /* the closed loop has no backlog cap */
+    assert_true(s.max_wait_bytes == UINT64_MAX);
     o.duration_ns = 2 * SEC;
     yb_plan_share(&p, 0, 0, &s);
     assert_true(s.cycle);
@@ -220,6 +222,7 @@ static void test_schedule_length(void **st)
     assert_true(s.cycle);
     assert_int_equal(s.run_ns, 3 * SEC); /* a ramp ends by itself */
     assert_int_equal(s.max_wait, 1000);  /* --max-backlog */
+    assert_int_equal(s.max_wait_bytes, 5u << 20); /* --max-backlog-bytes */
     /* -n ends the run instead */
     o.requests = 10;
     yb_plan_share(&p, 0, 1, &s);
@@ -275,6 +278,7 @@ static void test_timing_original_is_open_loop(void **st)
     yb_plan_share(&p, 0, 0, &s);
     assert_true(s.open_loop);
     assert_int_equal(s.max_wait, 1000);
+    assert_int_equal(s.max_wait_bytes, 5u << 20);
     assert_int_equal(s.run_ns, 0); /* no schedule length: ends with the corpus */
 }
 
