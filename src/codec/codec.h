@@ -78,6 +78,18 @@ typedef struct yb_prepared {
                            * the prepared request */
 } yb_prepared;
 
+/* What keeping p prepared costs, about: the bytes it holds (the wire,
+ * which holds the body, else the body) and its bookkeeping, every step of
+ * its chain.  The measure of the source's cache budget and of the pool's
+ * backlog of streamed requests (--max-backlog-bytes). */
+static inline uint64_t yb_prepared_cost(const yb_prepared *p)
+{
+    uint64_t n = 0;
+    for (const yb_prepared *q = p; q; q = q->next_step)
+        n += sizeof *q + 256 + (q->wire ? q->wire_len : q->body_len);
+    return n;
+}
+
 /* The memory the responses in flight of one worker may hold (all its
  * sessions, every target): a codec takes from it before it keeps response
  * bytes and gives them back when it lets them go; what does not fit fails

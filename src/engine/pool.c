@@ -554,16 +554,10 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
 /* ---- the wait queue ------------------------------------------------------ */
 
 /* The memory x holds while it waits: nothing when its prepared request is
- * the source's cache's (shared), else its prepared bytes, every step of a
- * chain (the measure of the cache's budget). */
+ * the source's cache's (shared), else its prepared bytes. */
 static uint64_t wait_cost(const yb_exchange *x)
 {
-    uint64_t n = 0;
-    if (x->req->cached)
-        return 0;
-    for (const yb_prepared *q = x->req; q; q = q->next_step)
-        n += sizeof *q + (q->wire ? q->wire_len : q->body_len);
-    return n;
+    return x->req->cached ? 0 : yb_prepared_cost(x->req);
 }
 
 /* Queues x to wait for a session; past max_wait, or past max_wait_bytes

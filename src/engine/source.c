@@ -241,9 +241,7 @@ static int cache_add(yb_source *s, yb_prepared *p)
 {
     if (!s->caching)
         return 0;
-    uint64_t sz = 0;
-    for (const yb_prepared *q = p; q; q = q->next_step)
-        sz += sizeof *q + 256 + (q->wire ? q->wire_len : q->body_len); /* (wire holds the body) */
+    uint64_t sz = yb_prepared_cost(p);
     if (s->cached_bytes + sz > s->budget) {
         abandon_cache(s);
         return 0;
@@ -357,7 +355,7 @@ static int is_ours(yb_source *s, const yb_request *r)
 
 /* What keeping r prepared costs, about: its serialized request (the
  * body, the request line and the headers) and the bookkeeping around it.
- * The same measure as cache_add's, before anything is prepared. */
+ * The same measure as yb_prepared_cost, before anything is prepared. */
 static uint64_t request_size(const yb_request *r)
 {
     uint64_t n = sizeof(yb_prepared) + 256 + r->body_len + strlen(r->method) +
