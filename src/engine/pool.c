@@ -18,6 +18,7 @@ typedef struct session {
     int opening;         /* counted in the pool's n_opening: the server has not
                           * answered yet (no TLS handshake, no byte read) */
     int closing;         /* close requested; on_close pending */
+    int broken;          /* a write failed the transport; on_close pending */
     int one_shot;        /* per-request: closed after its exchange */
     yb_err_class close_why; /* class given to exchanges failed by our close */
     char why_text[YB_REASON_MAX]; /* their reason ("" = from the transport or the close) */
@@ -267,7 +268,8 @@ static void mark_dirty(session *s)
 }
 
 /* Submits x on s.  Returns 0, or < 0 when the codec refused it (x is then
- * still the caller's). */
+ * still the caller's; s is marked broken when the write failed its
+ * transport). */
 static int sess_submit(session *s, yb_exchange *x, uint64_t now)
 {
     x->owner = s;
@@ -275,8 +277,11 @@ static int sess_submit(session *s, yb_exchange *x, uint64_t now)
     if (!x->res.send_start)
         x->res.send_start = now;
     int rc = s->p->cfg.ops->submit(s->codec, x, now);
-    if (rc < 0)
+    if (rc < 0) {
+        if (yb_transport_failure(s->t) != YB_ERR_NONE)
+            s->broken = 1; /* its write failed the transport */
         return rc;
+    }
     list_push(&s->inflight, x);
     s->n_inflight++;
     mark_dirty(s);
@@ -286,7 +291,24 @@ static int sess_submit(session *s, yb_exchange *x, uint64_t now)
 static int sess_has_room(const session *s)
 {
     const yb_codec_ops *ops = s->p->cfg.ops;
-    return s->ready && !s->closing && ops->usable(s->codec) && ops->capacity(s->codec) > 0;
+    return s->ready && !s->closing && !s->broken && ops->usable(s->codec) &&
+           ops->capacity(s->codec) > 0;
+}
+
+/* Fails x, which s's codec did not take.  When the write failed the
+ * transport under it (the peer reset the connection), x fails with that
+ * reason, as the rest of s's work will in on_close (s is broken and
+ * takes no more); else the session refused it. */
+static void submit_failed(session *s, yb_exchange *x)
+{
+    if (!s->broken) {
+        x_fail(s->p, x, YB_ERR_OTHER, "the session refused the request");
+        return;
+    }
+    char why[YB_REASON_MAX];
+    x_fail(s->p, x, yb_transport_failure(s->t),
+           yb_reason_fmt(why, sizeof why, "%s (%s)", yb_transport_error_text(s->t),
+                         yb_transport_peer(s->t)));
 }
 
 /* Submits what waits on s (pending from before it was ready). */
@@ -296,7 +318,7 @@ static void sess_drain_pending(session *s)
     while (s->pend_head && sess_has_room(s)) {
         yb_exchange *x = fifo_pop(&s->pend_head, &s->pend_tail);
         if (sess_submit(s, x, now) < 0)
-            x_fail(s->p, x, YB_ERR_OTHER, "the session refused the request");
+            submit_failed(s, x);
     }
 }
 
@@ -387,7 +409,10 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
         return;
     }
     if (p->cfg.ops->start(s->codec) < 0) {
-        sess_close(s, YB_ERR_PROTOCOL, "protocol: the session could not start");
+        /* a first write the peer reset fails the transport, and on_close
+         * follows with its reason; else the codec itself could not start */
+        if (yb_transport_failure(t) == YB_ERR_NONE)
+            sess_close(s, YB_ERR_PROTOCOL, "protocol: the session could not start");
         return;
     }
     s->ready = 1;
@@ -746,7 +771,7 @@ void yb_pool_drain(yb_pool *p)
         if (s) {
             yb_exchange *x = wait_pop(p);
             if (sess_submit(s, x, now) < 0)
-                x_fail(p, x, YB_ERR_OTHER, "the session refused the request");
+                submit_failed(s, x);
         } else if (p->n_persistent < p->cfg.sess_limit && may_open(p)) {
             sess_open(p, wait_pop(p), 0);
         } else {

@@ -1320,4 +1320,5 @@ uint64_t yb_transport_t_drained(const yb_transport *t) { return t->t_drained; }
 int yb_transport_tls_resumed(const yb_transport *t) { return t->resumed; }
 const char *yb_transport_alpn(const yb_transport *t) { return t->alpn; }
 const char *yb_transport_error_text(const yb_transport *t) { return t->errtext; }
+yb_err_class yb_transport_failure(const yb_transport *t) { return t->closing ? t->reason : YB_ERR_NONE; }
 const char *yb_transport_peer(const yb_transport *t) { return t->peer; }

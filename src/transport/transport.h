@@ -128,6 +128,10 @@ const char *yb_transport_alpn(const yb_transport *t);
  * reading)", "timeout after 5s (TLS handshake)"; "" if none (a clean
  * EOF, a local close).  Valid until on_close returns. */
 const char *yb_transport_error_text(const yb_transport *t);
+/* The class of the failure that is closing t (a write or read the peer
+ * reset, a timeout), with yb_transport_error_text its reason; YB_ERR_NONE
+ * while t is open or when it is being closed on purpose. */
+yb_err_class yb_transport_failure(const yb_transport *t);
 /* Peer address as text "ip:port" for logs. */
 const char *yb_transport_peer(const yb_transport *t);
 

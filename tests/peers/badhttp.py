@@ -3,7 +3,7 @@
 
 Usage:
   /usr/bin/python3 badhttp.py MODE [--port N] [--unix PATH] [--delay-ms N]
-                               [--max-seconds S]
+                               [--max-seconds S] [--abort-every N]
 
 MODE (what happens on every connection):
   reset      reads the request, sends half a response head, then aborts the
@@ -20,6 +20,10 @@ MODE (what happens on every connection):
              --delay-ms (default 200, capped at 10000), answers 200 with a
              small JSON body; keeps the connection alive (HTTP/1.1 rules)
   ok         like slow without the delay
+
+--abort-every N: the 1st, (N+1)th, ... connection is aborted with an RST
+(SO_LINGER 0) as soon as it is accepted, without reading, so the client's
+first write races the reset; the others are served by MODE.
 
 Listens on 127.0.0.1:PORT (--port 0, the default, picks a free port) or on a
 unix socket (--unix PATH).  Prints "listening PORT" (or "listening PATH")
@@ -84,8 +88,14 @@ def rst_close(writer):
     writer.transport.abort()
 
 
-def make_handler(mode, delay_s, open_writers):
+def make_handler(mode, delay_s, open_writers, abort_every):
+    conns = [0]
+
     async def handle(reader, writer):
+        conns[0] += 1
+        if abort_every > 0 and conns[0] % abort_every == 1 % abort_every:
+            rst_close(writer)
+            return
         open_writers.add(writer)
         try:
             while True:
@@ -148,10 +158,11 @@ async def main():
     ap.add_argument("--unix", default=None)
     ap.add_argument("--delay-ms", type=int, default=200)
     ap.add_argument("--max-seconds", type=float, default=60.0)
+    ap.add_argument("--abort-every", type=int, default=0)
     a = ap.parse_args()
     delay_s = max(0, min(a.delay_ms, 10000)) / 1000.0 if a.mode == "slow" else 0.0
     open_writers = set()
-    handler = make_handler(a.mode, delay_s, open_writers)
+    handler = make_handler(a.mode, delay_s, open_writers, a.abort_every)
     if a.unix:
         try:
             os.unlink(a.unix)

@@ -34,7 +34,12 @@ with a gRPC-shaped response and misbehaves as --mode says:
 
 Usage:
   /usr/bin/python3 h2bad.py --mode MODE [--port N] [--stats FILE]
-        [--max-seconds S]
+        [--max-seconds S] [--abort-every N]
+
+--abort-every N: the 1st, (N+1)th, ... connection is aborted with an RST
+(SO_LINGER 0) as soon as it is accepted, without reading, so the client's
+first write races the reset; the others are served by MODE (counted in
+stats "aborted").
 "listening PORT" is printed on stdout once serving.  --stats: JSON
 {mode, connections, requests, answered, goaways, resets, ignored,
 client_resets, bytes_sent},
@@ -71,7 +76,7 @@ class Stats:
         self.lock = threading.Lock()
         self.d = {"mode": mode, "connections": 0, "requests": 0, "answered": 0,
                   "goaways": 0, "resets": 0, "ignored": 0,
-                  "client_resets": 0, "bytes_sent": 0}
+                  "client_resets": 0, "bytes_sent": 0, "aborted": 0}
         self._write()
 
     def add(self, key, n=1):
@@ -300,6 +305,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--stats")
     ap.add_argument("--max-seconds", type=float, default=60.0)
+    ap.add_argument("--abort-every", type=int, default=0)
     args = ap.parse_args()
     ok = ("ok", "rst", "no-status", "silent")
     if args.mode not in ok and not args.mode.startswith(("goaway-after:", "oversized", "non200",
@@ -314,8 +320,15 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: os._exit(0))
     threading.Timer(args.max_seconds, lambda: os._exit(0)).start()
     print("listening", ls.getsockname()[1], flush=True)
+    accepted = 0
     while True:
         s, _ = ls.accept()
+        accepted += 1
+        if args.abort_every > 0 and accepted % args.abort_every == 1 % args.abort_every:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+            stats.add("aborted")
+            continue
         threading.Thread(target=serve_conn, args=(s, args, stats), daemon=True).start()
 
 

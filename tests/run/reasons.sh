@@ -130,6 +130,36 @@ fi
 is "a malformed status line: what was wrong, and what came" "$(reasons garbage)" \
     '[["protocol","protocol: invalid HTTP status code (response began \"HTTP/1.1 ABC nonsense\")",2]]'
 
+# ---- connections reset as soon as they are accepted -------------------------------
+# The peers reset every other connection the moment they accept it, so a
+# session's first write (HTTP/2's preface and SETTINGS, HTTP/1.1's request)
+# races the reset and often fails at once.  That is a reset wherever it is
+# seen, never "protocol: the session could not start" nor "the session
+# refused the request".  Per-request sessions make many connects; the
+# served half ends the back-off each time.  Both protocols, both I/O paths.
+if peer_start "$T/abh2" h2bad.py --mode ok --abort-every 2 --stats "$T/abh2/stats.json" \
+    --max-seconds 60 && peer_start "$T/abh1" badhttp.py ok --abort-every 2 --max-seconds 60; then
+    for io in epoll uring; do
+        yb "ab2$io" "$GN_CORPUS" --target "grpc://127.0.0.1:$(peer_port "$T/abh2")" -c 4 -D 2s \
+            --sessions per-request --io "$io"
+        yb "ab1$io" "$RC_CORPUS" --target "http://127.0.0.1:$(peer_port "$T/abh1")" -c 4 -D 2s \
+            --sessions per-request --io "$io"
+    done
+    h2_answered=$(jget "$T/abh2/stats.json" 'r["answered"]')
+fi
+peer_stop "$T/abh2"
+peer_stop "$T/abh1"
+for n in ab2epoll ab2uring ab1epoll ab1uring; do
+    is "connections reset on accept ($n): only resets, every request accounted for" \
+        "$(jget "$T/$n.json" '[[c for c, v in r["errors"].items() if c not in ("reasons", "reset") and v], r["errors"]["reset"] > 0, r["summary"]["requests_ok"] > 0, r["summary"]["requests_completed"] == r["summary"]["requests_ok"] + r["errors"]["reset"]]')" \
+        '[[],true,true,true]'
+    is "connections reset on accept ($n): reasons add up" "$(adds_up "$n")" true
+done
+h2_ok=$(/usr/bin/python3 -c 'import json, sys; print(sum(json.load(open(f))["summary"]["requests_ok"] for f in sys.argv[1:]))' \
+    "$T/ab2epoll.json" "$T/ab2uring.json" 2>/dev/null)
+is "connections reset on accept: the HTTP/2 peer answered as many as yangblast counted ok" \
+    "${h2_ok:-none}" "${h2_answered:-unknown}"
+
 # ---- a server that does not speak what the corpus needs ---------------------------
 nport=$(free_port)
 if check "nginx (HTTP/1.1 only) starts" nginx_start "$T/ng" "$nport"; then
