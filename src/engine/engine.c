@@ -199,6 +199,17 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
         rc = -1;
     if (yb_stream_tagged(o->stream) && !rc && tag_seconds(plan, ws, nw, err, errlen) < 0)
         rc = -1;
+    /* the threads prepare (io_uring, timer slack) and wait at their gate */
+    for (unsigned i = 0; i < nw && !rc; i++) {
+        if (yb_worker_start(ws[i]) < 0) {
+            snprintf(err, errlen, "cannot start worker thread %u", i);
+            rc = -1;
+        } else {
+            started++;
+        }
+    }
+    for (unsigned i = 0; i < started; i++)
+        yb_worker_ready(ws[i]);
     /* --start-at: everything is prepared; now the wall clock's instant
      * (several processes meet there), unless a stop comes first */
     if (!rc && o->start_at_ns && yb_walltime_sleep_until(o->start_at_ns, o->stop) < 0) {
@@ -216,13 +227,12 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
         if (o->stream)
             yb_worker_set_lane(ws[i], yb_stream_lane_of(o->stream, i));
     }
-    for (unsigned i = 0; i < nw && !rc; i++) {
-        if (yb_worker_start(ws[i]) < 0) {
-            snprintf(err, errlen, "cannot start worker thread %u", i);
-            rc = -1;
-        } else {
-            started++;
-        }
+    for (unsigned i = 0; i < started; i++)
+        (rc ? yb_worker_cancel : yb_worker_go)(ws[i]);
+    if (rc) { /* nothing ran: as if no thread had started */
+        for (unsigned i = 0; i < started; i++)
+            yb_worker_join(ws[i]);
+        started = 0;
     }
     reason_watch rw = {o, start, NULL, NULL, 0};
     if (o->on_reason && !rc) {

@@ -121,7 +121,14 @@ struct yb_worker {
     size_t failed_pair;  /* the pair whose corpus failed */
     char err[512];
     pthread_t thread;
+    /* the start gate (yb_worker_start, yb_worker_ready, yb_worker_go) */
+    pthread_mutex_t gate_mu;
+    pthread_cond_t gate_cv;
+    int gate;            /* GATE_* */
+    int gate_inited;
 };
+
+enum { GATE_PREPARING, GATE_READY, GATE_GO, GATE_CANCEL };
 
 /* ---- the heaps: lanes by the time they next need the CPU ------------------ */
 
@@ -973,6 +980,20 @@ static void on_begin(uv_timer_t *t)
     pump(l);
 }
 
+/* Says the worker is prepared, then waits for yb_worker_go (returns 1)
+ * or yb_worker_cancel (0). */
+static int gate_pass(worker *w)
+{
+    pthread_mutex_lock(&w->gate_mu);
+    w->gate = GATE_READY;
+    pthread_cond_broadcast(&w->gate_cv);
+    while (w->gate == GATE_READY)
+        pthread_cond_wait(&w->gate_cv, &w->gate_mu);
+    int go = w->gate == GATE_GO;
+    pthread_mutex_unlock(&w->gate_mu);
+    return go;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -986,6 +1007,13 @@ static void *worker_main(void *arg)
      * (50 us by default) to batch them; due times want the real instant. */
     if (w->open_loop)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    /* prepared: the run's clock starts once every worker is (the thread's
+     * start and the above took 1.5-2.7 ms, which the first requests of
+     * an open loop counted as lateness) */
+    if (!gate_pass(w)) {
+        atomic_store(&w->live.running, 0);
+        return NULL;
+    }
     uv_update_time(&w->loop);
     uv_timer_start(&w->tick, on_tick, w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1,
                    w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
@@ -1483,12 +1511,52 @@ void yb_worker_set_start(yb_worker *w, uint64_t start)
 
 int yb_worker_start(yb_worker *w)
 {
+    if (!w->gate_inited) {
+        if (pthread_mutex_init(&w->gate_mu, NULL))
+            return -1;
+        if (pthread_cond_init(&w->gate_cv, NULL)) {
+            pthread_mutex_destroy(&w->gate_mu);
+            return -1;
+        }
+        w->gate_inited = 1;
+    }
+    w->gate = GATE_PREPARING;
     atomic_store(&w->live.running, 1);
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
         atomic_store(&w->live.running, 0);
         return -1;
     }
     return 0;
+}
+
+/* Moves a started worker's gate from `from` to `to`, waiting for `from`
+ * first when wait is set. */
+static void gate_move(worker *w, int from, int to, int wait)
+{
+    pthread_mutex_lock(&w->gate_mu);
+    while (wait && w->gate != from)
+        pthread_cond_wait(&w->gate_cv, &w->gate_mu);
+    w->gate = to;
+    pthread_cond_broadcast(&w->gate_cv);
+    pthread_mutex_unlock(&w->gate_mu);
+}
+
+void yb_worker_ready(yb_worker *w)
+{
+    pthread_mutex_lock(&w->gate_mu);
+    while (w->gate == GATE_PREPARING)
+        pthread_cond_wait(&w->gate_cv, &w->gate_mu);
+    pthread_mutex_unlock(&w->gate_mu);
+}
+
+void yb_worker_go(yb_worker *w)
+{
+    gate_move(w, GATE_READY, GATE_GO, 1);
+}
+
+void yb_worker_cancel(yb_worker *w)
+{
+    gate_move(w, GATE_READY, GATE_CANCEL, 1);
 }
 
 void yb_worker_live_read(const yb_worker *w, yb_worker_live *out)
@@ -1546,5 +1614,9 @@ void yb_worker_free(yb_worker *w)
     if (!w)
         return;
     worker_cleanup(w);
+    if (w->gate_inited) {
+        pthread_cond_destroy(&w->gate_cv);
+        pthread_mutex_destroy(&w->gate_mu);
+    }
     free(w);
 }

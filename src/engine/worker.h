@@ -9,10 +9,13 @@
  * ends each lane, and the worker with its last (stop, deadline, grace
  * period, timeouts).
  *
- * Life cycle, from the engine's thread: yb_worker_new, yb_worker_set_start,
- * (yb_worker_set_lane, yb_worker_set_metrics), yb_worker_start, (yb_worker_live while it runs), yb_worker_join, then
- * yb_worker_error / yb_worker_recorder, yb_worker_free.  Nothing else of a
- * worker is shared between threads. */
+ * Life cycle, from the engine's thread: yb_worker_new,
+ * (yb_worker_set_metrics, yb_worker_set_tag), yb_worker_start (its thread
+ * prepares, then waits), yb_worker_ready, yb_worker_set_start,
+ * (yb_worker_set_lane), yb_worker_go or yb_worker_cancel,
+ * (yb_worker_live while it runs), yb_worker_join, then yb_worker_error /
+ * yb_worker_recorder, yb_worker_free.  Nothing else of a worker is shared
+ * between threads. */
 #ifndef YB_WORKER_H
 #define YB_WORKER_H
 
@@ -57,11 +60,11 @@ yb_worker *yb_worker_new(const yb_plan *p, unsigned index, int live, yb_recorder
 /* Sets the run's start (uv_hrtime), from which intervals count; each
  * lane's due times and deadline count from it plus its pair's start offset
  * (yb_share.start_ns), before which the lane issues nothing.  Called
- * once, before yb_worker_start. */
+ * once, after yb_worker_ready and before yb_worker_go. */
 void yb_worker_set_start(yb_worker *w, uint64_t start);
 /* Gives the worker its lane of the run's streamed outputs (per-request
  * log, sealed seconds; report/stream.h).  Called at most once, before
- * yb_worker_start; without it nothing is streamed. */
+ * yb_worker_go; without it nothing is streamed. */
 void yb_worker_set_lane(yb_worker *w, struct yb_stream_lane *lane);
 /* Gives the worker's lane i (< yb_worker_lanes) its lane of the live
  * metrics (report/metrics.h): the worker publishes the lane's figures
@@ -77,8 +80,18 @@ size_t yb_worker_lane_pair(const yb_worker *w, size_t i);
  * (yb_recorder_tag).  Called before yb_worker_start.  Returns 0 or -1 (out
  * of memory). */
 int yb_worker_set_tag(yb_worker *w, size_t i, const char *prefix);
-/* Starts the worker's thread.  Returns 0, or -1 when it could not start. */
+/* Starts the worker's thread, which prepares (its io_uring, its timer
+ * slack, its CPU counters) and then waits for yb_worker_go or
+ * yb_worker_cancel: the run's clock starts once every worker is ready.
+ * Returns 0, or -1 when it could not start. */
 int yb_worker_start(yb_worker *w);
+/* Waits until a started worker is prepared. */
+void yb_worker_ready(yb_worker *w);
+/* Lets a prepared worker run, from the start yb_worker_set_start gave. */
+void yb_worker_go(yb_worker *w);
+/* Ends a prepared worker without running it (nothing is sent); join it
+ * still. */
+void yb_worker_cancel(yb_worker *w);
 /* Reads what a started worker publishes (any thread). */
 void yb_worker_live_read(const yb_worker *w, yb_worker_live *out);
 /* Calls fn for each error reason w has published since *seen (any
