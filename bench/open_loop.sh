@@ -17,7 +17,11 @@
 # 50 %, 60 %, ... 100 % of the closed loop's best throughput and reports the
 # highest whose achieved rate (requests the server counted, over the run's
 # duration) is within 0.2 % of the target with send lateness p99 <= 1 ms
-# (target: >= 0.8 x the closed loop's maximum).
+# (target: >= 0.8 x the closed loop's maximum).  Each row also shows the
+# two parts of that lateness (the report's generator_lateness and
+# session_wait): the generator's own, from the due time until it handed
+# the request over, and the wait for a free session (all -c 64 busy: the
+# server's answers, or the machine, set the pace).
 #
 # Every run gets a fresh server, started with --stats, whose own count of
 # requests must equal the client's completed ones.  Server on CPU 0, client
@@ -48,7 +52,9 @@ trap 'bench_sink_stop; rm -rf "$W"' EXIT
 
 # one_run NAME ARGS...: a fresh sink, one yangblast run against it; sets
 # cpu_us (per request), tput (completed/s), served (the server's count),
-# late99 (send lateness p99, us), ach (served / duration, /s).
+# late99 (send lateness p99, us), gen99 and wait99 (its two parts' p99:
+# the generator's own lateness, the wait for a free session), ach (served
+# / duration, /s).
 one_run() {
     local name=$1
     shift
@@ -56,12 +62,13 @@ one_run() {
     taskset -c 1 "$YB" run "$W/g.ybc" --target "$SINK_URL" -t 1 -D "${secs}s" -q --json "$W/o.json" "$@" \
         >"$W/run.out" 2>&1 || { echo "# $name failed:"; sed 's/^/#   /' "$W/run.out"; return 1; }
     bench_sink_stop
-    read -r cpu_us tput served late99 ach errs < <($PY - "$W/o.json" "$W/st.json" <<'PYEOF'
+    read -r cpu_us tput served late99 gen99 wait99 ach errs < <($PY - "$W/o.json" "$W/st.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1])); st = json.load(open(sys.argv[2]))
-s = d['summary']; served = st['requests']['restconf']['total']
-print('%.2f %.0f %d %d %.1f %d' % (d['cpu']['per_request_us'], s['requests_completed'] / s['duration_s'],
-      served, d['latency_us']['lateness']['p99'], served / s['duration_s'],
+s = d['summary']; served = st['requests']['restconf']['total']; L = d['latency_us']
+print('%.2f %.0f %d %d %d %d %.1f %d' % (d['cpu']['per_request_us'], s['requests_completed'] / s['duration_s'],
+      served, L['lateness']['p99'], L['generator_lateness']['p99'], L['session_wait']['p99'],
+      served / s['duration_s'],
       s['requests_error'] + (served != s['requests_completed'])))
 PYEOF
 )
@@ -90,14 +97,16 @@ done
 echo "ratio open/closed CPU per request: $(bench_range $ratios) (target <= 1.5)"
 if [ -n "$search" ]; then
     echo "# closed loop's best: $best requests/s; open loop at fractions of it (-c 64):"
-    printf '%-8s %10s %10s %9s %12s %s\n' fraction target achieved "error %" "late p99" held
+    printf '%-8s %10s %10s %9s %12s %s  (%s, %s)\n' fraction target achieved "error %" "late p99" held \
+        "of which generator p99" "session wait p99"
     held=0
     for f in 50 60 70 80 90 100; do
         tr=$((best * f / 100))
         one_run "open $tr/s" -c 64 --rate "$tr" --max-backlog 1000000 || exit 1
         ok=$($PY -c "print(int(abs($ach - $tr) <= 0.002 * $tr and $late99 <= 1000))")
-        printf '%-8s %10s %10s %9s %9s us %s\n' "$f%" "$tr" "$ach" \
-            "$($PY -c "print('%.3f' % (100 * ($ach - $tr) / $tr))")" "$late99" "$([ "$ok" = 1 ] && echo yes || echo no)"
+        printf '%-8s %10s %10s %9s %9s us %-4s (%s us, %s us)\n' "$f%" "$tr" "$ach" \
+            "$($PY -c "print('%.3f' % (100 * ($ach - $tr) / $tr))")" "$late99" "$([ "$ok" = 1 ] && echo yes || echo no)" \
+            "$gen99" "$wait99"
         [ "$ok" = 1 ] && held=$tr
     done
     echo "highest rate held: $held/s = $($PY -c "print('%.2f' % ($held / $best))") x the closed loop's best (target >= 0.8)"
