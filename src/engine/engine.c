@@ -199,6 +199,8 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
         rc = -1;
     if (yb_stream_tagged(o->stream) && !rc && tag_seconds(plan, ws, nw, err, errlen) < 0)
         rc = -1;
+    if (o->stream && !rc && yb_stream_launch(o->stream, err, errlen) < 0)
+        rc = -1;
     /* the threads prepare (io_uring, timer slack) and wait at their gate */
     for (unsigned i = 0; i < nw && !rc; i++) {
         if (yb_worker_start(ws[i]) < 0) {
@@ -220,8 +222,8 @@ int yb_engine_run_plan(const yb_plan *plan, yb_recorder *out, yb_recorder *per_p
     uint64_t start = uv_hrtime();
     if (o->started_unix_ns)
         *o->started_unix_ns = yb_walltime_now();
-    if (o->stream && !rc && yb_stream_start(o->stream, start, err, errlen) < 0)
-        rc = -1;
+    if (o->stream && !rc)
+        yb_stream_start(o->stream, start);
     for (unsigned i = 0; i < nw && !rc; i++) {
         yb_worker_set_start(ws[i], start);
         if (o->stream)

@@ -73,6 +73,7 @@ struct yb_stream {
     pthread_t thread;
     int started;
     atomic_int stop;
+    atomic_int begun;         /* run_start is set: the writer may write */
     /* the writer's: seconds [next_sec, next_sec + n_acc) being added up */
     uint64_t next_sec;
     yb_interval *acc;
@@ -471,11 +472,13 @@ static void *writer_main(void *arg)
 {
     yb_stream *s = arg;
     while (!atomic_load(&s->stop)) {
-        writer_pass(s);
+        if (atomic_load(&s->begun))
+            writer_pass(s);
         struct timespec ts = {0, YB_STREAM_POLL_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
-    writer_pass(s); /* what the workers handed over last */
+    if (atomic_load(&s->begun))
+        writer_pass(s); /* what the workers handed over last */
     return NULL;
 }
 
@@ -524,7 +527,17 @@ int yb_stream_lanes(yb_stream *s, unsigned workers, char *err, size_t errlen)
     return 0;
 }
 
-int yb_stream_start(yb_stream *s, uint64_t run_start, char *err, size_t errlen)
+int yb_stream_launch(yb_stream *s, char *err, size_t errlen)
+{
+    if (pthread_create(&s->thread, NULL, writer_main, s) != 0) {
+        snprintf(err, errlen, "cannot start the output writer thread");
+        return -1;
+    }
+    s->started = 1;
+    return 0;
+}
+
+void yb_stream_start(yb_stream *s, uint64_t run_start)
 {
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
@@ -536,12 +549,7 @@ int yb_stream_start(yb_stream *s, uint64_t run_start, char *err, size_t errlen)
         out_line(&s->hlog, yb_report_hlog_header(s->hlog.f, s->start_unix_s), 1);
         out_flush(&s->hlog);
     }
-    if (pthread_create(&s->thread, NULL, writer_main, s) != 0) {
-        snprintf(err, errlen, "cannot start the output writer thread");
-        return -1;
-    }
-    s->started = 1;
-    return 0;
+    atomic_store(&s->begun, 1); /* after what the writer reads */
 }
 
 yb_stream_lane *yb_stream_lane_of(yb_stream *s, unsigned worker)

@@ -22,7 +22,8 @@
  * complete unless the kill came in the middle of that write.
  *
  * Life cycle: yb_stream_open (before the run: opens the files), then the
- * engine calls yb_stream_lanes and yb_stream_start, gives each worker its
+ * engine calls yb_stream_lanes and yb_stream_launch (before the run's
+ * clock starts), yb_stream_start (when it does), gives each worker its
  * lane, and calls
  * yb_stream_end once the workers have joined and their recorders are
  * merged; then yb_stream_close (figures and errors) and yb_stream_free. */
@@ -70,10 +71,13 @@ yb_stream *yb_stream_open(const yb_stream_opts *o, char *err, size_t errlen);
 /* Engine side.  Prepares one lane per worker (before the run's clock
  * starts: it allocates the rings).  Returns 0, or -1 with err. */
 int yb_stream_lanes(yb_stream *s, unsigned workers, char *err, size_t errlen);
+/* Starts the writer thread, which writes nothing until yb_stream_start
+ * (its start is then not in the run's first milliseconds).  Returns 0, or
+ * -1 with err. */
+int yb_stream_launch(yb_stream *s, char *err, size_t errlen);
 /* Records run_start (uv_hrtime; its wall clock goes into the .hlog
- * header), writes the header and starts the writer.  Returns 0, or -1
- * with err. */
-int yb_stream_start(yb_stream *s, uint64_t run_start, char *err, size_t errlen);
+ * header), writes the header and lets the writer write. */
+void yb_stream_start(yb_stream *s, uint64_t run_start);
 /* 1 when the outputs include --hlog, whose seconds carry per-operation
  * tags: the engine then has each worker's recorder tag them
  * (yb_recorder_tag). */

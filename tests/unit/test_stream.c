@@ -101,7 +101,8 @@ static void test_log_drops_counted(void **st)
     assert_non_null(s);
     assert_int_equal(yb_stream_lanes(s, 1, err, sizeof err), 0);
     uint64_t start = uv_hrtime();
-    assert_int_equal(yb_stream_start(s, start, err, sizeof err), 0);
+    assert_int_equal(yb_stream_launch(s, err, sizeof err), 0);
+    yb_stream_start(s, start);
     yb_stream_lane *l = yb_stream_lane_of(s, 0);
     assert_true(yb_stream_logs(l));
     const uint64_t N = 5 * YB_STREAM_RING;
@@ -153,7 +154,8 @@ static void test_log_hostile_reasons(void **st)
         assert_non_null(s);
         assert_int_equal(yb_stream_lanes(s, 1, err, sizeof err), 0);
         uint64_t start = uv_hrtime();
-        assert_int_equal(yb_stream_start(s, start, err, sizeof err), 0);
+        assert_int_equal(yb_stream_launch(s, err, sizeof err), 0);
+        yb_stream_start(s, start);
         for (size_t i = 0; i < 3; i++) {
             yb_result res;
             memset(&res, 0, sizeof res);
@@ -249,7 +251,8 @@ static void run_seconds(uint64_t cap_b)
     assert_int_equal(yb_recorder_init(&merged), 0);
     uint64_t start = uv_hrtime();
     a.run_start = b.run_start = start;
-    assert_int_equal(yb_stream_start(s, start, err, sizeof err), 0);
+    assert_int_equal(yb_stream_launch(s, err, sizeof err), 0);
+    yb_stream_start(s, start);
     uint64_t ha = 0, hb = 0;
     /* six seconds: a busy in all but the 4th, b only in the 1st and 5th;
      * b ends in its 5th second, a in its 6th */
