@@ -1529,12 +1529,12 @@ int yb_worker_start(yb_worker *w)
     return 0;
 }
 
-/* Moves a started worker's gate from `from` to `to`, waiting for `from`
- * first when wait is set. */
-static void gate_move(worker *w, int from, int to, int wait)
+/* Moves a started worker's gate from `from` to `to`, once it is at
+ * `from`. */
+static void gate_move(worker *w, int from, int to)
 {
     pthread_mutex_lock(&w->gate_mu);
-    while (wait && w->gate != from)
+    while (w->gate != from)
         pthread_cond_wait(&w->gate_cv, &w->gate_mu);
     w->gate = to;
     pthread_cond_broadcast(&w->gate_cv);
@@ -1551,12 +1551,12 @@ void yb_worker_ready(yb_worker *w)
 
 void yb_worker_go(yb_worker *w)
 {
-    gate_move(w, GATE_READY, GATE_GO, 1);
+    gate_move(w, GATE_READY, GATE_GO);
 }
 
 void yb_worker_cancel(yb_worker *w)
 {
-    gate_move(w, GATE_READY, GATE_CANCEL, 1);
+    gate_move(w, GATE_READY, GATE_CANCEL);
 }
 
 void yb_worker_live_read(const yb_worker *w, yb_worker_live *out)
