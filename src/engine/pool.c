@@ -295,10 +295,14 @@ static int sess_has_room(const session *s)
            ops->capacity(s->codec) > 0;
 }
 
+static const char *closed_reason(char *buf, size_t len, const yb_exchange *x, int by_peer,
+                                 const char *peer);
+
 /* Fails x, which s's codec did not take.  When the write failed the
- * transport under it (the peer reset the connection), x fails with that
- * reason, as the rest of s's work will in on_close (s is broken and
- * takes no more); else the session refused it. */
+ * transport under it (the peer reset the connection), or the transport
+ * was already failing (a reset or an EOF read, its on_close not yet
+ * run), x fails with that reason, as the rest of s's work will in
+ * on_close (s is broken and takes no more); else the session refused it. */
 static void submit_failed(session *s, yb_exchange *x)
 {
     if (!s->broken) {
@@ -306,9 +310,11 @@ static void submit_failed(session *s, yb_exchange *x)
         return;
     }
     char why[YB_REASON_MAX];
-    x_fail(s->p, x, yb_transport_failure(s->t),
-           yb_reason_fmt(why, sizeof why, "%s (%s)", yb_transport_error_text(s->t),
-                         yb_transport_peer(s->t)));
+    yb_err_class cls = yb_transport_failure(s->t);
+    const char *text = yb_transport_error_text(s->t), *peer = yb_transport_peer(s->t);
+    x_fail(s->p, x, cls,
+           *text ? yb_reason_fmt(why, sizeof why, "%s (%s)", text, peer)
+                 : closed_reason(why, sizeof why, x, cls == YB_ERR_CLOSED, peer));
 }
 
 /* Submits what waits on s (pending from before it was ready). */
