@@ -596,9 +596,11 @@ static uint64_t wait_cost(const yb_exchange *x)
  * never silently dropped). */
 static void wait_push(yb_pool *p, yb_exchange *x)
 {
-    uint64_t cost = wait_cost(x);
+    uint64_t cost = wait_cost(x), max = p->cfg.max_wait_bytes;
+    /* (the first to wait may hold more than max alone, so wait_bytes can
+     * be over it) */
     if (p->n_wait >= p->cfg.max_wait ||
-        (p->n_wait && cost > p->cfg.max_wait_bytes - p->wait_bytes)) {
+        (p->n_wait && (p->wait_bytes > max || cost > max - p->wait_bytes))) {
         char why[YB_REASON_MAX];
         if (p->n_wait >= p->cfg.max_wait)
             yb_reason_fmt(why, sizeof why,

@@ -91,6 +91,14 @@ is "4M: every request accounted for (started + overflow = 8000), some overflowed
     '[8000,true,["backlog overflow: the requests waiting for a session held the 4096 KB of --max-backlog-bytes"]]'
 is "1G: none overflowed (8000 fit the count, 10000, and the memory)" \
     "$(jget "$T/bl_all.json" '[r["summary"]["requests_started"], r["errors"]["backlog_overflow"]]')" '[8000,0]'
+# a limit below one request: the first to wait may, alone; every other
+# request that finds one waiting overflows (the sum already past the
+# limit must not wrap around and let them all in)
+"$YB" run "$T/big.ybc" --target "$RURL" --rate 10000000 -n 2000 -c 2 --max-backlog-bytes 1k \
+    -q --json "$T/bl_1k.json" >/dev/null 2>&1
+is "1k, below one request: every request accounted for, some overflowed, for the memory only" \
+    "$(jget "$T/bl_1k.json" '[r["summary"]["requests_started"] + r["errors"]["backlog_overflow"], r["errors"]["backlog_overflow"] > 0, [e["reason"] for e in r["errors"]["reasons"]]]')" \
+    '[2000,true,["backlog overflow: the requests waiting for a session held the 1 KB of --max-backlog-bytes"]]'
 check "4M: the peak RSS ($((peak_kb / 1024)) MiB) at least 40 MiB below 1G's ($((all_kb / 1024)) MiB)" \
     test "$peak_kb" -gt 0 -a "$((peak_kb + 40 * 1024))" -lt "$all_kb"
 done_testing
