@@ -5,9 +5,11 @@
 #                                OUT); writes "maxrss_kb user_s sys_s" of
 #                                its rusage (microsecond resolution) to RU;
 #                                fails when CMD fails
-#   bench_sink_start DIR         a `yangblast serve --sink` (RESTCONF only) on
-#                                CPU 0 writing DIR/st.json on exit; sets
-#                                SINK_PID and SINK_URL; fails if it did not start
+#   bench_sink_start DIR [ARG...]
+#                                a `yangblast serve --sink ARG...` (RESTCONF
+#                                only) on CPU 0 writing DIR/st.json on exit;
+#                                sets SINK_PID and SINK_URL; fails if it did
+#                                not start
 #   bench_sink_stop              stops it (SIGINT: it writes its --stats);
 #                                safe to call twice
 #   bench_range V...             prints "MIN..MAX, median MED" of the numbers
@@ -67,8 +69,9 @@ sys.exit(0 if os.waitstatus_to_exitcode(st) == 0 else 1)
 SINK_PID=
 bench_sink_start() {
     local dir=$1
+    shift
     rm -f "$dir/serve.out" # (the last server's line must not be taken for this one's)
-    taskset -c 0 "$YB" serve --sink --restconf 127.0.0.1:0 --gnmi off --stats "$dir/st.json" \
+    taskset -c 0 "$YB" serve --sink --restconf 127.0.0.1:0 --gnmi off --stats "$dir/st.json" "$@" \
         >"$dir/serve.out" 2>&1 &
     SINK_PID=$!
     for _ in $(seq 50); do grep -q '^serve:' "$dir/serve.out" && break; sleep 0.1; done

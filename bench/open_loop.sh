@@ -9,12 +9,14 @@
 # and prints each one's client CPU per request (rusage of the process,
 # microseconds), its throughput and the ratio open/closed (target <= 1.5 at
 # 10k/s).  A closed loop's CPU per request depends on how many responses
-# one wake-up finds, so the two are compared at the same throughput: pick
-# -c so that the closed loop runs near 10k/s on the machine.  (No -c does
-# against the sink on io_uring: on the 2-core bench VM -c 1 runs at
-# 23,000-27,000/s and -c 4 at 50,000-85,000/s, so the default compares
-# the two loops at the closed loop's own throughput, and -R 10000 -c 1
-# compares an open loop at 10k/s with the slowest closed loop there is.)
+# one wake-up finds, so the two are compared at the same throughput.  No
+# -c brings the closed loop down to 10k/s against a sink that answers at
+# once (on the 2-core bench VM -c 1 runs at 23,000-27,000/s on io_uring);
+# -S DUR gives the sink that service time (`serve --sink --service-time
+# fixed:DUR`, exact to a wake-up), for both loops, so that -c 1 -S 60us
+# runs the closed loop near 10k/s and -R 10000 then compares the two at
+# the same throughput against the same target.  Without -S and -R the
+# ratio is at the closed loop's own throughput.
 #
 # Then (-m) it looks for the highest open-loop rate held: it tries rates at
 # 50 %, 60 %, ... 100 % of the closed loop's best throughput and reports the
@@ -30,17 +32,19 @@
 # requests must equal the client's completed ones.  Server on CPU 0, client
 # on CPU 1 (taskset); the load average is printed before and after.
 #
-# Usage: bench/open_loop.sh [-d SECONDS] [-r ROUNDS] [-R RATE] [-c CONNS] [-m] [YANGBLAST]
-#   (-c: the closed loop's connections, default 4; the -m search uses the
-#   best closed-loop throughput of the rounds)
+# Usage: bench/open_loop.sh [-d SECONDS] [-r ROUNDS] [-R RATE] [-c CONNS] [-S DUR] [-m] [YANGBLAST]
+#   (-c: the closed loop's connections, default 4; -S: the sink's service
+#   time, default none; the -m search uses the best closed-loop throughput
+#   of the rounds)
 # Never fails on the numbers; exits non-zero when a run could not be made
 # or the counts disagree.
 set -u
-secs=5 rounds=3 rate= c=4 search=
-while getopts d:r:R:c:m o; do
+secs=5 rounds=3 rate= c=4 search= svc=
+while getopts d:r:R:c:S:m o; do
     case $o in
     d) secs=$OPTARG ;; r) rounds=$OPTARG ;; R) rate=$OPTARG ;; c) c=$OPTARG ;; m) search=1 ;;
-    *) echo "usage: $0 [-d SECONDS] [-r ROUNDS] [-R RATE] [-c CONNS] [-m] [YANGBLAST]" >&2; exit 2 ;;
+    S) svc=$OPTARG ;;
+    *) echo "usage: $0 [-d SECONDS] [-r ROUNDS] [-R RATE] [-c CONNS] [-S DUR] [-m] [YANGBLAST]" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -61,7 +65,7 @@ trap 'bench_sink_stop; rm -rf "$W"' EXIT
 one_run() {
     local name=$1
     shift
-    bench_sink_start "$W" || return 1
+    bench_sink_start "$W" ${svc:+--service-time "fixed:$svc"} || return 1
     taskset -c 1 "$YB" run "$W/g.ybc" --target "$SINK_URL" -t 1 -D "${secs}s" -q --json "$W/o.json" "$@" \
         >"$W/run.out" 2>&1 || { echo "# $name failed:"; sed 's/^/#   /' "$W/run.out"; return 1; }
     bench_sink_stop
@@ -82,6 +86,7 @@ PYEOF
 }
 
 echo "# $(nproc) CPUs; server on CPU 0, client on CPU 1; ${secs}s a run; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# server: $YB serve --sink${svc:+ --service-time fixed:$svc}"
 echo "# closed: $YB run g.ybc --target URL -c $c -t 1 -D ${secs}s"
 echo "# open:   $YB run g.ybc --target URL -c 64 -t 1 --rate ${rate:-CLOSED_THROUGHPUT} -D ${secs}s"
 printf '%-5s %12s %12s %12s %12s %13s %8s\n' round "closed us/rq" "closed rq/s" "open us/rq" "open rq/s" \

@@ -46,7 +46,8 @@ static void help(void)
            "  --fault SPEC            reset@P | stall:DUR@P | status:CODE@P | goaway-after:N\n"
            "                          (repeatable; P in 0..1, default 1; @#N = the N-th request only)\n"
            "  --seed N                seed of the service-time and fault RNG (default 1)\n"
-           "  --sink                  answer at once with empty bodies, parse nothing\n"
+           "  --sink                  answer with empty bodies, parse nothing (at once, or\n"
+           "                          after --service-time)\n"
            "  --max-body SIZE         request body cap in bytes, k/M suffixes (default 16M)\n"
            "  --stats FILE            write the statistics as JSON on exit (with --devices:\n"
            "                          the totals and each device's)\n"
@@ -186,7 +187,6 @@ int yb_cmd_serve(int argc, char **argv)
         case O_SELF: o.self_signed = 1; break;
         case O_WCERT: o.write_cert = optarg; break;
         case O_SVC:
-            costs = "--service-time";
             if (yb_service_time_parse(optarg, &o.service) < 0)
                 return yb_usage_error("serve", "--service-time '%s': expected fixed:DUR, "
                                       "uniform:MIN..MAX or exp:MEAN, optionally +per-kb:DUR; "
@@ -284,8 +284,8 @@ int yb_cmd_serve(int argc, char **argv)
     if (pwfile && !o.auth_user)
         return yb_usage_error("serve", "--auth-password-file needs --auth USER");
     if (o.sink && costs)
-        return yb_usage_error("serve", "%s does not apply with --sink (it answers at once, "
-                              "parsing nothing)", costs);
+        return yb_usage_error("serve", "%s does not apply with --sink (it keeps no session "
+                              "or login state; only --service-time delays its answers)", costs);
     if (o.auth_cost_ns && !o.auth_user)
         return yb_usage_error("serve", "--auth-cost needs --auth USER (no credentials are checked "
                               "without it)");

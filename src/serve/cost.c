@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 /* ---- random numbers ---------------------------------------------------- */
 
@@ -218,22 +220,42 @@ int yb_http_to_grpc(int s)
 
 enum { J_IDLE = 0, J_QUEUED, J_SERVICE, J_STALL };
 
+static void on_timer(uv_poll_t *p, int status, int events);
+
 int yb_sched_init(yb_sched *s, uv_loop_t *loop, unsigned workers)
 {
     memset(s, 0, sizeof *s);
     s->loop = loop;
     s->workers = workers;
     s->t0 = s->t_last = s->b_last = uv_hrtime();
-    int rc = uv_timer_init(loop, &s->timer);
-    if (rc == 0)
-        s->timer.data = s;
-    return rc;
+    /* uv_hrtime reads CLOCK_MONOTONIC: deadlines arm the timer as they are. */
+    s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (s->tfd < 0) {
+        int e = -errno;
+        s->loop = NULL;
+        return e;
+    }
+    int rc = uv_poll_init(loop, &s->poll, s->tfd);
+    if (rc == 0 && (rc = uv_poll_start(&s->poll, UV_READABLE, on_timer)) < 0)
+        uv_close((uv_handle_t *)&s->poll, NULL); /* initialised: the loop finishes it */
+    if (rc < 0) {
+        close(s->tfd);
+        s->tfd = -1;
+        s->loop = NULL;
+        return rc;
+    }
+    s->poll.data = s;
+    uv_unref((uv_handle_t *)&s->poll); /* nothing timed yet */
+    return 0;
 }
 
 void yb_sched_cleanup(yb_sched *s)
 {
-    if (s->loop && !uv_is_closing((uv_handle_t *)&s->timer))
-        uv_close((uv_handle_t *)&s->timer, NULL);
+    if (s->loop && !uv_is_closing((uv_handle_t *)&s->poll)) {
+        uv_close((uv_handle_t *)&s->poll, NULL); /* stops polling tfd now */
+        close(s->tfd);
+        s->tfd = -1;
+    }
     free(s->heap);
     s->heap = NULL;
     s->hlen = s->hcap = 0;
@@ -336,19 +358,26 @@ static void heap_remove(yb_sched *s, yb_job *j)
     }
 }
 
-static void on_timer(uv_timer_t *t);
-
-/* Re-arms the timer for the earliest deadline (libuv timers count whole
- * milliseconds; rounding up keeps answers from coming early). */
+/* Arms the timer for the earliest deadline, to the nanosecond (a deadline
+ * already past fires at once).  The timer is left as it is when it already
+ * holds that deadline, and left to fire for nothing when the heap is
+ * empty, so a steady stream of delays costs one syscall a request; the
+ * handle keeps the loop alive only while a job is timed, as a stopped
+ * timer would not. */
 static void arm(yb_sched *s)
 {
     if (s->hlen == 0) {
-        uv_timer_stop(&s->timer);
+        uv_unref((uv_handle_t *)&s->poll);
         return;
     }
-    uint64_t now = uv_hrtime(), d = s->heap[0]->deadline;
-    uint64_t ms = d > now ? (d - now + 999999) / 1000000 : 0;
-    uv_timer_start(&s->timer, on_timer, ms, 0);
+    uv_ref((uv_handle_t *)&s->poll);
+    if (s->heap[0]->deadline == s->armed)
+        return;
+    uint64_t d = s->heap[0]->deadline;
+    struct itimerspec its = {.it_value = {.tv_sec = (time_t)(d / 1000000000u),
+                                          .tv_nsec = (long)(d % 1000000000u)}};
+    if (timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+        s->armed = d;
 }
 
 static void pump(yb_sched *s);
@@ -408,11 +437,16 @@ static void pump(yb_sched *s)
     arm(s);
 }
 
-static void on_timer(uv_timer_t *t)
+static void on_timer(uv_poll_t *p, int status, int events)
 {
-    yb_sched *s = t->data;
-    /* Half a millisecond of slack: the timer fires on ms boundaries. */
-    uint64_t now = uv_hrtime() + 500000;
+    (void)status;
+    (void)events;
+    yb_sched *s = p->data;
+    uint64_t n;
+    while (read(s->tfd, &n, sizeof n) > 0) /* consume the expiry (non-blocking) */
+        ;
+    s->armed = 0;
+    uint64_t now = uv_hrtime();
     s->pumping = 1;
     while (s->hlen && s->heap[0]->deadline <= now) {
         yb_job *j = s->heap[0];

@@ -2,8 +2,10 @@
  * simulated switch takes to answer (service-time distributions, a fixed
  * number of workers with a FIFO queue in front, a per-check login cost),
  * and which answers go wrong on purpose (connection reset, stall, HTTP or
- * gRPC status, GOAWAY).  Delays run on one libuv timer over a deadline
- * heap: the loop never blocks, and a request costs no allocation. */
+ * gRPC status, GOAWAY).  Delays run on one timerfd (armed to the
+ * nanosecond, absolute on CLOCK_MONOTONIC, polled by the libuv loop) over
+ * a deadline heap: the loop never blocks, an answer is never early and is
+ * late only by the wake-up, and a request costs no allocation. */
 #ifndef YB_SERVE_COST_H
 #define YB_SERVE_COST_H
 
@@ -105,7 +107,9 @@ struct yb_job {
 
 typedef struct {
     uv_loop_t *loop;
-    uv_timer_t timer;
+    uv_poll_t poll;        /* watches tfd */
+    int tfd;               /* the timerfd, -1 before init */
+    uint64_t armed;        /* its absolute expiry (uv_hrtime ns), 0 = disarmed */
     unsigned workers;      /* 0 = unlimited */
     unsigned busy;
     yb_job *qhead, *qtail; /* waiting for a worker */
@@ -124,10 +128,12 @@ typedef struct {
 } yb_sched;
 
 /* Initialises s on loop with `workers` concurrent jobs (0 = unlimited).
- * Returns 0 or a negative libuv error. */
+ * Returns 0, or a negative errno (timerfd) or libuv error; s then holds
+ * nothing to clean up. */
 int yb_sched_init(yb_sched *s, uv_loop_t *loop, unsigned workers);
-/* Closes the timer (the loop must run once more to finish closing) and
- * frees the heap; jobs still pending never complete. */
+/* Stops and closes the timer (the loop must run once more to finish
+ * closing its handle) and frees the heap; jobs still pending never
+ * complete. */
 void yb_sched_cleanup(yb_sched *s);
 /* Submits j.  j->done may run before this returns (no wait, no delay),
  * else from the loop.  Returns 0 or -ENOMEM (j->done never runs). */

@@ -1423,10 +1423,10 @@ static void start_request(gconn *c, gstream *st)
     st->job.done = on_job_done;
     st->job.stall_ns = st->v.stall_ns;
     st->job.service_ns = 0;
+    if (st->auth_ok > 0) /* --sink too: a delay to the nanosecond, nothing parsed */
+        st->job.service_ns = yb_service_time_draw(&o->service, &s->rng, st->in_total);
     if (!o->sink) {
-        st->job.service_ns = o->auth_user ? o->auth_cost_ns : 0;
-        if (st->auth_ok > 0)
-            st->job.service_ns += yb_service_time_draw(&o->service, &s->rng, st->in_total);
+        st->job.service_ns += o->auth_user ? o->auth_cost_ns : 0;
         if (!c->base.setup_paid) { /* the session's set-up, on its first request */
             c->base.setup_paid = 1;
             st->job.service_ns += o->session_cost_ns;

@@ -614,12 +614,13 @@ static void start_request(rc_conn *c)
     c->job.done = on_job_done;
     c->job.stall_ns = c->v.stall_ns;
     c->job.service_ns = 0;
-    if (!o->sink) {
+    if (c->auth_ok > 0) { /* --sink too: a delay to the nanosecond, nothing parsed */
         size_t blen = 0;
         (void)yb_h1_req_body(c->req, &blen);
-        c->job.service_ns = o->auth_user ? o->auth_cost_ns : 0;
-        if (c->auth_ok > 0)
-            c->job.service_ns += yb_service_time_draw(&o->service, &s->rng, blen);
+        c->job.service_ns = yb_service_time_draw(&o->service, &s->rng, blen);
+    }
+    if (!o->sink) {
+        c->job.service_ns += o->auth_user ? o->auth_cost_ns : 0;
         if (!c->base.setup_paid) { /* the session's set-up, on its first request */
             c->base.setup_paid = 1;
             c->job.service_ns += o->session_cost_ns;

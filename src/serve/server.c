@@ -479,21 +479,23 @@ static void device_addr(const runner *r, int proto, unsigned k, struct sockaddr_
     }
 }
 
-/* Makes room for `listeners` listening sockets plus a reserve and at least
- * as many connections: raises the soft RLIMIT_NOFILE to the hard limit
- * when it is short.  Returns 0 (a warning on stderr when connections will
- * be scarce), or -EINVAL with a message when not even the listeners fit. */
-static int fd_budget(unsigned listeners, char *err, size_t errlen)
+/* Makes room for `listeners` listening sockets and `timers` (one timerfd
+ * per device's cost model) plus a reserve and at least as many connections
+ * as listeners: raises the soft RLIMIT_NOFILE to the hard limit when it is
+ * short.  Returns 0 (a warning on stderr when connections will be scarce),
+ * or -EINVAL with a message when not even the listeners and timers fit. */
+static int fd_budget(unsigned listeners, unsigned timers, char *err, size_t errlen)
 {
     const uint64_t reserve = 64; /* stdio, the loop's own descriptors, signals, files written */
-    uint64_t need = listeners + reserve, want = need + listeners, hard;
+    uint64_t need = (uint64_t)listeners + timers + reserve, want = need + listeners, hard;
     uint64_t cur = yb_nofile_raise(want, &hard);
     if (!cur || cur >= want)
         return 0;
     if (cur < need) {
-        snprintf(err, errlen, "%u listeners need at least %llu open files, but RLIMIT_NOFILE is "
-                 "%llu (hard limit %llu): raise it (ulimit -n) or serve fewer devices", listeners,
-                 (unsigned long long)need, (unsigned long long)cur, (unsigned long long)hard);
+        snprintf(err, errlen, "%u listeners and %u timers need at least %llu open files, but "
+                 "RLIMIT_NOFILE is %llu (hard limit %llu): raise it (ulimit -n) or serve fewer "
+                 "devices", listeners, timers, (unsigned long long)need, (unsigned long long)cur,
+                 (unsigned long long)hard);
         return -EINVAL;
     }
     fprintf(stderr, "yangblast serve: warning: RLIMIT_NOFILE %llu leaves room for only %llu "
@@ -553,8 +555,9 @@ static int device_start(runner *r, unsigned k, char *err, size_t errlen)
     /* its own capacity when --workers lists one per device */
     size_t nw = o->n_device_workers;
     unsigned workers = !nw ? o->workers : o->device_workers[k < nw ? k : nw - 1];
-    if (yb_sched_init(&s->sched, s->loop, workers) < 0) {
-        snprintf(err, errlen, "cannot create a timer");
+    int trc = yb_sched_init(&s->sched, s->loop, workers);
+    if (trc < 0) {
+        snprintf(err, errlen, "cannot create a timer: %s", strerror(-trc));
         return -EINVAL;
     }
     d->sched_on = 1;
@@ -657,7 +660,7 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
         goto out;
     }
     if (plan_addresses(r, err, errlen) < 0 ||
-        fd_budget(r->ndev * (unsigned)(r->enabled[0] + r->enabled[1]), err, errlen) < 0)
+        fd_budget(r->ndev * (unsigned)(r->enabled[0] + r->enabled[1]), r->ndev, err, errlen) < 0)
         goto out;
     if ((o->tls_cert || o->self_signed) && make_tls(o, &r->tls[0], &r->tls[1], err, errlen) < 0)
         goto out;

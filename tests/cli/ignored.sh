@@ -104,8 +104,8 @@ refused "experiment: a RESTCONF corpus for the gNMI target" "restconf corpus.*gR
     "$YB" experiment sessions --gnmi "$GRPC" --gnmi-corpus "$T/rc.ybc"
 
 # serve
-refused "serve --sink --service-time" "--service-time does not apply with --sink" \
-    "$YB" serve --sink --service-time fixed:1ms
+refused "serve --sink --auth-cost" "--auth-cost does not apply with --sink" \
+    "$YB" serve --sink --auth admin --auth-cost 1ms
 refused "serve --sink --session-cost" "--session-cost does not apply with --sink" \
     "$YB" serve --sink --session-cost 1ms
 refused "serve --auth-cost without --auth" "--auth-cost needs --auth" "$YB" serve --auth-cost 5ms

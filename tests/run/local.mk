@@ -20,6 +20,9 @@ EXTRA_DIST += tests/run/stream.sh
 ## Every failure has a reason (text and errors.reasons), failures out of the success figures.
 SH_TESTS += tests/run/reasons.sh
 EXTRA_DIST += tests/run/reasons.sh
+## serve --service-time to the microsecond, with and without --sink: never early, not rounded to ms.
+SH_TESTS += tests/run/service_time.sh
+EXTRA_DIST += tests/run/service_time.sh
 ## Several targets: --targets FILE --fan-out against serve --devices, mixed corpora routed by protocol, inventory errors before any traffic.
 SH_TESTS += tests/run/fleet.sh
 EXTRA_DIST += tests/run/fleet.sh

@@ -217,9 +217,9 @@ like "--device-addresses past 127.255.255.254 refused" \
    'go past 127\.255\.255\.254.*rc=2'
 like "RLIMIT_NOFILE too low even at the hard limit: says so" \
    "$(ulimit -n 100; err --devices 100 --restconf :0 --gnmi :0)" \
-   '200 listeners need at least 264 open files, but RLIMIT_NOFILE is [0-9]+ \(hard limit [0-9]+\).*rc=2'
-# Room for the listeners but few connections: it starts, and says so.
-(ulimit -n 300; start_fleet --devices 100 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
+   '200 listeners and 100 timers need at least 364 open files, but RLIMIT_NOFILE is [0-9]+ \(hard limit [0-9]+\).*rc=2'
+# Room for the listeners and timers but few connections: it starts, and says so.
+(ulimit -n 400; start_fleet --devices 100 --restconf 127.0.0.1:0 --gnmi 127.0.0.1:0 \
     && cp "$SOUT" "$T/scarce"; kill -TERM "$SPID"; wait "$SPID")
 like "RLIMIT_NOFILE with little room for connections: starts with a warning" \
    "$(cat "$T/scarce" 2>/dev/null)" 'warning: RLIMIT_NOFILE [0-9]+ leaves room for only [0-9]+ connections across 200 listeners'
