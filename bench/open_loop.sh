@@ -48,6 +48,10 @@ while getopts d:r:R:c:S:m o; do
     esac
 done
 shift $((OPTIND - 1))
+if [ -n "$search" ] && [ -n "$svc" ]; then
+    echo "$0: -m looks for the highest rate against the sink's own ceiling: without -S" >&2
+    exit 2
+fi
 YB=${1:-${YB:-./yangblast}}
 PY=/usr/bin/python3
 [ -x "$YB" ] || { echo "$0: $YB: not an executable yangblast" >&2; exit 2; }

@@ -105,6 +105,7 @@ struct yb_worker {
     live_stats live;
     int tfd;             /* timerfd: ns-precise wake-ups for due times */
     uv_poll_t tpoll;
+    int ring_timer;      /* the ring's alarm wakes for due times (tfd: if it cannot) */
     lane_heap due;       /* open-loop lanes by wake time, earliest first */
     lane_heap check;     /* lanes by when the tick must look at them */
     uint64_t waiting;    /* the sum of the lanes' `waiting` */
@@ -555,10 +556,14 @@ static uint64_t timer_at(const worker *w)
     return wake > l->o->spin_ns ? wake - l->o->spin_ns : wake;
 }
 
-/* Arms the worker's timer for the earliest lane in the due heap. */
+/* Arms the worker's timer for the earliest lane in the due heap: the
+ * ring's alarm when there is a ring, else (or when the ring takes
+ * nothing) the timerfd. */
 static void arm_timer(worker *w)
 {
     if (!w->due.n)
+        return;
+    if (w->ring_timer && yb_uring_alarm(w->ring, timer_at(w)) == 0)
         return;
     struct itimerspec its;
     memset(&its, 0, sizeof its);
@@ -699,15 +704,10 @@ static void issue_due(lane *l)
 
 /* The timer fired: every lane whose time has come issues what is due
  * (each once per wake-up, so a lane behind at its deadline cannot keep
- * the loop here), then the timer is armed for the next. */
-static void on_due(uv_poll_t *p, int status, int events)
+ * the loop here), then the timer is armed for the next.  Nothing when no
+ * time has come. */
+static void fire_due(worker *w)
 {
-    (void)status;
-    (void)events;
-    worker *w = p->data;
-    uint64_t expirations;
-    if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
-        return;
     uint64_t now = uv_hrtime();
     for (size_t n = w->due.n; n-- && w->due.n && !w->finished;) {
         lane *l = w->due.a[0];
@@ -717,6 +717,18 @@ static void on_due(uv_poll_t *p, int status, int events)
     }
     if (!w->finished)
         arm_timer(w);
+}
+
+/* The timerfd fired. */
+static void on_due(uv_poll_t *p, int status, int events)
+{
+    (void)status;
+    (void)events;
+    worker *w = p->data;
+    uint64_t expirations;
+    if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        return;
+    fire_due(w);
 }
 
 static void begin_stop(lane *l, uint64_t now);
@@ -1019,6 +1031,7 @@ static void *worker_main(void *arg)
                    w->tick_ns / 1000000 ? w->tick_ns / 1000000 : 1);
     if (w->open_loop)
         uv_poll_start(&w->tpoll, UV_READABLE, on_due);
+    w->ring_timer = w->open_loop && yb_uring_ready(w->ring);
     for (size_t i = 0; i < w->n_lanes && !w->finished; i++) {
         lane *l = &w->lanes[i];
         if (l->share.open_loop) {
@@ -1115,6 +1128,8 @@ static int ring_pass(worker *w)
     if (yb_uring_loop_events(w->ring) || uv_backend_timeout(&w->loop) == 0)
         (void)uv_run(&w->loop, UV_RUN_NOWAIT);
     yb_uring_reap(w->ring);
+    if (yb_uring_alarm_fired(w->ring) && !w->finished)
+        fire_due(w);
     return uv_loop_alive(&w->loop) || yb_uring_inflight(w->ring);
 }
 

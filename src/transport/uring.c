@@ -22,6 +22,7 @@
 /* user_data of the ring's own operations; an op's is its address */
 #define UD_IGNORE 0u   /* a cancel's own completion */
 #define UD_LOOP 1u     /* the poll of the loop's epoll descriptor */
+#define UD_ALARM 2u    /* the timeout of yb_uring_alarm */
 
 struct yb_uring {
     struct io_uring ring;
@@ -32,6 +33,10 @@ struct yb_uring {
     int started;
     int used;           /* some session's operation was queued */
     yb_uring_op *subs;  /* ops queued since the last submission */
+    int alarm_pending;  /* the alarm's timeout is queued or in the kernel */
+    int alarm_fired;    /* it fired since yb_uring_alarm_fired last said so */
+    uint64_t alarm_at;  /* its time (ns, CLOCK_MONOTONIC) */
+    struct __kernel_timespec alarm_ts; /* read by the kernel at submission */
 };
 
 yb_uring *yb_uring_new(uv_loop_t *loop, char *err, size_t errlen)
@@ -218,6 +223,9 @@ unsigned yb_uring_reap(yb_uring *r)
         if (ud == UD_LOOP) {
             r->loop_armed = 0;
             r->loop_fired = 1;
+        } else if (ud == UD_ALARM) {
+            r->alarm_pending = 0; /* fired (-ETIME), or cancelled at the end */
+            r->alarm_fired = 1;
         } else if (ud != UD_IGNORE) {
             yb_uring_op *op = (yb_uring_op *)(uintptr_t)ud;
             /* a quiet op was not counted, but its pair was, and the
@@ -227,6 +235,36 @@ unsigned yb_uring_reap(yb_uring *r)
         }
     }
     return n;
+}
+
+int yb_uring_alarm(yb_uring *r, uint64_t at)
+{
+    if (!at || (r->alarm_pending && r->alarm_at == at))
+        return 0;
+    struct io_uring_sqe *s = get_sqe(r);
+    if (!s)
+        return -1;
+    r->alarm_at = at;
+    r->alarm_ts.tv_sec = (long long)(at / 1000000000u);
+    r->alarm_ts.tv_nsec = (long long)(at % 1000000000u);
+    if (r->alarm_pending) {
+        /* moved; if it has fired meanwhile, the update fails (ENOENT)
+         * and its completion, already on its way, reports it */
+        io_uring_prep_timeout_update(s, &r->alarm_ts, UD_ALARM, IORING_TIMEOUT_ABS);
+        io_uring_sqe_set_data64(s, UD_IGNORE);
+    } else {
+        io_uring_prep_timeout(s, &r->alarm_ts, 0, IORING_TIMEOUT_ABS);
+        io_uring_sqe_set_data64(s, UD_ALARM);
+        r->alarm_pending = 1;
+    }
+    return 0;
+}
+
+int yb_uring_alarm_fired(yb_uring *r)
+{
+    int f = r->alarm_fired;
+    r->alarm_fired = 0;
+    return f;
 }
 
 /* Puts the poll of the loop's epoll descriptor in, if it is not. */

@@ -86,6 +86,19 @@ unsigned yb_uring_inflight(const yb_uring *r);
  * nothing but due timers. */
 int yb_uring_loop_events(yb_uring *r);
 
+/* Asks for a wake-up at `at` (ns on CLOCK_MONOTONIC, uv_hrtime's clock):
+ * a timeout in the ring, which ends its sleep then; yb_uring_alarm_fired
+ * then says so.  One alarm at a time: another time moves the pending one
+ * (the request goes in with the next submission: no system call of its
+ * own, where a timerfd costs one to arm and an epoll_wait and a read to
+ * see).  0, or the time already pending, is a no-op.  Returns 0, or -1
+ * when the ring cannot take it (not started, no room): the caller keeps
+ * a timer of its own. */
+int yb_uring_alarm(yb_uring *r, uint64_t at);
+
+/* 1 once after the alarm fired (it is no longer pending), else 0. */
+int yb_uring_alarm_fired(yb_uring *r);
+
 /* Handles the completions already in the queue (no system call: with
  * DEFER_TASKRUN they arrive there only during yb_uring_wait).  Returns how
  * many it handled. */

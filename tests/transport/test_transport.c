@@ -1164,6 +1164,63 @@ static void test_ring_not_for_tls(void **state)
     fx_free(f);
 }
 
+/* Waits on r until its alarm fires (at most `limit` waits of 100 ms);
+ * returns the time it was seen, 0 if never. */
+static uint64_t alarm_seen(yb_uring *r, int limit)
+{
+    for (int i = 0; i < limit; i++) {
+        yb_uring_wait(r, 100);
+        if (yb_uring_alarm_fired(r))
+            return uv_hrtime();
+    }
+    return 0;
+}
+
+/* The ring's alarm: never early, once, a moved one at its new time only
+ * (an earlier time fires before the first would have), 0 and an
+ * unchanged time are no-ops, and a ring not started takes none. */
+static void test_ring_alarm(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    char err[256];
+    assert_int_equal(uv_loop_init(&loop), 0);
+    yb_uring *r = yb_uring_new(&loop, err, sizeof err);
+    if (!r) {
+        uv_loop_close(&loop);
+        skip(); /* no io_uring here: the worker keeps its timerfd */
+    }
+    assert_int_equal(yb_uring_alarm(r, uv_hrtime() + 1000000), -1); /* not started */
+    assert_int_equal(yb_uring_start(r), 0);
+    assert_int_equal(yb_uring_alarm(r, 0), 0);
+    assert_int_equal(yb_uring_alarm_fired(r), 0);
+
+    uint64_t at = uv_hrtime() + 3000000;
+    assert_int_equal(yb_uring_alarm(r, at), 0);
+    assert_int_equal(yb_uring_alarm(r, at), 0); /* the same: nothing queued */
+    uint64_t seen = alarm_seen(r, 20);
+    assert_true(seen >= at);
+    assert_int_equal(yb_uring_alarm_fired(r), 0); /* said once */
+
+    /* moved earlier before it fires: seen before the first time */
+    uint64_t far = uv_hrtime() + 5000000000ull;
+    assert_int_equal(yb_uring_alarm(r, far), 0);
+    yb_uring_wait(r, 0); /* in the kernel now */
+    at = uv_hrtime() + 2000000;
+    assert_int_equal(yb_uring_alarm(r, at), 0);
+    seen = alarm_seen(r, 20);
+    assert_true(seen >= at && seen < far);
+    /* and only once: no second completion for the first time */
+    yb_uring_wait(r, 0);
+    assert_int_equal(yb_uring_alarm_fired(r), 0);
+
+    /* a time already past fires at once */
+    assert_int_equal(yb_uring_alarm(r, uv_hrtime() - 1000), 0);
+    assert_true(alarm_seen(r, 20) != 0);
+    yb_uring_free(r);
+    uv_loop_close(&loop);
+}
+
 static void test_mtls_without_cert_fails(void **state)
 {
     fx_t *f = fx_new(SRV_ECHO, 1);
@@ -1331,6 +1388,7 @@ int main(void)
         cmocka_unit_test(test_ring_peer_eof),
         cmocka_unit_test(test_ring_linked_send_fails),
         cmocka_unit_test(test_ring_not_for_tls),
+        cmocka_unit_test(test_ring_alarm),
         cmocka_unit_test(test_mtls_without_cert_fails),
         cmocka_unit_test(test_mtls_with_cert),
         cmocka_unit_test(test_ec_keys_direct),
