@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "transport/transport.h"
+#include "util/outfile.h"
 
 #include <string.h>
 
@@ -53,6 +54,9 @@ int main(int argc, char **argv)
         printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
         return YB_EXIT_OK;
     }
+    /* an interrupted command leaves no temporary output file behind (run
+     * and serve then catch SIGINT and SIGTERM to stop gracefully) */
+    yb_outfile_clean_on_signals();
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(cmd, COMMANDS[i].name)) {
             yb_cli_set_command(COMMANDS[i].name);

@@ -174,7 +174,7 @@ int yb_cmd_capture(int argc, char **argv)
     yb_capture *cap = NULL;
     yb_corpus_writer *w = NULL;
     char tmp[4096];
-    int have_tmp = 0;
+    int have_tmp = 0, tmp_track = -1;
     char *replaced = NULL; /* the file out's rename replaces, or NULL: in place */
     yb_corpus_header h;
     yb_corpus_header_init(&h);
@@ -255,6 +255,7 @@ int yb_cmd_capture(int argc, char **argv)
         goto out;
     }
     have_tmp = 1;
+    tmp_track = yb_outfile_track(tmp); /* a signal removes it (the writer's own temporary too) */
     if (!(cap = yb_capture_new(&o, emit, w))) {
         yb_errorf("out of memory");
         ret = YB_EXIT_RUNTIME;
@@ -328,6 +329,7 @@ out:
         yb_corpus_writer_abort(w);
     if (have_tmp)
         unlink(tmp);
+    yb_outfile_untrack(tmp_track);
     yb_capture_free(cap);
     yb_tls_store_free(store);
     yb_keylog_free(kl);

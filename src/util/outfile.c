@@ -5,13 +5,67 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LINKS 40 /* as the kernel's own limit on a path's links */
+
+/* ---- temporary files a fatal signal removes ---- */
+
+#define MAX_TRACKED 64
+/* malloc'd paths; a signal handler reads them (lock-free atomics and
+ * unlink are async-signal-safe), any thread may add or take one */
+static _Atomic(char *) tracked[MAX_TRACKED];
+
+int yb_outfile_track(const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return -1;
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *expect = NULL;
+        if (atomic_compare_exchange_strong(&tracked[i], &expect, p))
+            return i;
+    }
+    free(p);
+    return -1;
+}
+
+void yb_outfile_untrack(int handle)
+{
+    if (handle < 0 || handle >= MAX_TRACKED)
+        return;
+    free(atomic_exchange(&tracked[handle], NULL));
+}
+
+static void clean_and_die(int sig)
+{
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *p = atomic_load(&tracked[i]);
+        if (p)
+            unlink(p);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void yb_outfile_clean_on_signals(void)
+{
+    static const int SIGS[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(SIGS[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = clean_and_die;
+        sigaction(SIGS[i], &sa, NULL);
+    }
+}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -181,15 +235,18 @@ int yb_outfile_check(const char *path, int append, char *err, size_t errlen)
 
 static void release(yb_outfile *o)
 {
+    yb_outfile_untrack(o->track);
     free(o->final);
     free(o->tmp);
     free(o->name);
     memset(o, 0, sizeof *o);
+    o->track = -1;
 }
 
 int yb_outfile_open(yb_outfile *o, const char *path, int append, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
+    o->track = -1;
     if (!path || !*path)
         return fail(err, errlen, "an output path is empty");
     if (!(o->name = strdup(path)))
@@ -227,6 +284,7 @@ int yb_outfile_open(yb_outfile *o, const char *path, int append, char *err, size
         fd = make_temp(o->final, path, &o->tmp, err, errlen);
         if (fd < 0)
             goto bad;
+        o->track = yb_outfile_track(o->tmp);
         if (fchmod(fd, mode) < 0) {
             fail(err, errlen, "%s: %s", o->tmp, strerror(errno));
             goto bad;

@@ -21,6 +21,7 @@ typedef struct {
     char *tmp;      /* the temporary file (NULL: in place) */
     int keep_open;  /* standard output: flushed, never closed */
     char *name;     /* the path as given, for messages */
+    int track;      /* tmp's slot in the signal clean-up's list, or -1 */
 } yb_outfile;
 
 /* Returns 1 when path is "-" (standard output), else 0. */
@@ -52,5 +53,22 @@ void yb_outfile_abort(yb_outfile *o);
  * NULL when path is written in place (err empty) or cannot be resolved
  * (message in err). */
 char *yb_outfile_replaced_path(const char *path, char *err, size_t errlen);
+
+/* Temporary files a fatal signal must not leave behind.  yb_outfile_open
+ * tracks its own; a writer that makes one of its own (capture's, renamed
+ * into place after a rewrite) tracks it with yb_outfile_track (the path
+ * is copied; returns a handle, or -1 when the list is full or out of
+ * memory: the file is then only not cleaned up) and forgets it with
+ * yb_outfile_untrack once renamed or removed (-1 is a no-op). */
+int yb_outfile_track(const char *path);
+void yb_outfile_untrack(int handle);
+
+/* Makes SIGINT, SIGTERM and SIGHUP remove every tracked temporary file,
+ * then end the process by the same signal (its exit status says so).  A
+ * signal ignored at start stays ignored (a background job's SIGINT); a
+ * command that stops gracefully on SIGINT/SIGTERM installs its own
+ * handler after this, and commits or aborts its outputs itself.  Call
+ * once, before any output is opened. */
+void yb_outfile_clean_on_signals(void);
 
 #endif

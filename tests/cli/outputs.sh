@@ -110,4 +110,21 @@ connections=$(jget "$T/stats.json" "r['connections']['restconf']")
 # runs that ran: 6 + 6 + 2 + 1 + 5 = 20 one-session runs; experiments: 2 x (1 reuse + 2 per-request)
 is "serve saw only the runs that ran (20 runs + 2 experiments of 1+2 sessions)" "$connections" 26
 
+# A command ended by a signal leaves no temporary file behind: the hidden
+# ".NAME.XXXXXX" beside the output goes with it, and the output never
+# appears (a background job ignores SIGINT, so SIGTERM and SIGHUP here;
+# SIGINT takes the same path).
+mkdir "$T/sig"
+for s in TERM HUP; do
+    "$YB" synth acl -n 5000000 -o "$T/sig/big.ybc" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do ls -A "$T/sig" | grep -q '^\.big\.ybc\.' && break; sleep 0.1; done
+    check "synth, before SIG$s: its temporary file is there" sh -c "ls -A '$T/sig' | grep -q '^\.big\.ybc\.'"
+    kill -$s "$pid"
+    wait "$pid"
+    rc=$?
+    is "synth ended by SIG$s: the signal's status" "$rc" "$((128 + $(kill -l $s)))"
+    is "synth ended by SIG$s: nothing left in the directory" "$(ls -A "$T/sig")" ""
+done
+
 done_testing
