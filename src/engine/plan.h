@@ -41,7 +41,6 @@ struct yb_metrics;                      /* report/metrics.h */
 /* --io: plain TCP sessions' reads and writes go through the worker's
  * io_uring where the kernel allows one (AUTO), must (URING: a worker
  * that cannot have one fails to start), or through libuv's epoll. */
-enum { YB_IO_AUTO, YB_IO_URING, YB_IO_EPOLL };
 
 /* One workload against one target, as `run` and `experiment` parse it:
  * what is sent (corpus, codec settings), when (load model), on which

@@ -1124,13 +1124,10 @@ static const yb_pool_host POOL_HOST = {pool_done, pool_drop, pool_retried, pool_
  * when neither has anything left to wait for. */
 static int ring_pass(worker *w)
 {
-    uv_update_time(&w->loop);
-    if (yb_uring_loop_events(w->ring) || uv_backend_timeout(&w->loop) == 0)
-        (void)uv_run(&w->loop, UV_RUN_NOWAIT);
-    yb_uring_reap(w->ring);
+    yb_uring_pass(w->ring);
     if (yb_uring_alarm_fired(w->ring) && !w->finished)
         fire_due(w);
-    return uv_loop_alive(&w->loop) || yb_uring_inflight(w->ring);
+    return yb_uring_alive(w->ring);
 }
 
 /* run_loop with a ring: every sleep is also the call that hands the

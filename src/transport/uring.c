@@ -303,6 +303,34 @@ void yb_uring_wait(yb_uring *r, int timeout_ms)
     (void)yb_uring_reap(r);
 }
 
+void yb_uring_pass(yb_uring *r)
+{
+    uv_update_time(r->loop);
+    if (yb_uring_loop_events(r) || uv_backend_timeout(r->loop) == 0)
+        (void)uv_run(r->loop, UV_RUN_NOWAIT);
+    yb_uring_reap(r);
+}
+
+int yb_uring_alive(const yb_uring *r)
+{
+    return uv_loop_alive(r->loop) || r->inflight;
+}
+
+void yb_uring_run(yb_uring *r)
+{
+    if (!r->started) {
+        uv_run(r->loop, UV_RUN_DEFAULT);
+        return;
+    }
+    for (;;) {
+        yb_uring_pass(r);
+        if (!yb_uring_alive(r))
+            return;
+        uv_update_time(r->loop);
+        yb_uring_wait(r, uv_backend_timeout(r->loop));
+    }
+}
+
 void yb_uring_free(yb_uring *r)
 {
     if (!r)

@@ -42,6 +42,11 @@ typedef struct yb_uring_op {
  * kernel.io_uring_disabled): the caller then uses libuv alone. */
 yb_uring *yb_uring_new(uv_loop_t *loop, char *err, size_t errlen);
 
+/* How a thread's plain TCP connections reach the kernel (run --io, serve
+ * --io): io_uring where the kernel allows it, else epoll (auto); io_uring
+ * or an error (uring); libuv's epoll alone (epoll). */
+enum { YB_IO_AUTO, YB_IO_URING, YB_IO_EPOLL };
+
 /* Makes the calling thread the ring's only user.  Returns 0 or -1 (the
  * ring then takes no operations). */
 int yb_uring_start(yb_uring *r);
@@ -103,6 +108,19 @@ int yb_uring_alarm_fired(yb_uring *r);
  * DEFER_TASKRUN they arrive there only during yb_uring_wait).  Returns how
  * many it handled. */
 unsigned yb_uring_reap(yb_uring *r);
+
+/* One pass of a loop that sleeps in the ring: runs the libuv loop if it
+ * may have work (yb_uring_loop_events, or a timer or callback due), then
+ * handles the completions already in the queue. */
+void yb_uring_pass(yb_uring *r);
+
+/* 1 while the loop is alive or some operation is in flight, else 0. */
+int yb_uring_alive(const yb_uring *r);
+
+/* Runs the loop and the ring until neither has work: passes, with a sleep
+ * in yb_uring_wait until the loop's next timer between them (a ring not
+ * started: uv_run, as without one). */
+void yb_uring_run(yb_uring *r);
 
 /* Hands queued operations to the kernel and handles the completions,
  * sleeping first until one arrives, the loop has an event (its epoll
