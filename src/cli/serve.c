@@ -49,6 +49,9 @@ static void help(void)
            "  --sink                  answer with empty bodies, parse nothing (at once, or\n"
            "                          after --service-time)\n"
            "  --max-body SIZE         request body cap in bytes, k/M suffixes (default 16M)\n"
+           "  --io MODE               how plain connections reach the kernel: auto (default:\n"
+           "                          io_uring where the kernel allows it, else epoll),\n"
+           "                          uring (io_uring or an error), epoll\n"
            "  --stats FILE            write the statistics as JSON on exit (with --devices:\n"
            "                          the totals and each device's)\n"
            "  --devices N             emulate N switches (1..4096) in this process, each\n"
@@ -142,7 +145,7 @@ int yb_cmd_serve(int argc, char **argv)
     enum {
         O_RESTCONF = 256, O_GNMI, O_CERT, O_KEY, O_SELF, O_WCERT, O_SVC, O_WORKERS, O_AUTH,
         O_PWFILE, O_AUTHCOST, O_SESSCOST, O_NORESUME, O_MAXSESS, O_IDLE, O_FAULT, O_SEED, O_SINK, O_MAXBODY, O_STATS,
-        O_DEVICES, O_DEVADDR, O_WINV
+        O_DEVICES, O_DEVADDR, O_WINV, O_IO
     };
     static const struct option opts[] = {
         {"restconf", required_argument, NULL, O_RESTCONF},
@@ -168,6 +171,7 @@ int yb_cmd_serve(int argc, char **argv)
         {"devices", required_argument, NULL, O_DEVICES},
         {"device-addresses", required_argument, NULL, O_DEVADDR},
         {"write-inventory", required_argument, NULL, O_WINV},
+        {"io", required_argument, NULL, O_IO},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     yb_serve_opts o;
@@ -175,7 +179,7 @@ int yb_cmd_serve(int argc, char **argv)
     const char *pwfile = NULL;
     uint64_t v;
     const char *costs = NULL; /* a cost option --sink would ignore */
-    int c;
+    int c, io_given = 0;
     optind = 1;
     opterr = 0; /* option errors are worded by yb_bad_option */
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -265,6 +269,17 @@ int yb_cmd_serve(int argc, char **argv)
             break;
         case O_DEVADDR: o.device_addresses = optarg; break;
         case O_WINV: o.write_inventory = optarg; break;
+        case O_IO:
+            io_given = 1;
+            if (!strcmp(optarg, "auto"))
+                o.io = YB_IO_AUTO;
+            else if (!strcmp(optarg, "uring"))
+                o.io = YB_IO_URING;
+            else if (!strcmp(optarg, "epoll"))
+                o.io = YB_IO_EPOLL;
+            else
+                return yb_usage_error("serve", "--io '%s': expected auto, uring or epoll", optarg);
+            break;
         case 'h': help(); return YB_EXIT_OK;
         default: return yb_bad_option("serve", c, argv);
         }
@@ -281,6 +296,9 @@ int yb_cmd_serve(int argc, char **argv)
         return yb_usage_error("serve", "--self-signed replaces --tls-cert/--tls-key");
     if (o.write_cert && !o.self_signed)
         return yb_usage_error("serve", "--write-cert needs --self-signed");
+    if (io_given && (o.tls_cert || o.self_signed))
+        return yb_usage_error("serve", "--io applies to plain listeners, not with TLS (TLS "
+                              "connections read and write through libuv)");
     if (pwfile && !o.auth_user)
         return yb_usage_error("serve", "--auth-password-file needs --auth USER");
     if (o.sink && costs)

@@ -1804,7 +1804,7 @@ int yb_gnmi_accept(yb_server *s, uv_stream_t *listener, yb_tls_ctx *tls)
                                    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
     nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, 2);
     nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, 1 << 24);
-    c->base.t = yb_transport_accept(listener, tls, &G_CBS, c);
+    c->base.t = yb_transport_accept(listener, s->ring, tls, &G_CBS, c);
     if (!c->base.t) {
         nghttp2_session_del(c->ng);
         free(c);

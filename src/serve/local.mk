@@ -13,5 +13,5 @@ dist_man_MANS += man/yangblast-serve.1
 SH_TESTS += tests/serve/restconf.sh tests/serve/gnmi.sh tests/serve/faults.sh \
 	tests/serve/badinput.sh tests/serve/tls.sh tests/serve/paths.sh \
 	tests/serve/goaway.sh tests/serve/auth.sh tests/serve/devices.sh \
-	tests/serve/operations.sh tests/serve/system.sh
+	tests/serve/operations.sh tests/serve/system.sh tests/serve/io.sh
 EXTRA_DIST += tests/serve/common.sh src/serve/local.mk

@@ -758,7 +758,7 @@ int yb_restconf_accept(yb_server *s, uv_stream_t *listener, yb_tls_ctx *tls)
     c->base.srv = s;
     c->base.proto = YB_SP_RESTCONF;
     c->base.last_active = uv_hrtime();
-    c->base.t = yb_transport_accept(listener, tls, &RC_CBS, c);
+    c->base.t = yb_transport_accept(listener, s->ring, tls, &RC_CBS, c);
     if (!c->base.t) {
         yb_h1_req_free(c->req);
         free(c);

@@ -49,6 +49,7 @@ typedef struct yb_sconn {
 typedef struct yb_server {
     const yb_serve_opts *o;
     uv_loop_t *loop;
+    yb_uring *ring;             /* the loop's io_uring for plain connections, or NULL */
     yb_store *store;
     yb_sched sched;
     yb_rng rng;

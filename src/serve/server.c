@@ -275,6 +275,7 @@ typedef struct {
 struct runner {
     const yb_serve_opts *o;
     uv_loop_t loop;
+    yb_uring *ring;                   /* plain connections' I/O, or NULL (--io epoll) */
     device *dev;
     unsigned ndev;
     int enabled[2];                   /* the protocol is not "off" */
@@ -540,6 +541,7 @@ static int device_start(runner *r, unsigned k, char *err, size_t errlen)
     d->r = r;
     s->o = o;
     s->loop = &r->loop;
+    s->ring = r->ring;
     s->basic_auth = r->basic_auth;
     for (size_t i = 0; i < o->n_faults; i++)
         if (o->faults[i].kind == YB_FAULT_GOAWAY_AFTER)
@@ -679,6 +681,21 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
         goto out;
     }
     loop_ok = 1;
+    /* --io auto: a kernel without io_uring (or one that forbids it) leaves
+     * libuv to do all the I/O; this thread is the ring's only user */
+    if (o->io != YB_IO_EPOLL) {
+        char rerr[128];
+        r->ring = yb_uring_new(&r->loop, rerr, sizeof rerr);
+        if (r->ring && yb_uring_start(r->ring) < 0) {
+            snprintf(rerr, sizeof rerr, "io_uring: cannot enable the ring");
+            yb_uring_free(r->ring);
+            r->ring = NULL;
+        }
+        if (!r->ring && o->io == YB_IO_URING) {
+            snprintf(err, errlen, "--io uring: %s", rerr);
+            goto out;
+        }
+    }
     if (!(r->sys = yb_sys_new(&r->loop, r->ndev))) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
@@ -722,7 +739,12 @@ int yb_serve_run(const yb_serve_opts *o, char *err, size_t errlen)
         r->dev[k].s.t_start = t_start;
     print_ready(r);
 
-    rc = uv_run(&r->loop, UV_RUN_DEFAULT) < 0 ? -EIO : 0;
+    if (r->ring) {
+        yb_uring_run(r->ring);
+        rc = 0;
+    } else {
+        rc = uv_run(&r->loop, UV_RUN_DEFAULT) < 0 ? -EIO : 0;
+    }
     double secs = (double)(uv_hrtime() - t_start) / 1e9;
     if (!(info = device_infos(r))) {
         snprintf(err, errlen, "out of memory");
@@ -746,7 +768,11 @@ out:
                 yb_sched_cleanup(&r->dev[k].s.sched);
         /* Close whatever set-up left open, then let the closes finish. */
         uv_walk(&r->loop, walk_close, NULL);
-        uv_run(&r->loop, UV_RUN_DEFAULT);
+        if (r->ring)
+            yb_uring_run(r->ring); /* and the ring's last completions */
+        else
+            uv_run(&r->loop, UV_RUN_DEFAULT);
+        yb_uring_free(r->ring);
         uv_loop_close(&r->loop);
     }
     for (unsigned k = 0; r->dev && k < r->ndev; k++)

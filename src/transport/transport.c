@@ -1204,7 +1204,7 @@ fail_free:
     return NULL;
 }
 
-yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
+yb_transport *yb_transport_accept(uv_stream_t *server, yb_uring *ring, yb_tls_ctx *tls,
                                   const yb_transport_cbs *cbs, void *ud)
 {
     yb_transport *t;
@@ -1234,6 +1234,12 @@ yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
         if (set_reading(t, 1) < 0)      /* the client speaks first */
             goto fail_close;
     } else {
+        uv_os_fd_t fd;
+        if (ring && yb_uring_ready(ring) && uv_fileno((uv_handle_t *)&t->tcp, &fd) == 0 &&
+            (t->rbuf = calloc(1, RING_READ_BUF))) {
+            t->ring = ring;     /* else libuv reads and writes, as without one */
+            t->fd = fd;
+        }
         /* Deferred so that on_ready never runs before accept returns. */
         start_timer(t, TM_ACCEPT_READY, 0);
     }

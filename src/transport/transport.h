@@ -82,8 +82,10 @@ yb_transport *yb_transport_connect(uv_loop_t *loop, yb_uring *ring, const struct
                                    const yb_transport_cbs *cbs, void *ud, yb_err_class *err);
 
 /* Accepts a pending connection from server (a listening uv_tcp_t on the
- * same loop).  tls NULL = plain.  Returns the transport or NULL. */
-yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
+ * same loop).  tls NULL = plain.  ring (NULL = none): the loop thread's
+ * io_uring, which then carries a plain connection's receives and small
+ * writes, as for yb_transport_connect.  Returns the transport or NULL. */
+yb_transport *yb_transport_accept(uv_stream_t *server, yb_uring *ring, yb_tls_ctx *tls,
                                   const yb_transport_cbs *cbs, void *ud);
 
 /* With a ring (yb_transport_connect): whether a write of up to 4 KB is

@@ -30,10 +30,11 @@ void yb_tls_ctx_free(yb_tls_ctx *c) { (void)c; }
 
 static yb_transport *accepted;
 
-yb_transport *yb_transport_accept(uv_stream_t *server, yb_tls_ctx *tls,
+yb_transport *yb_transport_accept(uv_stream_t *server, yb_uring *ring, yb_tls_ctx *tls,
                                   const yb_transport_cbs *cbs, void *ud)
 {
     (void)server;
+    (void)ring;
     (void)tls;
     yb_transport *t = calloc(1, sizeof *t);
     if (!t)

@@ -330,7 +330,7 @@ static void on_connection(uv_stream_t *s, int status)
     assert_int_equal(status, 0);
     if (f->smode == SRV_IGNORE)
         return;                 /* the kernel completes the handshake; we stay silent */
-    f->srv = yb_transport_accept(s, f->stls, &srv_cbs, f);
+    f->srv = yb_transport_accept(s, NULL, f->stls, &srv_cbs, f);
     assert_non_null(f->srv);
     f->srv_accepted++;
 }
