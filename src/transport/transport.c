@@ -1239,6 +1239,12 @@ yb_transport *yb_transport_accept(uv_stream_t *server, yb_uring *ring, yb_tls_ct
             (t->rbuf = calloc(1, RING_READ_BUF))) {
             t->ring = ring;     /* else libuv reads and writes, as without one */
             t->fd = fd;
+            /* Receives only: a server's write is not each answered by the
+             * peer, so a receive linked behind it would hold back its
+             * completion, and on_drain, until the peer sends again (a
+             * Subscribe's samples, the frames after a GOAWAY would wait
+             * for it); its writes go to the kernel at once. */
+            t->no_ring_writes = 1;
         }
         /* Deferred so that on_ready never runs before accept returns. */
         start_timer(t, TM_ACCEPT_READY, 0);

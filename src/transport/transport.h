@@ -83,8 +83,9 @@ yb_transport *yb_transport_connect(uv_loop_t *loop, yb_uring *ring, const struct
 
 /* Accepts a pending connection from server (a listening uv_tcp_t on the
  * same loop).  tls NULL = plain.  ring (NULL = none): the loop thread's
- * io_uring, which then carries a plain connection's receives and small
- * writes, as for yb_transport_connect.  Returns the transport or NULL. */
+ * io_uring, which then carries a plain connection's receives (its writes
+ * go to the kernel at once: see yb_transport_ring_writes).  Returns the
+ * transport or NULL. */
 yb_transport *yb_transport_accept(uv_stream_t *server, yb_uring *ring, yb_tls_ctx *tls,
                                   const yb_transport_cbs *cbs, void *ud);
 
