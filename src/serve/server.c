@@ -31,6 +31,9 @@ void yb_serve_defaults(yb_serve_opts *o)
     o->max_body = 16u << 20;
     o->out = stdout;
     o->devices = 1;
+    /* epoll, as a switch's own server does: a ring changes the rhythm of
+     * the answers a client sees (bench/README, "The sink on io_uring") */
+    o->io = YB_IO_EPOLL;
 }
 
 /* ---- registry / counters -------------------------------------------------------- */

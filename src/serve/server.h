@@ -50,7 +50,8 @@ typedef struct {
     const char *device_addresses; /* NULL, or the IPv4 address in 127.0.0.0/8 of
                                device 0; device k gets it + k, all on the same ports */
     const char *write_inventory; /* write the fleet's inventory (YAML) here, or NULL */
-    int io;                 /* YB_IO_*: how plain connections reach the kernel */
+    int io;                 /* YB_IO_*: how plain connections reach the kernel
+                               (default YB_IO_EPOLL) */
 } yb_serve_opts;
 
 /* Fills o with the defaults: RESTCONF on 127.0.0.1:8443, gNMI on
