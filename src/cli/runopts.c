@@ -543,16 +543,14 @@ int yb_runopts_apply(unsigned cmd, const char *cmdname, int id, const char *arg,
         break;
     case YB_RO_TEMPLATES: o->codec.templates = 1; break;
     case YB_RO_SEED: rc = count(cmdname, id, arg, 0, UINT64_MAX, &o->codec.seed); break;
-    case YB_RO_IO:
-        if (!strcmp(arg, "auto"))
-            o->io = YB_IO_AUTO;
-        else if (!strcmp(arg, "uring"))
-            o->io = YB_IO_URING;
-        else if (!strcmp(arg, "epoll"))
-            o->io = YB_IO_EPOLL;
-        else
+    case YB_RO_IO: {
+        int mode = yb_io_mode_parse(arg);
+        if (mode < 0)
             rc = bad(cmdname, id, arg, "auto, uring or epoll");
+        else
+            o->io = mode;
         break;
+    }
     case YB_RO_TIMING:
         if (strcmp(arg, "original"))
             rc = bad(cmdname, id, arg, "'original'");

@@ -179,7 +179,7 @@ int yb_cmd_serve(int argc, char **argv)
     const char *pwfile = NULL;
     uint64_t v;
     const char *costs = NULL; /* a cost option --sink would ignore */
-    int c, io_given = 0;
+    int c, io_given = 0, io_mode;
     optind = 1;
     opterr = 0; /* option errors are worded by yb_bad_option */
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -271,14 +271,9 @@ int yb_cmd_serve(int argc, char **argv)
         case O_WINV: o.write_inventory = optarg; break;
         case O_IO:
             io_given = 1;
-            if (!strcmp(optarg, "auto"))
-                o.io = YB_IO_AUTO;
-            else if (!strcmp(optarg, "uring"))
-                o.io = YB_IO_URING;
-            else if (!strcmp(optarg, "epoll"))
-                o.io = YB_IO_EPOLL;
-            else
+            if ((io_mode = yb_io_mode_parse(optarg)) < 0)
                 return yb_usage_error("serve", "--io '%s': expected auto, uring or epoll", optarg);
+            o.io = io_mode;
             break;
         case 'h': help(); return YB_EXIT_OK;
         default: return yb_bad_option("serve", c, argv);

@@ -39,6 +39,17 @@ struct yb_uring {
     struct __kernel_timespec alarm_ts; /* read by the kernel at submission */
 };
 
+int yb_io_mode_parse(const char *s)
+{
+    static const char *const names[] = {
+        [YB_IO_AUTO] = "auto", [YB_IO_URING] = "uring", [YB_IO_EPOLL] = "epoll",
+    };
+    for (int m = 0; s && m < (int)(sizeof names / sizeof names[0]); m++)
+        if (!strcmp(s, names[m]))
+            return m;
+    return -1;
+}
+
 yb_uring *yb_uring_new(uv_loop_t *loop, char *err, size_t errlen)
 {
     yb_uring *r = calloc(1, sizeof *r);

@@ -47,6 +47,10 @@ yb_uring *yb_uring_new(uv_loop_t *loop, char *err, size_t errlen);
  * or an error (uring); libuv's epoll alone (epoll). */
 enum { YB_IO_AUTO, YB_IO_URING, YB_IO_EPOLL };
 
+/* The mode a --io value names ("auto", "uring" or "epoll"): one of YB_IO_*,
+ * or -1 for anything else (NULL too). */
+int yb_io_mode_parse(const char *s);
+
 /* Makes the calling thread the ring's only user.  Returns 0 or -1 (the
  * ring then takes no operations). */
 int yb_uring_start(yb_uring *r);
