@@ -26,6 +26,9 @@ typedef struct session {
     unsigned n_inflight;
     yb_exchange *pend_head, *pend_tail; /* waiting for the session to be ready */
     yb_exchange *opener; /* the exchange that pays the set-up phases */
+    int pre;             /* opened by yb_pool_preopen, not yet usable: its
+                          * set-up goes to host->opened, not to a request */
+    uint64_t pre_start;  /* ... when its connect began */
     uint64_t conn_id;    /* --sessions original: the recorded connection */
     uint64_t id;         /* numbered from 1 in opening order (yb_result.session) */
     int mapped;          /* in the pool's conn_id map */
@@ -46,7 +49,11 @@ struct yb_pool {
     int own_tls;              /* made here (else borrowed: cfg.tls_ctx) */
     unsigned n_persistent;
     uint64_t n_oneshot;       /* per-request sessions open */
-    session *sessions;        /* most recently useful first */
+    session *sessions;        /* sessions with room first: one that frees
+                               * goes to the front, one a submission fills
+                               * to the back (so finding a session with
+                               * room is not a walk past the busy ones) */
+    session *sessions_tail;
     session *dirty;           /* sessions to flush at the end of this pass */
     yb_exchange *wait_head, *wait_tail; /* waiting for a session */
     uint64_t n_wait;          /* length of the wait queue */
@@ -207,7 +214,21 @@ static void sess_unlink(yb_pool *p, session *s)
         p->sessions = s->next;
     if (s->next)
         s->next->prev = s->prev;
+    else
+        p->sessions_tail = s->prev;
     s->next = s->prev = NULL;
+}
+
+/* Links s (on no list) first. */
+static void sess_link_front(yb_pool *p, session *s)
+{
+    s->prev = NULL;
+    s->next = p->sessions;
+    if (p->sessions)
+        p->sessions->prev = s;
+    else
+        p->sessions_tail = s;
+    p->sessions = s;
 }
 
 static void sess_to_front(yb_pool *p, session *s)
@@ -215,10 +236,21 @@ static void sess_to_front(yb_pool *p, session *s)
     if (p->sessions == s)
         return;
     sess_unlink(p, s);
-    s->next = p->sessions;
-    if (p->sessions)
-        p->sessions->prev = s;
-    p->sessions = s;
+    sess_link_front(p, s);
+}
+
+static void sess_to_back(yb_pool *p, session *s)
+{
+    if (p->sessions_tail == s)
+        return;
+    sess_unlink(p, s);
+    s->next = NULL;
+    s->prev = p->sessions_tail;
+    if (p->sessions_tail)
+        p->sessions_tail->next = s;
+    else
+        p->sessions = s;
+    p->sessions_tail = s;
 }
 
 /* Keeps the first reason given for s's end (NULL or "" = none). */
@@ -267,6 +299,13 @@ static void mark_dirty(session *s)
     }
 }
 
+static int sess_has_room(const session *s)
+{
+    const yb_codec_ops *ops = s->p->cfg.ops;
+    return s->ready && !s->closing && !s->broken && ops->usable(s->codec) &&
+           ops->capacity(s->codec) > 0;
+}
+
 /* Submits x on s.  Returns 0, or < 0 when the codec refused it (x is then
  * still the caller's; s is marked broken when the write failed its
  * transport). */
@@ -285,14 +324,9 @@ static int sess_submit(session *s, yb_exchange *x, uint64_t now)
     list_push(&s->inflight, x);
     s->n_inflight++;
     mark_dirty(s);
+    if (!sess_has_room(s))
+        sess_to_back(s->p, s); /* full: the next search starts past it */
     return 0;
-}
-
-static int sess_has_room(const session *s)
-{
-    const yb_codec_ops *ops = s->p->cfg.ops;
-    return s->ready && !s->closing && !s->broken && ops->usable(s->codec) &&
-           ops->capacity(s->codec) > 0;
 }
 
 static const char *closed_reason(char *buf, size_t len, const yb_exchange *x, int by_peer,
@@ -373,11 +407,45 @@ static void host_close(void *hd, int fatal, yb_err_class why, const char *reason
     /* else: close once the last in-flight exchange is done (HTTP/2 GOAWAY) */
 }
 
+/* Gives the set-up of a session yb_pool_preopen opened to host->opened:
+ * started at start, on transport t (NULL: it never got one), ending with
+ * err (YB_ERR_NONE: set up, its HTTP/2 set-up done at h2_ready, or 0). */
+static void preopen_report(yb_pool *p, uint64_t id, uint64_t start, yb_transport *t,
+                           yb_err_class err, uint64_t h2_ready)
+{
+    if (!p->host.opened)
+        return;
+    yb_result r;
+    memset(&r, 0, sizeof r);
+    r.conn_start = start;
+    if (t) {
+        r.connected = yb_transport_t_connected(t);
+        r.tls_done = yb_transport_t_tls_done(t);
+        r.tls_resumed = yb_transport_tls_resumed(t);
+    }
+    r.h2_ready = h2_ready;
+    r.session = id;
+    r.err = err;
+    p->host.opened(p->ud, &r);
+}
+
+/* A pre-opened session s may have become usable (h2_ready: when its
+ * HTTP/2 set-up ended, else 0): its set-up is over. */
+static void preopen_over(session *s, uint64_t h2_ready)
+{
+    if (!s->pre || !sess_has_room(s))
+        return;
+    s->pre = 0;
+    preopen_report(s->p, s->id, s->pre_start, s->t, YB_ERR_NONE, h2_ready);
+}
+
 static void host_ready(void *hd)
 {
     session *s = hd;
+    uint64_t now = uv_hrtime();
     if (s->opener && !s->opener->res.h2_ready)
-        s->opener->res.h2_ready = uv_hrtime();
+        s->opener->res.h2_ready = now;
+    preopen_over(s, now);
     sess_drain_pending(s);
 }
 
@@ -424,6 +492,8 @@ static void on_ready(yb_transport *t, void *ud, yb_err_class status)
     s->ready = 1;
     if (p->tls)
         answered(p, s); /* the handshake was the server's answer */
+    if (p->cfg.ops != &yb_h2_client_ops)
+        preopen_over(s, 0); /* HTTP/1.1: set up once connected (HTTP/2: host_ready) */
     sess_drain_pending(s);
     p->host.kick(p->ud, uv_hrtime());
 }
@@ -496,6 +566,8 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
         x_fail(p, x, why,
                *text ? text : closed_reason(xbuf, sizeof xbuf, x, by_peer, yb_transport_peer(t)));
     }
+    if (s->pre) /* pre-opened, closed before its set-up was over */
+        preopen_report(p, s->id, s->pre_start, t, why != YB_ERR_NONE ? why : YB_ERR_CLOSED, 0);
     sess_unlink(p, s);
     conn_unmap(p, s);
     if (s->opening) {
@@ -521,13 +593,14 @@ static void on_close(yb_transport *t, void *ud, yb_err_class reason)
 
 static const yb_transport_cbs TRANSPORT_CBS = {on_ready, on_read, on_drain, on_close};
 
-/* Opens a session for x (which pays its set-up).  Returns 0, or < 0 with x
- * failed and given back. */
+/* Opens a session for x (which pays its set-up), or for none (x NULL:
+ * yb_pool_preopen).  Returns 0, or < 0 with x failed and given back. */
 static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
 {
     session *s = calloc(1, sizeof *s);
     if (!s) {
-        x_fail(p, x, YB_ERR_OTHER, "out of memory");
+        if (x)
+            x_fail(p, x, YB_ERR_OTHER, "out of memory");
         return -ENOMEM;
     }
     s->p = p;
@@ -536,19 +609,22 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
     s->codec = p->cfg.ops->create(p->cfg.codec, &p->codec_host, s);
     if (!s->codec) {
         free(s);
-        x_fail(p, x, YB_ERR_OTHER, "out of memory");
+        if (x)
+            x_fail(p, x, YB_ERR_OTHER, "out of memory");
         return -ENOMEM;
     }
     uint64_t now = uv_hrtime();
-    x->res.conn_start = now;
-    x->res.send_start = now;
-    s->opener = x;
-    fifo_push(&s->pend_head, &s->pend_tail, x);
+    if (x) {
+        x->res.conn_start = now;
+        x->res.send_start = now;
+        s->opener = x;
+        fifo_push(&s->pend_head, &s->pend_tail, x);
+    } else {
+        s->pre = 1;
+        s->pre_start = now;
+    }
     /* link first: callbacks may run from inside connect on failure paths */
-    s->next = p->sessions;
-    if (p->sessions)
-        p->sessions->prev = s;
-    p->sessions = s;
+    sess_link_front(p, s);
     if (!one_shot)
         p->n_persistent++;
     else
@@ -559,13 +635,15 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
                                 tg->tls ? yb_target_servername(tg) : NULL, p->cfg.timeout_ns, &TRANSPORT_CBS, s,
                                 &ec);
     if (!s->t) {
-        fifo_pop(&s->pend_head, &s->pend_tail);
+        if (x)
+            fifo_pop(&s->pend_head, &s->pend_tail);
         sess_unlink(p, s);
         if (!one_shot)
             p->n_persistent--;
         else
             p->n_oneshot--;
         p->cfg.ops->destroy(s->codec);
+        uint64_t s_id = s->id;
         free(s);
         if (ec == YB_ERR_NONE)
             ec = YB_ERR_OTHER;
@@ -573,7 +651,10 @@ static int sess_open(yb_pool *p, yb_exchange *x, int one_shot)
         yb_reason_fmt(why, sizeof why, "connect: could not start (%s) (%s)", yb_err_name(ec),
                       tg->authority);
         setup_failed(p, now);
-        x_fail(p, x, ec, why);
+        if (x)
+            x_fail(p, x, ec, why);
+        else
+            preopen_report(p, s_id, now, NULL, ec, 0);
         return -1;
     }
     yb_transport_ring_writes(s->t, p->cfg.ops->ring_writes);
@@ -717,6 +798,25 @@ yb_tls_ctx *yb_pool_tls(const yb_pool *p)
     return p->tls;
 }
 
+unsigned yb_pool_preopen(yb_pool *p)
+{
+    unsigned n = 0;
+    if (p->cfg.policy != YB_SESS_REUSE)
+        return 0;
+    while (p->n_persistent < p->cfg.sess_limit && may_open(p) && sess_open(p, NULL, 0) == 0)
+        n++;
+    return n;
+}
+
+unsigned yb_pool_preopening(const yb_pool *p)
+{
+    unsigned n = 0;
+    for (const session *s = p->sessions; s; s = s->next)
+        if (s->pre && !s->closing && !s->broken)
+            n++;
+    return n;
+}
+
 void yb_pool_submit(yb_pool *p, yb_exchange *x, uint64_t now)
 {
     if (p->cfg.policy == YB_SESS_PER_REQUEST) {
@@ -827,9 +927,14 @@ uint64_t yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_stream
         /* A session whose set-up never finishes (TCP accepted, but no
          * HTTP/2 SETTINGS) holds its opener on the pending list, out of
          * the transport's connect timer's reach: close it, which fails
-         * the pending exchanges. */
-        if (s->pend_head && s->pend_head == s->opener && s->opener->res.conn_start &&
-            now - s->opener->res.conn_start >= to) {
+         * the pending exchanges.  So is a pre-opened one (yb_pool_preopen:
+         * no opener; requests that went on it before its HTTP/2 set-up
+         * ended fail with it). */
+        uint64_t setup_start = s->pend_head && s->pend_head == s->opener
+                                   ? (s->opener->res.conn_start ? s->opener->res.conn_start : now)
+                               : s->pre && !s->closing ? s->pre_start
+                                                       : 0;
+        if (setup_start && now - setup_start >= to) {
             char why[YB_REASON_MAX];
             const char *phase = !yb_transport_t_connected(s->t) ? "connect"
                                 : p->tls && !yb_transport_t_tls_done(s->t) ? "TLS handshake"
@@ -837,8 +942,8 @@ uint64_t yb_pool_timeouts(yb_pool *p, uint64_t now, uint64_t to, int keep_stream
             sess_close(s, YB_ERR_CONNECT_TIMEOUT, timeout_reason(why, sizeof why, to, phase));
             continue;
         }
-        if (s->pend_head && s->pend_head == s->opener)
-            expires(&at, s->opener->res.conn_start ? s->opener->res.conn_start : now, to);
+        if (setup_start)
+            expires(&at, setup_start, to);
         for (yb_exchange *x = s->inflight, *xn; x; x = xn) {
             xn = x->next;
             /* a STREAM subscription of a timed run lasts until the run

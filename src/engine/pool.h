@@ -43,6 +43,12 @@ typedef struct {
     void (*retried)(void *ud, yb_exchange *x);
     /* A Subscribe notification (see yb_codec_host.notify). */
     void (*notify)(void *ud, uint64_t now, int64_t lateness_ns, uint64_t n_updates);
+    /* A session yb_pool_preopen opened finished its set-up, or failed
+     * before (res: its conn_start, connected, tls_done, tls_resumed,
+     * h2_ready, session, and err: YB_ERR_NONE or why it failed; the rest
+     * 0): the host counts the set-up, which no request paid.  NULL: not
+     * counted. */
+    void (*opened)(void *ud, const yb_result *res);
     /* Sessions changed (one became ready, read bytes, or closed) at now
      * (uv_hrtime, read once for the event and its callbacks): the host
      * moves waiting work on (yb_pool_drain), issues more and flushes. */
@@ -85,6 +91,18 @@ void yb_pool_free(yb_pool *p);
 /* The pool's TLS context (NULL for a plain target), for another pool of
  * the same thread with the same TLS settings to share (yb_pool_cfg.tls_ctx). */
 yb_tls_ctx *yb_pool_tls(const yb_pool *p);
+
+/* --sessions reuse: opens sessions up to the limit for no exchange (an
+ * open loop opens them before its clock starts, so that its first due
+ * times do not pay the set-up and wait behind it).  Each one's set-up,
+ * once over (HTTP/2: the server's SETTINGS came), goes to host->opened;
+ * one that fails counts as a failed set-up (the reconnect back-off, see
+ * below) and is not reopened here.  Returns how many it opened (0 for
+ * the other policies). */
+unsigned yb_pool_preopen(yb_pool *p);
+/* Sessions yb_pool_preopen opened whose set-up is neither over nor
+ * failed yet. */
+unsigned yb_pool_preopening(const yb_pool *p);
 
 /* Runs x on a session with room (x->pin_session's first, a chain's
  * step: the session the step before it ran on), opens one (x pays its

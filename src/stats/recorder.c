@@ -662,6 +662,19 @@ void yb_recorder_add_op_as(yb_recorder *r, uint32_t op, uint32_t tag, const yb_r
 static void add_success_phases(yb_recorder *r, const yb_result *res);
 static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err);
 
+/* The session set-up res paid: sessions_opened, and its TLS handshake. */
+static void count_setup(yb_recorder *r, const yb_result *res)
+{
+    if (res->conn_start)
+        r->sessions_opened++;
+    if (res->tls_done) {
+        if (res->tls_resumed)
+            r->tls_resumed++;
+        else
+            r->tls_full++;
+    }
+}
+
 void yb_recorder_add(yb_recorder *r, const yb_result *res)
 {
     yb_err_class err = res->err;
@@ -687,14 +700,7 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
         r->grpc[res->grpc_status < YB_GRPC_CODES ? res->grpc_status : YB_GRPC_CODES]++;
     r->bytes_out += res->bytes_out;
     r->bytes_in += res->bytes_in;
-    if (res->conn_start)
-        r->sessions_opened++;
-    if (res->tls_done) {
-        if (res->tls_resumed)
-            r->tls_resumed++;
-        else
-            r->tls_full++;
-    }
+    count_setup(r, res);
     if (res->done > r->run_end)
         r->run_end = res->done;
 
@@ -714,6 +720,21 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
         add_success_phases(r, res);
     }
     interval_add(r, res, err);
+}
+
+void yb_recorder_setup(yb_recorder *r, const yb_result *res)
+{
+    uint64_t ns;
+
+    count_setup(r, res);
+    if (res->err != YB_ERR_NONE)
+        return; /* a failed set-up's phases are not latency samples */
+    if (phase_ns(res, YB_H_CONNECT, &ns))
+        record_ns(r, YB_H_CONNECT, ns);
+    if (phase_ns(res, YB_H_TLS, &ns))
+        record_ns(r, YB_H_TLS, ns);
+    if (phase_ns(res, YB_H_H2, &ns))
+        record_ns(r, YB_H_H2, ns);
 }
 
 /* The latency histograms of a successful request. */

@@ -287,6 +287,14 @@ int yb_recorder_keep_live(yb_recorder *r);
  * phase whose end precedes its start is dropped; a request sent before its
  * due time records the 1 µs lateness floor. */
 void yb_recorder_add(yb_recorder *r, const yb_result *res);
+/* Counts the set-up of a session no request paid (an open loop opens its
+ * sessions before its clock starts): sessions_opened, tls_full or
+ * tls_resumed when res->tls_done != 0, and, when it succeeded (res->err
+ * YB_ERR_NONE), the connect, TLS and HTTP/2 phases from res's
+ * conn_start, connected, tls_done and h2_ready, as yb_recorder_add does
+ * for a request that opened its session.  Nothing else (no request, no
+ * error, no second). */
+void yb_recorder_setup(yb_recorder *r, const yb_result *res);
 /* From now on splits each second's end-to-end histogram by tag: the
  * sealed seconds carry one tag per (prefix, operation) that had successes
  * in them, named prefix + the operation's name (r->ops; `other` beyond

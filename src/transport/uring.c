@@ -37,6 +37,8 @@ struct yb_uring {
     int alarm_fired;    /* it fired since yb_uring_alarm_fired last said so */
     uint64_t alarm_at;  /* its time (ns, CLOCK_MONOTONIC) */
     struct __kernel_timespec alarm_ts; /* read by the kernel at submission */
+    void (*due_fn)(void *);  /* yb_uring_on_due */
+    void *due_ud;
 };
 
 int yb_io_mode_parse(const char *s)
@@ -243,9 +245,18 @@ unsigned yb_uring_reap(yb_uring *r)
              * receive of a pair whose send failed never completes */
             r->inflight--;
             op->done(op, res);
+            /* its time may have come while the ones before were handled */
+            if (r->due_fn && r->alarm_pending && uv_hrtime() >= r->alarm_at)
+                r->due_fn(r->due_ud);
         }
     }
     return n;
+}
+
+void yb_uring_on_due(yb_uring *r, void (*fn)(void *ud), void *ud)
+{
+    r->due_fn = fn;
+    r->due_ud = ud;
 }
 
 int yb_uring_alarm(yb_uring *r, uint64_t at)
@@ -346,6 +357,7 @@ void yb_uring_free(yb_uring *r)
 {
     if (!r)
         return;
+    r->due_fn = NULL; /* what it would call is being torn down */
     if (r->inflight) {
         struct io_uring_sqe *s = get_sqe(r);
         if (s) {

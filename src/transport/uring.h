@@ -108,6 +108,14 @@ int yb_uring_alarm(yb_uring *r, uint64_t at);
 /* 1 once after the alarm fired (it is no longer pending), else 0. */
 int yb_uring_alarm_fired(yb_uring *r);
 
+/* Has yb_uring_reap call fn(ud) between two completions once the pending
+ * alarm's time has passed, instead of only after the last: a thread
+ * behind a burst of completions (answers that queued up while its peer
+ * or the machine stalled) does what falls due then, before it reaps the
+ * rest.  fn may queue operations and move the alarm; the alarm's own
+ * completion still follows.  fn NULL: none (the default). */
+void yb_uring_on_due(yb_uring *r, void (*fn)(void *ud), void *ud);
+
 /* Handles the completions already in the queue (no system call: with
  * DEFER_TASKRUN they arrive there only during yb_uring_wait).  Returns how
  * many it handled. */

@@ -23,6 +23,9 @@ EXTRA_DIST += tests/run/reasons.sh
 ## serve --service-time to the microsecond, with and without --sink: never early, not rounded to ms.
 SH_TESTS += tests/run/service_time.sh
 EXTRA_DIST += tests/run/service_time.sh
+## An open loop opens its sessions before its clock: counted, no request pays the set-up, a silent target bounded by --timeout.
+SH_TESTS += tests/run/preopen.sh
+EXTRA_DIST += tests/run/preopen.sh
 ## Several targets: --targets FILE --fan-out against serve --devices, mixed corpora routed by protocol, inventory errors before any traffic.
 SH_TESTS += tests/run/fleet.sh
 EXTRA_DIST += tests/run/fleet.sh

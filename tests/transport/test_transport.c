@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -1221,6 +1222,83 @@ static void test_ring_alarm(void **state)
     uv_loop_close(&loop);
 }
 
+/* yb_uring_on_due: the hook runs between two completions once the
+ * alarm's time has passed (before the rest of the burst is handed over),
+ * once when the hook moves the alarm on, and never without a hook. */
+static char due_log[16];
+static size_t due_n;
+static yb_uring *due_ring;
+
+static void due_op_done(yb_uring_op *op, int res)
+{
+    (void)op;
+    assert_true(res > 0);
+    if (due_n + 1 < sizeof due_log)
+        due_log[due_n++] = 'r';
+}
+
+static void due_hook(void *ud)
+{
+    assert_ptr_equal(ud, &due_log);
+    if (due_n + 1 < sizeof due_log)
+        due_log[due_n++] = 'D';
+    /* as the worker does: what was due went out; the next time is later */
+    assert_int_equal(yb_uring_alarm(due_ring, uv_hrtime() + 5000000000ull), 0);
+}
+
+/* Queues a receive of each of 3 socket pairs (data already there), then
+ * an alarm whose time has passed, and reaps: the receives complete as
+ * they are handed over, before the alarm's timeout. */
+static void due_burst(yb_uring *r, int hook)
+{
+    int sv[3][2];
+    yb_uring_op ops[3];
+    char bufs[3][8];
+    memset(ops, 0, sizeof ops);
+    memset(due_log, 0, sizeof due_log);
+    due_n = 0;
+    yb_uring_on_due(r, hook ? due_hook : NULL, &due_log);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0);
+        assert_int_equal(write(sv[i][1], "x", 1), 1);
+        ops[i].done = due_op_done;
+        assert_int_equal(yb_uring_recv(r, &ops[i], sv[i][0], bufs[i], sizeof bufs[i]), 0);
+    }
+    assert_int_equal(yb_uring_alarm(r, uv_hrtime() - 1000), 0);
+    for (int i = 0; i < 10 && due_n < 3 + (size_t)hook; i++)
+        yb_uring_wait(r, 100);
+    for (int i = 0; i < 3; i++) {
+        close(sv[i][0]);
+        close(sv[i][1]);
+    }
+}
+
+static void test_ring_on_due(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    char err[256];
+    assert_int_equal(uv_loop_init(&loop), 0);
+    yb_uring *r = yb_uring_new(&loop, err, sizeof err);
+    if (!r) {
+        uv_loop_close(&loop);
+        skip();
+    }
+    assert_int_equal(yb_uring_start(r), 0);
+    due_ring = r;
+    /* the alarm's time had passed when the first receive was handed
+     * over: the hook comes after it, once (it moved the alarm on) */
+    due_burst(r, 1);
+    assert_string_equal(due_log, "rDrr");
+    (void)alarm_seen(r, 2); /* the moved alarm's first time's completion */
+    /* no hook: the three, then the alarm as before */
+    yb_uring_alarm(r, uv_hrtime() + 5000000000ull);
+    due_burst(r, 0);
+    assert_string_equal(due_log, "rrr");
+    yb_uring_free(r);
+    uv_loop_close(&loop);
+}
+
 static void test_mtls_without_cert_fails(void **state)
 {
     fx_t *f = fx_new(SRV_ECHO, 1);
@@ -1389,6 +1467,7 @@ int main(void)
         cmocka_unit_test(test_ring_linked_send_fails),
         cmocka_unit_test(test_ring_not_for_tls),
         cmocka_unit_test(test_ring_alarm),
+        cmocka_unit_test(test_ring_on_due),
         cmocka_unit_test(test_mtls_without_cert_fails),
         cmocka_unit_test(test_mtls_with_cert),
         cmocka_unit_test(test_ec_keys_direct),
