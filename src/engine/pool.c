@@ -429,11 +429,12 @@ static void preopen_report(yb_pool *p, uint64_t id, uint64_t start, yb_transport
     p->host.opened(p->ud, &r);
 }
 
-/* A pre-opened session s may have become usable (h2_ready: when its
- * HTTP/2 set-up ended, else 0): its set-up is over. */
+/* A pre-opened session s finished its set-up (h2_ready: when its HTTP/2
+ * set-up ended, else 0), whether or not requests already fill it (they
+ * may go on an HTTP/2 session before its SETTINGS). */
 static void preopen_over(session *s, uint64_t h2_ready)
 {
-    if (!s->pre || !sess_has_room(s))
+    if (!s->pre)
         return;
     s->pre = 0;
     preopen_report(s->p, s->id, s->pre_start, s->t, YB_ERR_NONE, h2_ready);
