@@ -112,7 +112,6 @@ struct yb_worker {
     uint64_t outstanding;/* the sum of the lanes' `outstanding` (run_loop) */
     size_t n_mlanes;     /* lanes with a live metrics lane */
     int stopping;        /* the stop signal has been seen */
-    int no_spin;         /* fire_due from on_ring_due: issue what is due, no --spin */
     int preopening;      /* before the gate: open-loop lanes' sessions are
                           * being opened (preopen); the pools' kicks wait */
     yb_exchange *free_x; /* recycled exchanges */
@@ -661,8 +660,10 @@ static uint64_t batch_wake(const lane *l)
 }
 
 /* Open loop: issues every request of lane l whose due time has come,
- * whatever the responses, then lets the worker sleep until the next one. */
-static void issue_due(lane *l)
+ * whatever the responses, then lets the worker sleep until the next one.
+ * spin: --spin may wait here for a due time that is near (0: only what
+ * is due now). */
+static void issue_due(lane *l, int spin)
 {
     if (l->o->timing_original) {
         issue_original(l);
@@ -671,7 +672,7 @@ static void issue_due(lane *l)
     uint64_t now = uv_hrtime();
     /* --spin: the next due time is near, so wait for it here, once per
      * wake-up (never in the loop below, which must let I/O run) */
-    if (l->o->spin_ns && !l->w->no_spin && l->next_due > now && l->next_due - now <= l->o->spin_ns)
+    if (spin && l->o->spin_ns && l->next_due > now && l->next_due - now <= l->o->spin_ns)
         while ((now = uv_hrtime()) < l->next_due)
             ;
     /* It issues for one batch window at most, what was due and what falls
@@ -708,15 +709,16 @@ static void issue_due(lane *l)
 /* The timer fired: every lane whose time has come issues what is due
  * (each once per wake-up, so a lane behind at its deadline cannot keep
  * the loop here), then the timer is armed for the next.  Nothing when no
- * time has come. */
-static void fire_due(worker *w)
+ * time has come.  spin: as issue_due's (a lane within --spin of its due
+ * time has come too). */
+static void fire_due(worker *w, int spin)
 {
     uint64_t now = uv_hrtime();
     for (size_t n = w->due.n; n-- && w->due.n && !w->finished;) {
         lane *l = w->due.a[0];
-        if (l->at[H_DUE] > now + (w->no_spin ? 0 : l->o->spin_ns))
+        if (l->at[H_DUE] > now + (spin ? l->o->spin_ns : 0))
             break;
-        issue_due(l);
+        issue_due(l, spin);
     }
     if (!w->finished)
         arm_timer(w);
@@ -735,9 +737,7 @@ static void on_ring_due(void *ud)
      * wake-up after the burst, not for each answer of it (spinning here
      * made each answer wait up to the spin: at 10,000/s with --spin
      * 100us the worker fell 2 % behind) */
-    w->no_spin = 1;
-    fire_due(w);
-    w->no_spin = 0;
+    fire_due(w, 0);
 }
 
 /* The timerfd fired. */
@@ -749,7 +749,7 @@ static void on_due(uv_poll_t *p, int status, int events)
     uint64_t expirations;
     if (read(w->tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
-    fire_due(w);
+    fire_due(w, 1);
 }
 
 static void begin_stop(lane *l, uint64_t now);
@@ -1063,11 +1063,9 @@ static void preopen(worker *w)
     uv_timer_start(&w->tick, on_preopen_tick, 10, 10);
     while (preopening(w) && uv_hrtime() < until && !(w->o->stop && *w->o->stop)) {
         if (ring) {
+            uv_update_time(&w->loop);
+            yb_uring_wait(w->ring, uv_backend_timeout(&w->loop));
             yb_uring_pass(w->ring);
-            if (preopening(w)) {
-                uv_update_time(&w->loop);
-                yb_uring_wait(w->ring, uv_backend_timeout(&w->loop));
-            }
         } else {
             uv_run(&w->loop, UV_RUN_ONCE);
         }
@@ -1124,7 +1122,7 @@ static void *worker_main(void *arg)
         lane *l = &w->lanes[i];
         if (l->share.open_loop) {
             l->next_due = due_of(l, 0);
-            issue_due(l); /* the first due time is its start */
+            issue_due(l, 1); /* the first due time is its start */
         } else {
             uint64_t now = uv_hrtime();
             if (now < l->start && l->begin) { /* idles until its start offset */
@@ -1232,7 +1230,7 @@ static int ring_pass(worker *w)
 {
     yb_uring_pass(w->ring);
     if (yb_uring_alarm_fired(w->ring) && !w->finished)
-        fire_due(w);
+        fire_due(w, 1);
     return yb_uring_alive(w->ring);
 }
 

@@ -662,6 +662,20 @@ void yb_recorder_add_op_as(yb_recorder *r, uint32_t op, uint32_t tag, const yb_r
 static void add_success_phases(yb_recorder *r, const yb_result *res);
 static void interval_add(yb_recorder *r, const yb_result *res, yb_err_class err);
 
+/* The set-up phases res paid (connect, TLS, HTTP/2): inline, so each
+ * phase_ns knows its phase, as in add_success_phases. */
+static inline void add_setup_phases(yb_recorder *r, const yb_result *res)
+{
+    uint64_t ns;
+
+    if (phase_ns(res, YB_H_CONNECT, &ns))
+        record_ns(r, YB_H_CONNECT, ns);
+    if (phase_ns(res, YB_H_TLS, &ns))
+        record_ns(r, YB_H_TLS, ns);
+    if (phase_ns(res, YB_H_H2, &ns))
+        record_ns(r, YB_H_H2, ns);
+}
+
 /* The session set-up res paid: sessions_opened, and its TLS handshake. */
 static void count_setup(yb_recorder *r, const yb_result *res)
 {
@@ -724,17 +738,9 @@ void yb_recorder_add(yb_recorder *r, const yb_result *res)
 
 void yb_recorder_setup(yb_recorder *r, const yb_result *res)
 {
-    uint64_t ns;
-
     count_setup(r, res);
-    if (res->err != YB_ERR_NONE)
-        return; /* a failed set-up's phases are not latency samples */
-    if (phase_ns(res, YB_H_CONNECT, &ns))
-        record_ns(r, YB_H_CONNECT, ns);
-    if (phase_ns(res, YB_H_TLS, &ns))
-        record_ns(r, YB_H_TLS, ns);
-    if (phase_ns(res, YB_H_H2, &ns))
-        record_ns(r, YB_H_H2, ns);
+    if (res->err == YB_ERR_NONE) /* a failed set-up's phases are no latency samples */
+        add_setup_phases(r, res);
 }
 
 /* The latency histograms of a successful request. */
@@ -749,12 +755,7 @@ static void add_success_phases(yb_recorder *r, const yb_result *res)
         record_ns(r, YB_H_E2E, ns);
     if (phase_ns(res, YB_H_SERVICE, &ns))
         record_ns(r, YB_H_SERVICE, ns);
-    if (phase_ns(res, YB_H_CONNECT, &ns))
-        record_ns(r, YB_H_CONNECT, ns);
-    if (phase_ns(res, YB_H_TLS, &ns))
-        record_ns(r, YB_H_TLS, ns);
-    if (phase_ns(res, YB_H_H2, &ns))
-        record_ns(r, YB_H_H2, ns);
+    add_setup_phases(r, res);
     if (phase_ns(res, YB_H_WRITE, &ns))
         record_ns(r, YB_H_WRITE, ns);
     if (phase_ns(res, YB_H_TTFB, &ns))
